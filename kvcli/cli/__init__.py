@@ -1,0 +1,1 @@
+"""The ``kvcli`` command line: one-shot subcommands and the interactive shell."""
