@@ -1,0 +1,502 @@
+"""The KVStore contract, written once for every backend.
+
+A backend only says where arrays live and how a list of per-device values is reduced; the
+semantics — key and value normalisation, validation before anything changes, the updater
+call, pulls into one or many outputs — are all here, so ``local``, ``device`` and the
+distributed types cannot drift apart.
+
+Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with an
+``asnumpy()`` method whose ``_kvcli_buffer()`` returns the writable numpy array behind them
+(the ``kvcli.nd`` shim does this), so ``pull(out=nd_array)`` writes in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence, Union
+
+import numpy as np
+
+from kvcli.errors import (
+    ArityError,
+    DTypeMismatchError,
+    KeyTypeError,
+    OptimizerStateError,
+    ShapeMismatchError,
+    UnknownKeyError,
+)
+
+Key = Union[int, str]
+UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """Shape and dtype of a stored value."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def describe(self) -> str:
+        return f"shape {self.shape} and dtype {self.dtype}"
+
+
+def as_numpy(value: Any) -> np.ndarray:
+    """The numpy array behind ``value`` (no copy where the value already is one)."""
+    if isinstance(value, np.ndarray):
+        return value
+    buffer = getattr(value, "_kvcli_buffer", None)
+    if buffer is not None:
+        return buffer()
+    asnumpy = getattr(value, "asnumpy", None)
+    if asnumpy is not None:
+        return np.asarray(asnumpy())
+    return np.asarray(value)
+
+
+def writable_buffer(out: Any, key: Key) -> np.ndarray:
+    """The array a pull writes into; refuses outputs that cannot be written in place."""
+    if isinstance(out, np.ndarray):
+        array = out
+    else:
+        buffer = getattr(out, "_kvcli_buffer", None)
+        if buffer is None:
+            raise KeyTypeError(
+                f"cannot pull key {key!r} into a {type(out).__name__}: pass a numpy array or an "
+                "nd array (or out=None to get a new array back)"
+            )
+        array = buffer()
+    if not array.flags.writeable:
+        raise KeyTypeError(f"cannot pull key {key!r} into a read-only array: pass a writable copy")
+    return array
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, (int, np.integer, str)) and not isinstance(value, bool)
+
+
+def _normalise_key(key: Any) -> Key:
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
+        raise KeyTypeError(
+            f"key {key!r} is a {type(key).__name__}: keys are int or str (e.g. 3 or 'weight')"
+        )
+    return int(key) if isinstance(key, (int, np.integer)) else key
+
+
+def _is_value_list(value: Any) -> bool:
+    """True for a list of arrays (one per device); False for one array, nested lists included."""
+    if isinstance(value, tuple) and value and not all(np.isscalar(v) for v in value):
+        return True
+    if not isinstance(value, list) or not value:
+        return False
+    first = value[0]
+    return isinstance(first, np.ndarray) or hasattr(first, "asnumpy") or hasattr(first, "_kvcli_buffer")
+
+
+class KVStore(ABC):
+    """A store of arrays by key, shared by devices (MXNet's KVStore contract).
+
+    ``init`` a key with an array; ``push`` one array (or a list of per-device arrays, summed
+    first); the updater ``(key, merged, stored)`` decides how a push changes the stored value
+    (default: assign); ``pull`` copies the value out into one array or a list. Every operation
+    also takes a list of keys with a list of values. Bad input raises a
+    :class:`kvcli.errors.StoreError` subclass and changes nothing.
+    """
+
+    #: The type name given to :func:`kvcli.create`.
+    type: str = "abstract"
+
+    def __init__(self) -> None:
+        self._info: dict[Key, ArrayInfo] = {}
+        self._key_kind: type | None = None
+        self._updater: UpdaterFn | None = None
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # ------------------------------------------------------------------ backend hooks
+    @abstractmethod
+    def _write(self, key: Key, array: np.ndarray) -> None:
+        """Store a copy of ``array`` as the value of ``key`` (new or replaced)."""
+
+    @abstractmethod
+    def _stored(self, key: Key) -> np.ndarray:
+        """The stored value of ``key``, writable in place (the updater mutates it)."""
+
+    @abstractmethod
+    def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        """Sum ``arrays`` (already validated, in order) into a buffer the store owns."""
+
+    def _assign_merged(self, key: Key, merged: np.ndarray) -> None:
+        """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
+        np.copyto(self._stored(key), merged)
+
+    def _forget(self, key: Key) -> None:
+        """Drop the storage of ``key``."""
+
+    def _shutdown(self) -> None:
+        """Release processes, memory and connections."""
+
+    # ------------------------------------------------------------------ public API
+    def init(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Initialise one key, or a list of keys with a list of values.
+
+        Unlike MXNet 1.9.1, which refuses, re-initialising an existing key resets it (its
+        optimizer state too); :meth:`has` tells whether a key exists.
+        """
+        with self._lock:
+            self._check_open()
+            pairs = self._pair(key, value, "init")
+            arrays = []
+            for k, v in pairs:
+                if _is_value_list(v):
+                    raise ArityError(
+                        f"init of key {k!r} got a list of {len(v)} arrays: init takes one array "
+                        "per key (push is the one that sums per-device values)"
+                    )
+                arrays.append(np.array(as_numpy(v), copy=True, order="C"))
+            for (k, _), array in zip(pairs, arrays):
+                self._write(k, array)
+                self._info[k] = ArrayInfo(array.shape, array.dtype)
+                self._on_reset(k)
+            if self._key_kind is None and pairs:
+                self._key_kind = type(pairs[0][0])
+
+    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
+        """Push one array or a list of per-device arrays (summed) to each key.
+
+        With no updater the stored value becomes the sum; with one, ``updater(key, sum,
+        stored)`` changes ``stored`` in place, once per key, in the order of the keys.
+        """
+        del priority  # MXNet's scheduling hint; operations here run in call order
+        with self._lock:
+            self._check_open()
+            plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
+            for k, arrays in plan:
+                merged = self._reduce(k, arrays)
+                self._apply(k, merged)
+
+    def pull(
+        self,
+        key: Key | Sequence[Key],
+        out: Any = None,
+        priority: int = 0,
+        ignore_sparse: bool = True,
+    ) -> Any:
+        """Copy each key's value into ``out``: one array, or a list of arrays (one per device).
+
+        With ``out=None`` a new numpy array is returned (a list of them for a list of keys).
+        """
+        del priority, ignore_sparse
+        with self._lock:
+            self._check_open()
+            if out is None:
+                keys = self._keys_of(key)
+                copies = [np.array(self._stored(k), copy=True) for k in keys]
+                return copies if isinstance(key, (list, tuple)) else copies[0]
+            plan = [(k, self._out_buffers(k, o)) for k, o in self._pair(key, out, "pull")]
+            for k, buffers in plan:
+                stored = self._stored(k)
+                for buffer in buffers:
+                    np.copyto(buffer, stored)
+            return out
+
+    def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
+        """Push ``value`` then pull into ``out`` (or return the new value when ``out`` is None)."""
+        with self._lock:
+            if out is not None:  # validate the pull side too before the push changes anything
+                for k, o in self._pair(key, out, "pull"):
+                    self._out_buffers(k, o)
+            self.push(key, value, priority)
+            return self.pull(key, out=out, priority=priority)
+
+    def row_sparse_pull(
+        self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
+    ) -> Any:
+        """Pull only the rows ``row_ids`` of each value; the other rows of ``out`` become 0.
+
+        This is the dense form of MXNet's row-sparse pull: ``out`` has the stored shape and
+        holds the requested rows. ``row_ids`` is one index array, or one per output.
+        """
+        del priority
+        if row_ids is None:
+            raise ArityError(f"row_sparse_pull of key {key!r} needs row_ids=[...] (the rows to pull)")
+        with self._lock:
+            self._check_open()
+            if out is None:
+                keys = self._keys_of(key)
+                out = [np.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
+                if not isinstance(key, (list, tuple)):
+                    out = out[0]
+            plan = []
+            for k, o in self._pair(key, out, "row_sparse_pull"):
+                buffers = self._out_buffers(k, o)
+                rows = self._row_ids_for(k, row_ids, len(buffers))
+                plan.append((k, buffers, rows))
+            for k, buffers, rows in plan:
+                stored = self._stored(k)
+                for buffer, wanted in zip(buffers, rows):
+                    buffer[...] = 0
+                    buffer[wanted] = stored[wanted]
+            return out
+
+    def set_updater(self, updater: UpdaterFn | str | None) -> None:
+        """Set how a push changes the stored value: ``updater(key, merged, stored)``.
+
+        ``updater`` may be a callable with MXNet's signature (it must change ``stored`` in
+        place), a spec string such as ``"sum"``, ``"scale-add:2"`` or ``"sgd:lr=0.1"`` (see
+        :mod:`kvcli.updaters`), or None for the default (assign).
+        """
+        from kvcli.updaters import parse_updater
+
+        with self._lock:
+            if isinstance(updater, str):
+                updater = parse_updater(updater)
+            if updater is not None and not callable(updater):
+                raise KeyTypeError(
+                    f"updater must be callable(key, input, stored) or a spec string, "
+                    f"not {type(updater).__name__}"
+                )
+            if _is_assign(updater):
+                updater = None
+            self._updater = updater
+
+    _set_updater = set_updater
+
+    def set_optimizer(self, optimizer: Any) -> None:
+        """Run ``optimizer`` on every push: the pushed value is the gradient, the stored value
+        the weight. Takes a :mod:`kvcli.updaters` optimizer, an MXNet-style
+        ``kvcli.mx.optimizer`` object, or a spec string like ``"adam:lr=0.01"``."""
+        from kvcli.updaters import as_optimizer
+
+        self.set_updater(as_optimizer(optimizer))
+
+    @property
+    def updater(self) -> UpdaterFn | None:
+        """The current updater (None: assign)."""
+        return self._updater
+
+    @property
+    def updater_spec(self) -> str | None:
+        """The spec string of the updater (``"assign"`` when none is set), or None when it is
+        a plain Python callable that has no spec and so cannot be saved."""
+        if self._updater is None:
+            return "assign"
+        return getattr(self._updater, "spec", None)
+
+    def save_optimizer_states(self, fname: str | Path, dump_optimizer: bool = False) -> None:
+        """Write the updater's state (momentum, Adam moments, step counts) to ``fname``.
+
+        The file is a numpy ``.npz`` archive read without pickle; ``dump_optimizer`` also
+        stores the updater spec so :meth:`load_optimizer_states` can restore the updater.
+        """
+        from kvcli.updaters import save_state
+
+        with self._lock:
+            save_state(self._stateful_updater("save"), Path(fname), include_spec=dump_optimizer)
+
+    def load_optimizer_states(self, fname: str | Path) -> None:
+        """Read state written by :meth:`save_optimizer_states` into the current updater
+        (or, when the file holds a spec, into the updater it describes)."""
+        from kvcli.updaters import load_state
+
+        with self._lock:
+            updater = load_state(Path(fname), self._updater)
+            self._updater = updater
+
+    def _stateful_updater(self, verb: str) -> Any:
+        updater = self._updater
+        if updater is None or not hasattr(updater, "state_dict"):
+            raise OptimizerStateError(
+                f"cannot {verb} optimizer states: the updater is "
+                f"{'assign' if updater is None else 'a plain Python function'}; "
+                "call set_optimizer(...) or set_updater('sgd:...') first"
+            )
+        return updater
+
+    def keys(self) -> list[Key]:
+        """The initialised keys, in the order they were first initialised."""
+        return list(self._info)
+
+    def has(self, key: Key) -> bool:
+        """Whether ``key`` has been initialised."""
+        return key in self._info
+
+    def info(self, key: Key) -> ArrayInfo:
+        """Shape and dtype of ``key``'s value."""
+        return self._info_of(_normalise_key(key))
+
+    def delete(self, key: Key) -> None:
+        """Forget ``key`` (and its optimizer state)."""
+        with self._lock:
+            k = _normalise_key(key)
+            self._info_of(k)
+            self._forget(k)
+            del self._info[k]
+            self._on_reset(k)
+            if not self._info:
+                self._key_kind = None
+
+    @property
+    def rank(self) -> int:
+        """This worker's rank among :attr:`num_workers` (0 for a single-process store)."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """How many workers push to this store (1 for a single-process store)."""
+        return 1
+
+    def barrier(self) -> None:
+        """Wait until every worker reaches this point (nothing to wait for here)."""
+
+    def close(self) -> None:
+        """Stop the store's processes and free its memory. Safe to call twice."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._shutdown()
+
+    def __enter__(self) -> "KVStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._info)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} type={self.type!r} keys={len(self._info)}>"
+
+    # ------------------------------------------------------------------ validation
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KeyTypeError(f"this {self.type!r} store is closed: create a new one with kvcli.create()")
+
+    def _on_reset(self, key: Key) -> None:
+        reset = getattr(self._updater, "reset", None)
+        if reset is not None:
+            reset(key)
+
+    def _apply(self, key: Key, merged: np.ndarray) -> None:
+        if self._updater is None:
+            self._assign_merged(key, merged)
+        else:
+            self._updater(key, merged, self._stored(key))
+
+    def _keys_of(self, key: Any) -> list[Key]:
+        keys = list(key) if isinstance(key, (list, tuple)) else [key]
+        normalised = [_normalise_key(k) for k in keys]
+        for k in normalised:
+            self._info_of(k)
+        return normalised
+
+    def _pair(self, key: Any, value: Any, verb: str) -> list[tuple[Key, Any]]:
+        """Pair keys with values (one key and one value, or two lists of equal length)."""
+        if isinstance(key, (list, tuple)):
+            keys = [_normalise_key(k) for k in key]
+            if not isinstance(value, (list, tuple)) or len(value) != len(keys):
+                got = f"{len(value)} values" if isinstance(value, (list, tuple)) else "one value"
+                raise ArityError(
+                    f"{verb} got {len(keys)} keys {keys!r} but {got}: pass one value per key, "
+                    "in a list of the same length"
+                )
+            pairs = list(zip(keys, value))
+        else:
+            pairs = [(_normalise_key(key), value)]
+        if verb != "init":
+            for k, _ in pairs:
+                self._info_of(k)
+        seen: set[Key] = set()
+        for k, _ in pairs:
+            if k in seen and verb == "init":
+                raise ArityError(f"{verb} lists key {k!r} twice: give each key once")
+            seen.add(k)
+        self._check_key_kinds([k for k, _ in pairs])
+        return pairs
+
+    def _check_key_kinds(self, keys: list[Key]) -> None:
+        kinds = {type(k) for k in keys}
+        if self._key_kind is not None:
+            kinds.add(self._key_kind)
+        if len(kinds) > 1:
+            existing = "int" if self._key_kind is int else "str" if self._key_kind is str else "mixed"
+            raise KeyTypeError(
+                f"keys {keys!r} mix int and str keys (this store holds {existing} keys): "
+                "use one kind of key per store"
+            )
+
+    def _info_of(self, key: Key) -> ArrayInfo:
+        try:
+            return self._info[key]
+        except KeyError:
+            known = ", ".join(repr(k) for k in list(self._info)[:8]) or "none"
+            raise UnknownKeyError(
+                f"key {key!r} is not initialised (known keys: {known}): call init({key!r}, value) first"
+            ) from None
+
+    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray]:
+        info = self._info_of(key)
+        values = list(value) if _is_value_list(value) else [value]
+        arrays = [as_numpy(v) for v in values]
+        for index, array in enumerate(arrays):
+            where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
+            self._check_array(key, array, info, f"{verb}{where}")
+        return arrays
+
+    def _out_buffers(self, key: Key, out: Any) -> list[np.ndarray]:
+        info = self._info_of(key)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not outs:
+            raise ArityError(f"pull of key {key!r} got an empty list of outputs: pass at least one")
+        buffers = [writable_buffer(o, key) for o in outs]
+        for index, buffer in enumerate(buffers):
+            where = f" (output {index} of {len(buffers)})" if len(buffers) > 1 else ""
+            self._check_array(key, buffer, info, f"pull{where}")
+        return buffers
+
+    @staticmethod
+    def _check_array(key: Key, array: np.ndarray, info: ArrayInfo, verb: str) -> None:
+        if array.shape != info.shape:
+            raise ShapeMismatchError(
+                f"{verb} of key {key!r}: shape {array.shape} does not match the stored "
+                f"{info.shape}; use an array of shape {info.shape} or init the key again"
+            )
+        if array.dtype != info.dtype:
+            raise DTypeMismatchError(
+                f"{verb} of key {key!r}: dtype {array.dtype} does not match the stored "
+                f"{info.dtype}; convert with .astype('{info.dtype}') or init the key again"
+            )
+
+    def _row_ids_for(self, key: Key, row_ids: Any, count: int) -> list[np.ndarray]:
+        per_output = (
+            list(row_ids)
+            if isinstance(row_ids, (list, tuple)) and row_ids and not np.isscalar(row_ids[0])
+            else [row_ids] * count
+        )
+        if len(per_output) != count:
+            raise ArityError(
+                f"row_sparse_pull of key {key!r}: {count} outputs but {len(per_output)} row_ids; "
+                "pass one row_ids per output"
+            )
+        rows_total = self._info[key].shape[0] if self._info[key].shape else 0
+        result = []
+        for ids in per_output:
+            ids = np.unique(as_numpy(ids).astype(np.int64, copy=False).ravel())
+            if ids.size and (ids[0] < 0 or ids[-1] >= rows_total):
+                raise ShapeMismatchError(
+                    f"row_sparse_pull of key {key!r}: row ids must lie in [0, {rows_total}), "
+                    f"got {ids.min()}..{ids.max()}"
+                )
+            result.append(ids)
+        return result
+
+
+def _is_assign(updater: Any) -> bool:
+    return getattr(updater, "spec", None) == "assign"
