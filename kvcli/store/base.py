@@ -133,6 +133,24 @@ class KVStore(ABC):
         """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
         np.copyto(self._stored(key), merged)
 
+    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
+        """Reduce one key's validated per-device values and apply the updater.
+
+        Backends whose updater runs elsewhere (on servers) override this.
+        """
+        merged = self._reduce(key, arrays)
+        if self._updater is None:
+            self._assign_merged(key, merged)
+        else:
+            self._updater(key, merged, self._stored(key))
+
+    def _read(self, key: Key) -> np.ndarray:
+        """The value a pull copies out (read-only use)."""
+        return self._stored(key)
+
+    def _updater_changed(self) -> None:
+        """Called after the updater is replaced (servers may need the new one)."""
+
     def _forget(self, key: Key) -> None:
         """Drop the storage of ``key``."""
 
@@ -175,8 +193,7 @@ class KVStore(ABC):
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
             for k, arrays in plan:
-                merged = self._reduce(k, arrays)
-                self._apply(k, merged)
+                self._push_key(k, arrays)
 
     def pull(
         self,
@@ -194,11 +211,11 @@ class KVStore(ABC):
             self._check_open()
             if out is None:
                 keys = self._keys_of(key)
-                copies = [np.array(self._stored(k), copy=True) for k in keys]
+                copies = [np.array(self._read(k), copy=True) for k in keys]
                 return copies if isinstance(key, (list, tuple)) else copies[0]
             plan = [(k, self._out_buffers(k, o)) for k, o in self._pair(key, out, "pull")]
             for k, buffers in plan:
-                stored = self._stored(k)
+                stored = self._read(k)
                 for buffer in buffers:
                     np.copyto(buffer, stored)
             return out
@@ -236,7 +253,7 @@ class KVStore(ABC):
                 rows = self._row_ids_for(k, row_ids, len(buffers))
                 plan.append((k, buffers, rows))
             for k, buffers, rows in plan:
-                stored = self._stored(k)
+                stored = self._read(k)
                 for buffer, wanted in zip(buffers, rows):
                     buffer[...] = 0
                     buffer[wanted] = stored[wanted]
@@ -262,6 +279,7 @@ class KVStore(ABC):
             if _is_assign(updater):
                 updater = None
             self._updater = updater
+            self._updater_changed()
 
     _set_updater = set_updater
 
@@ -303,8 +321,8 @@ class KVStore(ABC):
         from kvcli.updaters import load_state
 
         with self._lock:
-            updater = load_state(Path(fname), self._updater)
-            self._updater = updater
+            self._updater = load_state(Path(fname), self._updater)
+            self._updater_changed()
 
     def _stateful_updater(self, verb: str) -> Any:
         updater = self._updater
@@ -383,12 +401,6 @@ class KVStore(ABC):
         reset = getattr(self._updater, "reset", None)
         if reset is not None:
             reset(key)
-
-    def _apply(self, key: Key, merged: np.ndarray) -> None:
-        if self._updater is None:
-            self._assign_merged(key, merged)
-        else:
-            self._updater(key, merged, self._stored(key))
 
     def _keys_of(self, key: Any) -> list[Key]:
         keys = list(key) if isinstance(key, (list, tuple)) else [key]
