@@ -1,0 +1,45 @@
+# kvcli: `make demo` runs the main job on the built-in samples, `make test` runs the tests.
+# Both work on a fresh machine: they make .venv, install kvcli with its extras, and (as root,
+# when graphviz's `dot` is missing) apt-get install graphviz.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.kvcli-installed
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test test-all bench install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@if ! command -v dot >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing graphviz (for the dot program)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+	  else \
+	    echo "warning: graphviz's 'dot' is missing: install it (e.g. sudo apt-get install graphviz) to render images"; \
+	  fi; \
+	fi
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,dist]'
+	@touch $@
+
+demo: $(STAMP)
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
+
+# pytest exits 5 when it collects no test: say so plainly instead of failing obscurely.
+test: $(STAMP)
+	@$(BIN)/python -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+test-all: $(STAMP)
+	@$(BIN)/python -m pytest -q -m "slow or not slow"; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+bench: $(STAMP)
+	$(BIN)/python bench/report.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info
