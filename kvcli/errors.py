@@ -69,3 +69,7 @@ class SymbolError(KVCliError, ValueError):
 
 class ShapeInferenceError(SymbolError):
     """Shapes given or inferred for a graph conflict."""
+
+
+class GraphvizMissingError(SymbolError):
+    """graphviz's ``dot`` program is not installed (the .dot source was written instead)."""

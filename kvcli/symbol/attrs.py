@@ -1,0 +1,136 @@
+"""MXNet attribute strings: parse them (``"(3, 3)"``, ``"True"``, ``"[1,2]"``) and write them.
+
+MXNet stores every operator parameter as a string in the JSON; each era spelled them a bit
+differently (``"(3,3)"``, ``"[3, 3]"``, ``"3"`` for a 1-tuple, ``"1"``/``"True"`` for a bool).
+These helpers accept all of them so the shape rules can stay simple.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Optional
+
+_INT_RE = re.compile(r"-?\d+")
+_NUM_RE = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+class AttrError(ValueError):
+    """An attribute value does not have the type its operator expects."""
+
+
+class Attrs:
+    """Typed read access to one node's string attributes.
+
+    ``Attrs(node.attrs).int("num_hidden")`` raises :class:`AttrError` when the attribute is
+    missing and no default is given, so a malformed file becomes one clear message.
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: Mapping[str, str]) -> None:
+        self._raw = raw
+
+    def __contains__(self, key: str) -> bool:
+        value = self._raw.get(key)
+        return value is not None and str(value).strip() not in ("", "None")
+
+    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        value = self._raw.get(key)
+        return default if value is None else str(value)
+
+    def _need(self, key: str) -> str:
+        if key not in self:
+            raise AttrError(f"missing attribute '{key}'")
+        return str(self._raw[key]).strip()
+
+    def int(self, key: str, default: Optional[int] = None) -> int:
+        if key not in self:
+            if default is None:
+                raise AttrError(f"missing attribute '{key}'")
+            return default
+        text = self._need(key)
+        try:
+            return int(float(text))
+        except ValueError:
+            raise AttrError(f"attribute '{key}' should be an integer, got {text!r}") from None
+
+    def float(self, key: str, default: Optional[float] = None) -> float:
+        if key not in self:
+            if default is None:
+                raise AttrError(f"missing attribute '{key}'")
+            return default
+        text = self._need(key)
+        try:
+            return float(text)
+        except ValueError:
+            raise AttrError(f"attribute '{key}' should be a number, got {text!r}") from None
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        if key not in self:
+            return default
+        text = self._need(key).lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise AttrError(f"attribute '{key}' should be True or False, got {text!r}")
+
+    def ints(self, key: str, default: Optional[tuple[int, ...]] = None) -> tuple[int, ...]:
+        """A tuple of ints: ``"(3, 3)"``, ``"[3,3]"``, ``"3"`` and ``"(3,)"`` all work."""
+        if key not in self:
+            if default is None:
+                raise AttrError(f"missing attribute '{key}'")
+            return default
+        return parse_int_tuple(self._need(key), key)
+
+    def optional_ints(self, key: str) -> Optional[tuple[int, ...]]:
+        """Like :meth:`ints` but ``None`` (and ``"()"``) when absent or empty."""
+        if key not in self:
+            return None
+        value = parse_int_tuple(self._need(key), key)
+        return value or None
+
+    def floats(self, key: str, default: tuple[float, ...] = ()) -> tuple[float, ...]:
+        if key not in self:
+            return default
+        return tuple(float(x) for x in _NUM_RE.findall(self._need(key)))
+
+    def str(self, key: str, default: Optional[str] = None) -> str:
+        if key not in self:
+            if default is None:
+                raise AttrError(f"missing attribute '{key}'")
+            return default
+        return self._need(key)
+
+
+def parse_int_tuple(text: str, key: str = "value") -> tuple[int, ...]:
+    """``"(1, -1, 0)"`` → ``(1, -1, 0)``; refuses anything that is not a list of integers."""
+    body = text.strip().strip("()[]").replace(" ", "")
+    if not body:
+        return ()
+    parts = [p for p in body.split(",") if p != ""]
+    out = []
+    for part in parts:
+        if part.endswith("L"):  # Python 2 longs in some old files: "(1L, 3L)"
+            part = part[:-1]
+        if not _INT_RE.fullmatch(part):
+            raise AttrError(f"attribute '{key}' should be a tuple of integers, got {text!r}")
+        out.append(int(part))
+    return tuple(out)
+
+
+def parse_shape_hint(text: str) -> Optional[tuple[int, ...]]:
+    """A ``__shape__`` hint such as ``"(10, 0, 5, 5)"`` (0 = unknown dim); ``None`` if unparsable."""
+    try:
+        return parse_int_tuple(text, "__shape__")
+    except AttrError:
+        return None
+
+
+def format_value(value: Any) -> str:
+    """Write a Python value the way MXNet's Python frontend stores it in the JSON."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if hasattr(value, "__name__") and not isinstance(value, str):  # numpy dtypes, e.g. np.float32
+        return str(value.__name__)
+    return str(value)

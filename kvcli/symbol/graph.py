@@ -1,0 +1,335 @@
+"""The Graph model of an MXNet symbol, and reading/writing symbol JSON of every era.
+
+Formats accepted (see /work/shared/sample_models/SOURCES.md for real examples):
+
+* MXNet >= 0.12 / 1.x: node ``attrs``, inputs ``[node, index, version]``;
+* NNVM 0.9-0.11: node ``attr``, ``node_row_ptr``, top-level ``attrs.mxnet_version``;
+* MXNet 0.8: node ``param`` (operator parameters) plus optional ``attr`` (user attributes
+  such as ``lr_mult``), ``backward_source_id``, inputs ``[node, index]``, and BatchNorm
+  without its two auxiliary inputs (MXNet adds them on load; so do we).
+
+Attributes named ``__like_this__`` (``__shape__``, ``__lr_mult__``, ``__init__`` ...) are kept
+apart in :attr:`Node.hidden`. Saving always writes the 1.x layout, which MXNet 1.9.1 loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+from kvcli.errors import SymbolError
+from kvcli.symbol import ops
+from kvcli.symbol.attrs import AttrError, Attrs
+
+#: ``mxnet_version`` written into saved files (MXNet 1.9.1, the last release).
+MXNET_VERSION = 10901
+
+Entry = tuple[int, int, int]  # (node index, output index, version)
+
+
+@dataclass
+class Node:
+    """One node: a variable (``op == "null"``) or an operator application."""
+
+    op: str
+    name: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    hidden: dict[str, str] = field(default_factory=dict)
+    inputs: list[Entry] = field(default_factory=list)
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op == "null"
+
+    @property
+    def typed(self) -> Attrs:
+        """The operator parameters with typed accessors."""
+        return Attrs(self.attrs)
+
+
+@dataclass
+class Graph:
+    """A symbol graph in topological order (every input precedes its consumer)."""
+
+    nodes: list[Node]
+    heads: list[Entry]
+    source: str = "<graph>"
+    mxnet_version: Optional[int] = None
+    format: str = "attrs"  # "attrs" (1.x), "attr" (NNVM 0.9-0.11) or "param" (0.8)
+    _num_outputs: Optional[list[int]] = field(default=None, repr=False)
+
+    @property
+    def arg_nodes(self) -> list[int]:
+        """Indices of variable nodes (MXNet's ``arg_nodes`` includes aux states too)."""
+        return [i for i, n in enumerate(self.nodes) if n.is_variable]
+
+    def num_outputs(self, index: int) -> int:
+        """How many outputs node ``index`` has (what ``node_row_ptr`` counts)."""
+        if self._num_outputs is None:
+            self._num_outputs = _count_outputs(self.nodes, self.heads)
+        return self._num_outputs[index]
+
+    def input_names(self, index: int) -> list[str]:
+        """The names of node ``index``'s inputs (``data``, ``weight``, ...; ``arg{i}`` if unknown)."""
+        node = self.nodes[index]
+        return ops.input_names(node.op, node.typed, len(node.inputs))
+
+    def consumers(self) -> list[list[tuple[int, int]]]:
+        """For every node, the ``(consumer node, input slot)`` pairs that read it."""
+        out: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+        for i, node in enumerate(self.nodes):
+            for slot, (src, _, _) in enumerate(node.inputs):
+                out[src].append((i, slot))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph as MXNet 1.x symbol JSON (a dict ready for ``json.dumps``)."""
+        nodes_out = []
+        row_ptr = [0]
+        for i, node in enumerate(self.nodes):
+            item: dict[str, Any] = {"op": node.op, "name": node.name}
+            merged = {**node.attrs, **node.hidden}
+            if merged:
+                item["attrs"] = merged
+            item["inputs"] = [[a, b, c] for a, b, c in node.inputs]
+            nodes_out.append(item)
+            row_ptr.append(row_ptr[-1] + self.num_outputs(i))
+        return {
+            "nodes": nodes_out,
+            "arg_nodes": self.arg_nodes,
+            "node_row_ptr": row_ptr,
+            "heads": [[a, b, c] for a, b, c in self.heads],
+            "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+        }
+
+    def to_json(self) -> str:
+        """Symbol JSON text in MXNet 1.x layout (UTF-8 names kept as they are)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Write :meth:`to_json` to ``path`` (UTF-8)."""
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_file(path: Union[str, os.PathLike[str]]) -> Graph:
+    """Read a symbol JSON file; any problem becomes one :class:`SymbolError` naming the file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise SymbolError(f"{p}: no such file; give the path of an MXNet '*-symbol.json' file") from None
+    except IsADirectoryError:
+        raise SymbolError(f"{p}: is a folder; give the path of an MXNet '*-symbol.json' file") from None
+    except OSError as error:
+        raise SymbolError(f"{p}: cannot read ({error.strerror})") from None
+    return load_json(data, source=str(p))
+
+
+def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
+    """Parse symbol JSON text (any era) into a :class:`Graph`, checking its structure."""
+    try:
+        doc = json.loads(text)
+    except UnicodeDecodeError as error:
+        raise SymbolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start}); "
+                          "expected MXNet symbol JSON") from None
+    except json.JSONDecodeError as error:
+        raise SymbolError(f"{source}: not JSON ({error.msg} at line {error.lineno} column "
+                          f"{error.colno}); expected MXNet symbol JSON") from None
+    except RecursionError:
+        raise SymbolError(f"{source}: JSON nested too deeply to be a symbol file") from None
+    return from_dict(doc, source=source)
+
+
+def from_dict(doc: Any, source: str = "<json>") -> Graph:
+    """Build a :class:`Graph` from decoded symbol JSON, validating as it goes."""
+    if not isinstance(doc, dict):
+        raise SymbolError(f"{source}: top level is a JSON {type(doc).__name__}, expected an object "
+                          "with 'nodes' and 'heads' (MXNet symbol JSON)")
+    missing = [key for key in ("nodes", "heads") if key not in doc]
+    if missing:
+        raise SymbolError(f"{source}: no {' or '.join(repr(k) for k in missing)} key; not an MXNet "
+                          "symbol file (a '*-symbol.json' has 'nodes' and 'heads')")
+    raw_nodes, raw_heads = doc["nodes"], doc["heads"]
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        raise SymbolError(f"{source}: 'nodes' must be a non-empty list")
+    if not isinstance(raw_heads, list) or not raw_heads:
+        raise SymbolError(f"{source}: 'heads' must be a non-empty list of [node, index, version]")
+
+    fmt = "attrs"
+    version = _mxnet_version(doc)
+    nodes: list[Node] = []
+    n_total = len(raw_nodes)
+    for i, raw in enumerate(raw_nodes):
+        if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or "name" not in raw:
+            raise SymbolError(f"{source}: node {i} is not an object with 'op' and 'name'")
+        if "param" in raw:
+            fmt = "param"
+        elif "attr" in raw and fmt != "param":
+            fmt = "attr"
+        node = Node(op=raw["op"], name=str(raw["name"]))
+        _read_attrs(node, raw, source, i)
+        node.inputs = [_entry(e, n_total, source, f"node {i} ('{node.name}')") for e in raw.get("inputs") or []]
+        if node.is_variable and node.inputs:
+            raise SymbolError(f"{source}: variable node {i} ('{node.name}') has inputs")
+        nodes.append(node)
+    heads = [_entry(e, n_total, source, "'heads'") for e in raw_heads]
+
+    nodes, heads = _topological(nodes, heads, source)
+    if fmt == "param":
+        nodes, heads = _add_legacy_aux(nodes, heads)
+    graph = Graph(nodes=nodes, heads=heads, source=source, mxnet_version=version, format=fmt)
+    _check_output_indices(graph)
+    return graph
+
+
+def _mxnet_version(doc: dict[str, Any]) -> Optional[int]:
+    attrs = doc.get("attrs")
+    if isinstance(attrs, dict):
+        value = attrs.get("mxnet_version")
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
+            return value[1]
+    return None
+
+
+def _read_attrs(node: Node, raw: dict[str, Any], source: str, index: int) -> None:
+    """Split a node's attributes into operator parameters and hidden ``__x__`` attributes."""
+    dicts: list[tuple[Any, bool]] = []
+    if "param" in raw:  # MXNet 0.8: 'param' = op parameters, 'attr' = user attributes
+        dicts = [(raw.get("param"), False), (raw.get("attr"), True)]
+    else:
+        dicts = [(raw.get("attrs"), False), (raw.get("attr"), False)]
+    for values, user_attrs in dicts:
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise SymbolError(f"{source}: node {index} ('{node.name}') attributes are not an object")
+        for key, value in values.items():
+            key = str(key)
+            text = value if isinstance(value, str) else json.dumps(value)
+            if key.startswith("__") and key.endswith("__") and len(key) > 4:
+                node.hidden[key] = text
+            elif user_attrs:  # MXNet's upgrade turns 0.8 user attributes into __key__
+                node.hidden[f"__{key}__"] = text
+            else:
+                node.attrs[key] = text
+
+
+def _entry(raw: Any, n_nodes: int, source: str, where: str) -> Entry:
+    if (not isinstance(raw, list) or len(raw) not in (2, 3)
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw)):
+        raise SymbolError(f"{source}: {where} has an input entry {json.dumps(raw)[:60]} that is not "
+                          "[node, index] or [node, index, version]")
+    node, index = raw[0], raw[1]
+    if not 0 <= node < n_nodes and where == "'heads'":
+        raise SymbolError(f"{source}: a head points to node {node}, which does not exist (the file "
+                          f"has nodes 0..{n_nodes - 1}); the head points nowhere")
+    if not 0 <= node < n_nodes:
+        raise SymbolError(f"{source}: {where} refers to node {node}, but the file has nodes "
+                          f"0..{n_nodes - 1} (input index out of range)")
+    if index < 0:
+        raise SymbolError(f"{source}: {where} uses output {index} of node {node}; indices start at 0")
+    return (node, index, raw[2] if len(raw) == 3 else 0)
+
+
+def _topological(nodes: list[Node], heads: list[Entry], source: str) -> tuple[list[Node], list[Entry]]:
+    """Check the graph is acyclic and return it in topological order.
+
+    Saved MXNet graphs are already ordered, so the common case is one linear scan; a forward
+    reference triggers an iterative depth-first sort (no recursion: graphs can be deep).
+    """
+    if all(src < i for i, n in enumerate(nodes) for src, _, _ in n.inputs):
+        return nodes, heads
+    WHITE, GREY, BLACK = 0, 1, 2
+    state = [WHITE] * len(nodes)
+    order: list[int] = []
+    for root in range(len(nodes)):
+        if state[root] != WHITE:
+            continue
+        stack: list[tuple[int, int]] = [(root, 0)]
+        state[root] = GREY
+        while stack:
+            i, k = stack[-1]
+            inputs = nodes[i].inputs
+            if k < len(inputs):
+                stack[-1] = (i, k + 1)
+                j = inputs[k][0]
+                if state[j] == GREY:
+                    raise SymbolError(f"{source}: the graph has a cycle through node {j} "
+                                      f"('{nodes[j].name}'); a symbol graph must be acyclic")
+                if state[j] == WHITE:
+                    state[j] = GREY
+                    stack.append((j, 0))
+            else:
+                state[i] = BLACK
+                order.append(i)
+                stack.pop()
+    new_index = {old: new for new, old in enumerate(order)}
+    reordered = []
+    for old in order:
+        n = nodes[old]
+        n.inputs = [(new_index[a], b, c) for a, b, c in n.inputs]
+        reordered.append(n)
+    return reordered, [(new_index[a], b, c) for a, b, c in heads]
+
+
+def _add_legacy_aux(nodes: list[Node], heads: list[Entry]) -> tuple[list[Node], list[Entry]]:
+    """MXNet 0.8 files omit BatchNorm's moving mean/var inputs; add them as MXNet's upgrade does."""
+    if not any(n.op in ("BatchNorm", "CuDNNBatchNorm") and len(n.inputs) == 3 for n in nodes):
+        return nodes, heads
+    out: list[Node] = []
+    remap: list[int] = []
+    for node in nodes:
+        node.inputs = [(remap[a], b, c) for a, b, c in node.inputs]
+        if node.op in ("BatchNorm", "CuDNNBatchNorm") and len(node.inputs) == 3:
+            for suffix in ("moving_mean", "moving_var"):
+                out.append(Node(op="null", name=f"{node.name}_{suffix}", attrs=dict(node.attrs)))
+                node.inputs.append((len(out) - 1, 0, 0))
+        remap.append(len(out))
+        out.append(node)
+    return out, [(remap[a], b, c) for a, b, c in heads]
+
+
+def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
+    counts = []
+    for node in nodes:
+        if node.is_variable:
+            counts.append(1)
+            continue
+        spec = ops.spec(node.op)
+        n = 1
+        if spec is not None:
+            try:
+                n = spec.outputs(node.typed)
+            except AttrError:
+                n = 1
+        counts.append(n)
+    # Unknown ops: trust the file about how many outputs they have.
+    for node in nodes:
+        for src, idx, _ in node.inputs:
+            if ops.spec(nodes[src].op) is None and not nodes[src].is_variable:
+                counts[src] = max(counts[src], idx + 1)
+    for src, idx, _ in heads:
+        if ops.spec(nodes[src].op) is None and not nodes[src].is_variable:
+            counts[src] = max(counts[src], idx + 1)
+    return counts
+
+
+def _check_output_indices(graph: Graph) -> None:
+    nodes = graph.nodes
+    for i, node in enumerate(nodes):
+        for src, idx, _ in node.inputs:
+            if idx >= graph.num_outputs(src):
+                raise SymbolError(
+                    f"{graph.source}: node '{node.name}' reads output {idx} of '{nodes[src].name}' "
+                    f"({nodes[src].op}), which has {graph.num_outputs(src)} output(s) "
+                    "(input index out of range)")
+    for src, idx, _ in graph.heads:
+        if idx >= graph.num_outputs(src):
+            raise SymbolError(f"{graph.source}: a head points to output {idx} of '{nodes[src].name}', "
+                              f"which has {graph.num_outputs(src)} output(s) (head points nowhere)")

@@ -1,0 +1,240 @@
+"""Per-layer summary and parameter totals that agree with MXNet's ``infer_shape``.
+
+MXNet's own ``print_summary`` guesses parameter counts from the previous layer's channels,
+which is wrong for FullyConnected after pooling/flatten, for unrolled RNNs (shared weights)
+and crashes on some graphs. Here every count is the product of an inferred argument shape,
+each variable is counted once (at its first consumer) and auxiliary states (BatchNorm moving
+statistics) are totalled separately.
+
+Which variables are *learnable parameters*: those the graph feeds into a parameter slot
+(weight, bias, gamma, beta, RNN parameters), plus free-standing variables whose name or
+attributes mark them as parameters (``*_scale``, ``__init__``, ``__lr_mult__`` ...). Variables
+given with ``--shape``, labels and other data-slot variables are inputs and are not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kvcli.symbol import ops
+from kvcli.symbol.graph import Graph
+from kvcli.symbol.shapes import Shape, ShapeResult, format_shape
+
+PARAM, AUX, INPUT, LABEL = "param", "aux", "input", "label"
+
+_PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_scale", "_alpha", "_parameters",
+                   "_params")
+_PARAM_HIDDEN = ("__init__", "__lr_mult__", "__wd_mult__")
+
+
+def variable_roles(graph: Graph, given: Optional[set[str]] = None) -> dict[int, str]:
+    """Role (param, aux, input, label) of every variable node, by how the graph uses it."""
+    given = given or set()
+    slots: dict[int, list[tuple[Optional[ops.OpSpec], str]]] = {}
+    for i, node in enumerate(graph.nodes):
+        if node.is_variable or not node.inputs:
+            continue
+        spec = ops.spec(node.op)
+        names = graph.input_names(i)
+        for (src, _, _), slot in zip(node.inputs, names):
+            if graph.nodes[src].is_variable:
+                slots.setdefault(src, []).append((spec, slot))
+    roles: dict[int, str] = {}
+    for i, node in enumerate(graph.nodes):
+        if not node.is_variable:
+            continue
+        used = slots.get(i, [])
+        if node.name in given:
+            role = INPUT
+        elif any(s is not None and slot in s.aux for s, slot in used):
+            role = AUX
+        elif "label" in node.name.lower() or any(s is not None and slot in s.labels for s, slot in used):
+            role = LABEL
+        elif any(s is not None and slot in s.params for s, slot in used):
+            role = PARAM
+        elif node.name.endswith(_PARAM_SUFFIXES) or any(k in node.hidden for k in _PARAM_HIDDEN):
+            role = PARAM
+        else:
+            role = INPUT
+        roles[i] = role
+    return roles
+
+
+@dataclass
+class Layer:
+    """One row of the summary: an input or an operator node."""
+
+    index: int
+    name: str
+    op: str
+    output_shapes: list[Optional[Shape]]
+    params: int  # learnable parameters first counted at this layer (known shapes only)
+    aux: int
+    unknown_params: list[str]  # parameter/aux variables of this layer whose shape is unknown
+    previous: list[str]
+    problem: Optional[str] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "op": self.op,
+            "output_shapes": [list(s) if s is not None else None for s in self.output_shapes],
+            "params": self.params, "aux": self.aux, "unknown_params": self.unknown_params,
+            "previous": self.previous, **({"problem": self.problem} if self.problem else {}),
+        }
+
+
+@dataclass
+class Summary:
+    """The whole table plus totals; ``exact`` is False when the totals are lower bounds."""
+
+    source: str
+    layers: list[Layer]
+    params: int
+    aux: int
+    exact: bool
+    inputs: dict[str, Optional[Shape]]
+    outputs: dict[str, Optional[Shape]]
+    unknown_ops: dict[str, list[str]] = field(default_factory=dict)
+    unknown_params: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        def shp(s: Optional[Shape]) -> Optional[list[int]]:
+            return list(s) if s is not None else None
+
+        return {
+            "file": self.source,
+            "inputs": {k: shp(v) for k, v in self.inputs.items()},
+            "outputs": {k: shp(v) for k, v in self.outputs.items()},
+            "totals": {"params": self.params, "aux": self.aux, "exact": self.exact,
+                       "params_text": self.total_text(self.params),
+                       "aux_text": self.total_text(self.aux)},
+            "unknown_ops": self.unknown_ops,
+            "unknown_params": self.unknown_params,
+            "layers": [layer.to_dict() for layer in self.layers],
+        }
+
+    def total_text(self, value: int) -> str:
+        return f"{value:,}" if self.exact else f"at least {value:,}"
+
+
+def output_names(graph: Graph) -> list[str]:
+    """MXNet's ``list_outputs`` names for the graph's heads."""
+    names = []
+    for node_i, k, _ in graph.heads:
+        node = graph.nodes[node_i]
+        names.append(entry_name(graph, node_i, k) if not node.is_variable else node.name)
+    return names
+
+
+def entry_name(graph: Graph, node_i: int, k: int) -> str:
+    node = graph.nodes[node_i]
+    if node.is_variable:
+        return node.name
+    spec = ops.spec(node.op)
+    visible = spec.num_visible(node.typed) if spec is not None else graph.num_outputs(node_i)
+    if visible <= 1:
+        return f"{node.name}_output"
+    if spec is not None and k < len(spec.output_names):
+        return f"{node.name}_{spec.output_names[k]}"
+    return f"{node.name}_output{k}"
+
+
+def summarize(result: ShapeResult) -> Summary:
+    """Build the :class:`Summary` of an inferred graph."""
+    graph = result.graph
+    nodes = graph.nodes
+    roles = variable_roles(graph, set(result.given))
+    counted: set[int] = set()
+    layers: list[Layer] = []
+    total_params = total_aux = 0
+    unknown: list[str] = []
+    for i, node in enumerate(nodes):
+        if node.is_variable:
+            if roles[i] in (INPUT, LABEL):
+                layers.append(Layer(i, node.name, "input" if roles[i] == INPUT else "label",
+                                    [result.entry(i)], 0, 0, [], []))
+            continue
+        params = aux = 0
+        missing: list[str] = []
+        previous: list[str] = []
+        for src, _, _ in node.inputs:
+            role = roles.get(src)
+            if role in (PARAM, AUX):
+                if src in counted:
+                    continue
+                counted.add(src)
+                shape = result.entry(src)
+                if shape is None:
+                    missing.append(nodes[src].name)
+                elif role == PARAM:
+                    params += _size(shape)
+                else:
+                    aux += _size(shape)
+            elif nodes[src].name not in previous:
+                previous.append(nodes[src].name)
+        spec = ops.spec(node.op)
+        visible = spec.num_visible(node.typed) if spec is not None else graph.num_outputs(i)
+        layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
+                            missing, previous, result.problems.get(i)))
+        total_params += params
+        total_aux += aux
+        unknown.extend(missing)
+    # Parameters nobody consumes through a known slot still count (MXNet lists them).
+    for i, role in roles.items():
+        if role in (PARAM, AUX) and i not in counted:
+            shape = result.entry(i)
+            if shape is None:
+                unknown.append(nodes[i].name)
+            elif role == PARAM:
+                total_params += _size(shape)
+            else:
+                total_aux += _size(shape)
+    inputs = {nodes[i].name: result.entry(i) for i, r in roles.items() if r in (INPUT, LABEL)}
+    outputs = dict(zip(output_names(graph), (result.entry(n, k) for n, k, _ in graph.heads)))
+    exact = not unknown and not result.unknown_ops
+    return Summary(source=graph.source, layers=layers, params=total_params, aux=total_aux,
+                   exact=exact, inputs=inputs, outputs=outputs,
+                   unknown_ops=dict(result.unknown_ops), unknown_params=unknown)
+
+
+def _size(shape: Shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> None:
+    """Print ``summary`` as a rich table (layer, op, output shape, params, previous layers)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, title_justify="left", show_lines=False, header_style="bold")
+    table.add_column("Layer", overflow="fold")
+    table.add_column("Op")
+    table.add_column("Output shape")
+    table.add_column("Params", justify="right")
+    table.add_column("Previous layers", overflow="fold")
+    for layer in summary.layers:
+        shapes = ", ".join(format_shape(s, " x ") for s in layer.output_shapes)
+        count = layer.params + layer.aux
+        cell = f"{count:,}" if count or not layer.unknown_params else ""
+        if layer.unknown_params:
+            cell = (cell + " + ?").strip(" +") if cell else "?"
+        op_text = Text(layer.op, style="dim" if layer.op in ("input", "label") else "")
+        if layer.op in summary.unknown_ops:
+            op_text = Text(f"{layer.op} (unknown op)", style="yellow")
+        table.add_row(Text(layer.name), op_text, Text(shapes), cell, Text(", ".join(layer.previous)))
+    console.print(table)
+    console.print(f"Learnable parameters: [bold]{summary.total_text(summary.params)}[/]")
+    console.print(f"Auxiliary states:     [bold]{summary.total_text(summary.aux)}[/]")
+    if summary.unknown_ops:
+        ops_list = ", ".join(sorted(summary.unknown_ops))
+        console.print(f"[yellow]Unknown operators (shapes not inferred): {ops_list}[/]")
+    if summary.unknown_params:
+        shown = ", ".join(summary.unknown_params[:5]) + (" ..." if len(summary.unknown_params) > 5 else "")
+        console.print(f"[yellow]Parameters with unknown shape: {shown}; give more --shape values[/]")
+    problems = [layer for layer in summary.layers if layer.problem]
+    for layer in problems[:5]:
+        console.print(f"[yellow]'{layer.name}' ({layer.op}): {layer.problem}[/]")
