@@ -106,8 +106,21 @@ class Graph:
         }
 
     def to_json(self) -> str:
-        """Symbol JSON text in MXNet 1.x layout (UTF-8 names kept as they are)."""
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+        """Symbol JSON text in MXNet 1.x layout (UTF-8 names kept as they are).
+
+        One node per line: readable, diff-friendly and a third of ``indent=2``'s size.
+        """
+        doc = self.to_dict()
+
+        def dump(value: Any) -> str:
+            return json.dumps(value, ensure_ascii=False)
+
+        nodes = ",\n    ".join(dump(n) for n in doc["nodes"])
+        return ("{\n  \"nodes\": [\n    " + nodes + "\n  ],\n"
+                f"  \"arg_nodes\": {dump(doc['arg_nodes'])},\n"
+                f"  \"node_row_ptr\": {dump(doc['node_row_ptr'])},\n"
+                f"  \"heads\": {dump(doc['heads'])},\n"
+                f"  \"attrs\": {dump(doc['attrs'])}\n}}")
 
     def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8)."""

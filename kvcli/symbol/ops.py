@@ -161,7 +161,7 @@ for _name in ("softmax", "log_softmax", "SoftmaxActivation"):
     _register(OpSpec(_name, _fixed("data"), kind=SOFTMAX))
 _register(OpSpec("SliceChannel", _fixed("data"), outputs=_num_outputs), "split")
 _register(OpSpec("RNN", _rnn_inputs, frozenset({"parameters"}), outputs=_rnn_outputs,
-                 output_names=("output", "state", "state_cell")))
+                 output_names=("output", "state_output", "statecell_output")))
 _register(OpSpec("WarpCTC", _fixed("data", "label"), labels=_LOSS_LABEL))
 _register(OpSpec("MultiBoxPrior", _fixed("data")), "_contrib_MultiBoxPrior")
 _register(OpSpec("MultiBoxTarget", _fixed("anchor", "label", "cls_pred"), labels=_LOSS_LABEL,
