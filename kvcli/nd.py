@@ -14,6 +14,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 DEFAULT_DTYPE = np.float32
+#: Arrays created on an explicit context from this size up live in shared memory, where the
+#: worker processes of a ``device`` store read them without a copy.
+DEVICE_MEMORY_MIN_BYTES = 1 << 20
 
 
 class Context:
@@ -245,24 +248,35 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
 
 
+def _allocate(shape: int | Sequence[int], ctx: Context | None, dtype: Any) -> np.ndarray:
+    dims, dtype = _shape(shape), np.dtype(dtype)
+    if ctx is not None and int(np.prod(dims, dtype=np.int64)) * dtype.itemsize >= DEVICE_MEMORY_MIN_BYTES:
+        from kvcli.store.shm import device_array
+
+        return device_array(dims, dtype)
+    return np.empty(dims, dtype=dtype)
+
+
 def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE) -> NDArray:
     """An uninitialised array."""
-    return NDArray(np.empty(_shape(shape), dtype=dtype), ctx)
-
-
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-    return NDArray(np.zeros(_shape(shape), dtype=dtype), ctx)
-
-
-def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of ones (float32 unless ``dtype`` says otherwise)."""
-    return NDArray(np.ones(_shape(shape), dtype=dtype), ctx)
+    return NDArray(_allocate(shape, ctx, dtype), ctx)
 
 
 def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
     """An array filled with ``val``."""
-    return NDArray(np.full(_shape(shape), val, dtype=dtype), ctx)
+    data = _allocate(shape, ctx, dtype)
+    data.fill(val)
+    return NDArray(data, ctx)
+
+
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
+    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
+    return full(shape, 0, ctx, dtype)
+
+
+def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
+    """An array of ones (float32 unless ``dtype`` says otherwise)."""
+    return full(shape, 1, ctx, dtype)
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:

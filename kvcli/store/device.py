@@ -28,7 +28,7 @@ import numpy as np
 
 from kvcli.errors import DeviceError, StoreError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.shm import SharedArray
+from kvcli.store.shm import Descriptor, SharedArray, device_descriptor, live_device_arrays
 
 #: Smallest slice worth sending to a device; smaller pushes use fewer devices.
 MIN_SLICE = 1 << 15
@@ -175,6 +175,7 @@ class DeviceStore(KVStore):
         self.timeout = float(timeout)
         self._resources = _Resources()
         self._unmapped: list[str] = []  # segments freed here that devices still map
+        self._mapped_device_arrays: set[str] = set()  # device arrays the devices have mapped
         self._finalizer = weakref.finalize(self, self._resources.release)
 
     # ------------------------------------------------------------------ introspection
@@ -210,11 +211,8 @@ class DeviceStore(KVStore):
         if len(arrays) == 1 or stored.size == 0:
             np.copyto(merged.array, arrays[0])
             return merged.array
-        while len(memory.slots) < len(arrays):
-            memory.slots.append(SharedArray(stored.shape, stored.dtype))
-        slots = memory.slots[: len(arrays)]
-        self._copy_into(slots, arrays)
-        self._sum_on_devices(merged, slots)
+        sources = self._sources(memory, arrays)
+        self._sum_on_devices(merged, sources)
         return merged.array
 
     def _assign_merged(self, key: Key, merged: np.ndarray) -> None:
@@ -232,8 +230,23 @@ class DeviceStore(KVStore):
         self._finalizer()
 
     # ------------------------------------------------------------------ the device work
+    def _sources(self, memory: _KeyMemory, arrays: Sequence[np.ndarray]) -> list[Descriptor]:
+        """Where the devices read each value: device arrays in place, others from a slot."""
+        sources: list[Descriptor | None] = [device_descriptor(a) for a in arrays]
+        self._mapped_device_arrays.update(source[0] for source in sources if source is not None)
+        to_copy = [i for i, source in enumerate(sources) if source is None]
+        while len(memory.slots) < len(to_copy):
+            memory.slots.append(SharedArray(memory.stored.array.shape, memory.stored.array.dtype))
+        slots = memory.slots[: len(to_copy)]
+        self._copy_into(slots, [arrays[i] for i in to_copy])
+        for i, slot in zip(to_copy, slots):
+            sources[i] = slot.describe()
+        return sources  # type: ignore[return-value]
+
     def _copy_into(self, slots: Sequence[SharedArray], arrays: Sequence[np.ndarray]) -> None:
         pairs = list(zip(slots, arrays))
+        if not pairs:
+            return
         if arrays[0].nbytes < PARALLEL_COPY_BYTES:
             for slot, array in pairs:
                 np.copyto(slot.array, array)
@@ -258,13 +271,14 @@ class DeviceStore(KVStore):
                 raise
         return devices
 
-    def _sum_on_devices(self, merged: SharedArray, slots: Sequence[SharedArray]) -> None:
+    def _sum_on_devices(self, merged: SharedArray, slot_descs: Sequence[Descriptor]) -> None:
         devices = self._devices()
         size = merged.array.size
         count = max(1, min(len(devices), size // MIN_SLICE))
         bounds = [size * i // count for i in range(count + 1)]
-        unmapped, self._unmapped = self._unmapped, []
-        slot_descs = [slot.describe() for slot in slots]
+        gone = self._mapped_device_arrays - live_device_arrays()
+        self._mapped_device_arrays -= gone
+        unmapped, self._unmapped = [*self._unmapped, *gone], []
         try:
             for device, start, stop in zip(devices, bounds, bounds[1:]):
                 device.send(("reduce", merged.describe(), slot_descs, start, stop, unmapped))

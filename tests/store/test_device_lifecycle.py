@@ -137,3 +137,25 @@ def test_killing_the_store_process_leaves_no_device_and_no_memory(tmp_path) -> N
         if child.poll() is None:
             child.kill()
         child.stdout.close()
+
+
+def test_device_arrays_are_read_in_place_and_freed_when_collected() -> None:
+    from kvcli.mx import cpu, nd
+    from kvcli.store.shm import device_descriptor, live_device_arrays
+
+    shape = (600, 600)  # 1.4 MB of float32: big enough to live in device memory
+    with kvcli.create("device", num_devices=2) as kv:
+        kv.init(0, np.zeros(shape, np.float32))
+        values = [nd.ones(shape, ctx=cpu(i)) for i in range(3)]
+        names = {device_descriptor(v._kvcli_buffer())[0] for v in values}
+        assert names <= live_device_arrays()
+        kv.push(0, values)
+        assert len(kv.segment_names()) == 2  # stored + merged: no slot was needed for a copy
+        np.testing.assert_array_equal(kv.pull(0), np.full(shape, 3, np.float32))
+        del values
+        gc.collect()
+        assert names.isdisjoint(live_device_arrays())
+        assert names.isdisjoint(leftover_segments(os.getpid()))
+        kv.push(0, [np.ones(shape, np.float32)] * 2)  # devices unmap the freed arrays
+        np.testing.assert_array_equal(kv.pull(0), np.full(shape, 2, np.float32))
+        assert len(kv.segment_names()) == 4  # plain numpy values are copied into two slots
