@@ -1,0 +1,708 @@
+"""``dist_sync`` and ``dist_async``: the KVStore spread over Ray actors.
+
+A *group* is one distributed job: ``num_workers`` worker processes (ranks ``0..W-1``) that
+push and pull, ``num_servers`` :class:`~kvcli.store.dist_server.KeyServer` actors that hold
+the values, and a :class:`~kvcli.store.dist_server.Coordinator` actor for barriers. The
+actors are named in the Ray namespace ``kvcli-<group>``, so every worker finds them.
+
+How a worker learns its place — the ``DMLC_*`` variables of MXNet — is environment
+variables, set by :func:`kvcli.store.launch.launch` / ``kvcli launch``:
+
+=======================  ================================================================
+``KVCLI_RAY_ADDRESS``    the Ray cluster (default: the one this process is connected to,
+                         else a new local one)
+``KVCLI_GROUP``          the group id (default: a new group of one worker)
+``KVCLI_RANK``           this worker's rank (default 0)
+``KVCLI_NUM_WORKERS``    the number of workers (default 1)
+``KVCLI_NUM_SERVERS``    servers to start when this worker starts the group (default 1)
+``KVCLI_DIST_TIMEOUT``   seconds to wait for other workers before failing (default 60)
+``KVCLI_BIGARRAY_BOUND`` arrays of at least this many elements are split by rows over the
+                         servers (default 1,000,000, as MXNet's ``MXNET_KVSTORE_BIGARRAY_BOUND``)
+=======================  ================================================================
+
+The same names, lower-case without the prefix, are options of ``kvcli.create`` (``address``,
+``group``, ``rank``, ``num_workers``, ``num_servers``, ``timeout``, ``bigarray_bound``) plus
+``server_restarts``; an option wins over the variable. A store created without a launcher is
+a group of one worker that starts its own servers and stops them in :meth:`close`.
+
+Semantics (MXNet's):
+
+* ``init``, ``set_updater`` / ``set_optimizer`` and ``load_optimizer_states`` are
+  collective: every worker calls them, in the same order. Only rank 0's init value and
+  updater are sent to the servers; the others wait at a barrier and then check that the
+  servers hold what they expect.
+* ``push`` sums a worker's per-device values on the worker, then sends the sum. In
+  ``dist_sync`` the server applies the updater once per key per step, on the sum of all
+  workers' pushes in rank order; in ``dist_async`` it applies each push as it arrives.
+* ``pull`` waits until this worker's last push to the key has been applied, so ``push;
+  pull`` sees the step's result on every worker. Waiting longer than ``timeout`` raises
+  :class:`~kvcli.errors.DistributedError` naming the key and the ranks that did not push;
+  when the launcher saw such a rank die or exit, the error comes at once.
+* The updater (or optimizer) runs on the servers, and its state lives there;
+  :meth:`save_optimizer_states` gathers it.
+
+Values travel through Ray's object store: a push ``ray.put``\\ s the array and hands the
+server a reference (numpy arrays are read zero-copy from shared memory on the same node);
+a pull gets back a reference the server ``ray.put`` its value into.
+
+**Server restarts.** Servers are started with ``max_restarts=server_restarts`` (default 1).
+Ray restarts a dead server with no values and no updater. Any operation that was in flight
+when it died raises ``DistributedError`` ("... died or is restarting"); afterwards every
+push or pull of a key it held raises ``DistributedError`` ("... was restarted by Ray and lost
+its values ...: call init(...) again on every worker") — never a stale or zero value. Calling
+``init`` again for those keys on every worker restores service: rank 0 re-sends the updater
+to the restarted server, and the keys' optimizer state starts afresh, as for any re-init.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import os
+import time
+import uuid
+import zlib
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
+from kvcli.store.base import Key, KVStore
+from kvcli.store.local import sum_into
+
+ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
+ENV_GROUP = "KVCLI_GROUP"
+ENV_RANK = "KVCLI_RANK"
+ENV_NUM_WORKERS = "KVCLI_NUM_WORKERS"
+ENV_NUM_SERVERS = "KVCLI_NUM_SERVERS"
+ENV_TIMEOUT = "KVCLI_DIST_TIMEOUT"
+ENV_BIGARRAY_BOUND = "KVCLI_BIGARRAY_BOUND"
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_BIGARRAY_BOUND = 1_000_000
+DEFAULT_SERVER_RESTARTS = 1
+#: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
+#: the server's message (naming the missing ranks) arrives before the worker gives up.
+ANSWER_GRACE = 15.0
+
+OPTIONS = (
+    "address",
+    "group",
+    "rank",
+    "num_workers",
+    "num_servers",
+    "timeout",
+    "bigarray_bound",
+    "server_restarts",
+)
+
+
+# ---------------------------------------------------------------------- Ray plumbing
+def import_ray(kind: str) -> Any:
+    """``import ray``, or a :class:`DistributedError` saying what to install."""
+    try:
+        import ray
+    except ImportError:
+        raise DistributedError(
+            f"{kind} needs Ray, which is not installed: pip install 'kvcli[dist]'"
+        ) from None
+    return ray
+
+
+def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
+    """Connect this process to Ray and return the ``ray`` module.
+
+    A process already connected (a launched worker, a test session) keeps its connection.
+    Otherwise ``address`` (or ``KVCLI_RAY_ADDRESS``) names the cluster — ``"auto"`` or
+    ``"host:port"`` — and without one a local Ray instance is started.
+    """
+    ray = import_ray(kind)
+    if ray.is_initialized():
+        return ray
+    address = address or os.environ.get(ENV_ADDRESS) or None
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            ignore_reinit_error=True,
+        )
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = f"the Ray cluster at {address!r}" if address else "a new local Ray instance"
+        raise DistributedError(
+            f"{kind}: cannot connect to {where}: {error}; start one with `ray start --head` "
+            f"or unset {ENV_ADDRESS} to start a local one"
+        ) from None
+    return ray
+
+
+def cluster_address(ray: Any) -> str:
+    """The address other processes pass to ``ray.init`` to join this process's cluster."""
+    return str(ray.get_runtime_context().gcs_address)
+
+
+def namespace_of(group: str) -> str:
+    """The Ray namespace holding a group's actors."""
+    return f"kvcli-{group}"
+
+
+def _env_number(name: str, kind: type, default: Any) -> Any:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise DistributedError(f"{name}={raw!r} is not a{'n integer' if kind is int else ' number'}") from None
+
+
+@dataclass
+class Group:
+    """Handles to one group's actors."""
+
+    id: str
+    coordinator: Any
+    servers: list[Any]
+    #: Whether this process started the actors (and so stops them).
+    owned: bool
+
+    def mark_gone(self, rank: int, reason: str) -> None:
+        """Tell the coordinator and every server that ``rank`` will not come back."""
+        for actor in (self.coordinator, *self.servers):
+            actor.mark_gone.remote(rank, reason)
+
+    def stop(self, ray: Any) -> None:
+        """Kill the group's actors (used by whoever started them)."""
+        for actor in (*self.servers, self.coordinator):
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already dead: nothing left to stop
+                pass
+
+
+_ACTOR_CLASSES: dict[str, Any] = {}
+
+
+def _actor_class(name: str) -> Any:
+    """The Ray actor class for ``KeyServer`` / ``Coordinator`` (made once per process)."""
+    if name not in _ACTOR_CLASSES:
+        import ray
+
+        from kvcli.store import dist_server
+
+        _ACTOR_CLASSES[name] = ray.remote(getattr(dist_server, name))
+    return _ACTOR_CLASSES[name]
+
+
+def start_group(
+    num_workers: int,
+    num_servers: int = 1,
+    *,
+    group: str | None = None,
+    mode: str | None = None,
+    server_restarts: int = DEFAULT_SERVER_RESTARTS,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Group:
+    """Start a group's coordinator and servers (the launcher does this; so does a lone store).
+
+    The actors need no CPU (``num_cpus=0``) so that servers and workers fit on a small
+    machine; they live as long as this process or until :meth:`Group.stop`.
+    """
+    ray = import_ray("dist")
+    if num_workers < 1:
+        raise StoreError(f"num_workers must be at least 1, got {num_workers}")
+    if num_servers < 1:
+        raise StoreError(f"num_servers must be at least 1, got {num_servers}")
+    group = group or uuid.uuid4().hex[:12]
+    namespace = namespace_of(group)
+    try:
+        coordinator = _actor_class("Coordinator").options(
+            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0
+        ).remote(num_workers, num_servers)
+        servers = [
+            _actor_class("KeyServer").options(
+                name=f"server-{index}",
+                namespace=namespace,
+                num_cpus=0,
+                max_restarts=server_restarts,
+                max_task_retries=0,
+            ).remote(index, num_workers, mode)
+            for index in range(num_servers)
+        ]
+    except ValueError as error:  # a name already taken
+        raise DistributedError(f"cannot start kvcli group {group!r}: {error}") from None
+    started = Group(group, coordinator, servers, owned=True)
+    try:
+        ray.get([coordinator.config.remote(), *(s.ping.remote() for s in servers)], timeout=timeout)
+    except Exception as error:
+        started.stop(ray)
+        raise DistributedError(f"kvcli group {group!r} did not start within {timeout:g}s: {error}") from None
+    return started
+
+
+def find_group(group: str, timeout: float) -> Group | None:
+    """The running group ``group``, or None when it has not been started."""
+    ray = import_ray("dist")
+    namespace = namespace_of(group)
+    try:
+        coordinator = ray.get_actor("coordinator", namespace=namespace)
+    except ValueError:
+        return None
+    config = ray.get(coordinator.config.remote(), timeout=timeout)
+    servers = []
+    for index in range(config["num_servers"]):
+        deadline = time.monotonic() + timeout
+        while True:  # the starter names the coordinator first, then the servers
+            try:
+                servers.append(ray.get_actor(f"server-{index}", namespace=namespace))
+                break
+            except ValueError:
+                if time.monotonic() > deadline:
+                    raise DistributedError(
+                        f"kvcli group {group!r} has no server {index} after {timeout:g}s"
+                    ) from None
+                time.sleep(0.1)
+    return Group(group, coordinator, servers, owned=False)
+
+
+def _home(key: Key, num_servers: int) -> int:
+    """The server a key lives on (its first row range, when split)."""
+    if isinstance(key, int):
+        return key % num_servers
+    return zlib.crc32(key.encode("utf-8")) % num_servers
+
+
+#: Where the parts of a key live: (server index, row slice or None for the whole array).
+Layout = list[tuple[int, slice | None]]
+
+
+def layout_of(key: Key, shape: tuple[int, ...], num_servers: int, bound: int) -> Layout:
+    """Split a value of ``shape`` by rows over the servers when it has ``bound`` elements or
+    more (MXNet's big-array rule); otherwise the whole value lives on the key's home server."""
+    home = _home(key, num_servers)
+    size = math.prod(shape)
+    if num_servers == 1 or not shape or shape[0] < 2 or size < bound:
+        return [(home, None)]
+    parts = min(num_servers, shape[0])
+    rows, extra = divmod(shape[0], parts)
+    layout: Layout = []
+    start = 0
+    for part in range(parts):
+        stop = start + rows + (1 if part < extra else 0)
+        layout.append(((home + part) % num_servers, slice(start, stop)))
+        start = stop
+    return layout
+
+
+# ---------------------------------------------------------------------- the store
+class DistStore(KVStore):
+    """A worker's handle on a distributed store (see the module docstring)."""
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        address: str | None = None,
+        group: str | None = None,
+        rank: int | None = None,
+        num_workers: int | None = None,
+        num_servers: int | None = None,
+        timeout: float | None = None,
+        bigarray_bound: int | None = None,
+        server_restarts: int | None = None,
+    ) -> None:
+        super().__init__()
+        if kind not in ("dist_sync", "dist_async"):
+            raise StoreError(f"unknown distributed store type {kind!r}: use dist_sync or dist_async")
+        self.type = kind
+        self._mode = "sync" if kind == "dist_sync" else "async"
+        self._ray = connect(address, kind)
+        self._timeout = float(timeout if timeout is not None else _env_number(ENV_TIMEOUT, float, DEFAULT_TIMEOUT))
+        if not self._timeout > 0:
+            raise StoreError(f"timeout must be a positive number of seconds, got {self._timeout}")
+        self._bound = int(
+            bigarray_bound if bigarray_bound is not None
+            else _env_number(ENV_BIGARRAY_BOUND, int, DEFAULT_BIGARRAY_BOUND)
+        )
+        group = group or os.environ.get(ENV_GROUP) or None
+        self._rank = int(rank if rank is not None else _env_number(ENV_RANK, int, 0))
+        wanted_workers = num_workers if num_workers is not None else _env_number(ENV_NUM_WORKERS, int, None)
+        wanted_servers = num_servers if num_servers is not None else _env_number(ENV_NUM_SERVERS, int, None)
+        restarts = DEFAULT_SERVER_RESTARTS if server_restarts is None else int(server_restarts)
+
+        if group is None:
+            if (wanted_workers or 1) != 1 or self._rank != 0:
+                raise DistributedError(
+                    f"{kind} with {wanted_workers} workers (rank {self._rank}) needs a group id: "
+                    f"start the workers with `kvcli launch` or set {ENV_GROUP} to the same value in each"
+                )
+            self._group = start_group(
+                1, wanted_servers or 1, mode=self._mode, server_restarts=restarts, timeout=self._timeout
+            )
+        else:
+            self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
+        config = self._call(
+            self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
+            f"joining kvcli group {self._group.id!r}",
+        )
+        self._num_workers = int(config["num_workers"])
+        self._num_servers = int(config["num_servers"])
+        for name, wanted, actual in (
+            ("num_workers", wanted_workers, self._num_workers),
+            ("num_servers", num_servers, self._num_servers),
+        ):
+            if wanted is not None and int(wanted) != actual:
+                raise DistributedError(
+                    f"{name}={wanted} but kvcli group {self._group.id!r} has {actual}: "
+                    f"leave {name} unset to use the group's"
+                )
+        self._servers = self._group.servers
+        self._seq: dict[Key, int] = {}
+        self._layouts: dict[Key, Layout] = {}
+        #: Calls queued by the hooks: (ObjectRef, what it is, server index).
+        self._inflight: list[tuple[Any, str, int]] = []
+        self._prefetched: dict[Key, np.ndarray] = {}
+        self._barriers = 0
+
+    def _join(self, group: str, num_workers: int | None, num_servers: int, restarts: int) -> Group:
+        """Find a launched group; rank 0 starts it when nobody has (a manual launch)."""
+        found = find_group(group, self._timeout)
+        if found is not None:
+            return found
+        if self._rank == 0:
+            if num_workers is None:
+                raise DistributedError(
+                    f"kvcli group {group!r} is not running and {ENV_NUM_WORKERS} is not set: "
+                    "rank 0 needs it to start the group"
+                )
+            try:
+                return start_group(
+                    num_workers, num_servers, group=group, server_restarts=restarts, timeout=self._timeout
+                )
+            except DistributedError:
+                found = find_group(group, self._timeout)  # another process won the race
+                if found is None:
+                    raise
+                return found
+        deadline = time.monotonic() + self._timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            found = find_group(group, self._timeout)
+            if found is not None:
+                return found
+        raise DistributedError(
+            f"rank {self._rank}: kvcli group {group!r} did not appear within {self._timeout:g}s; "
+            "start the workers with `kvcli launch`, or start rank 0 too"
+        )
+
+    # ------------------------------------------------------------------ MXNet API
+    @property
+    def rank(self) -> int:
+        """This worker's rank, ``0..num_workers-1``."""
+        return self._rank
+
+    @property
+    def num_workers(self) -> int:
+        """The number of workers in the group."""
+        return self._num_workers
+
+    @property
+    def num_servers(self) -> int:
+        """The number of server actors holding the values."""
+        return self._num_servers
+
+    @property
+    def group(self) -> str:
+        """The group id (``KVCLI_GROUP``) of this job."""
+        return self._group.id
+
+    def barrier(self) -> None:
+        """Wait until every worker calls ``barrier()`` (DistributedError after ``timeout``)."""
+        self._check_open()
+        if self._num_workers == 1:
+            return
+        self._barriers += 1
+        self._call(
+            self._group.coordinator.barrier.remote(self._rank, self._barriers, self._timeout),
+            f"barrier {self._barriers}",
+        )
+
+    def init(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Initialise keys — collectively: every worker calls it; rank 0's value is stored.
+
+        Other ranks wait at a barrier, then check that the servers hold the shapes and dtypes
+        they were given (a mismatch raises :class:`~kvcli.errors.ShapeMismatchError`).
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                super().init(key, value)
+            finally:
+                answers = self._wait_inflight()
+            if self._rank == 0:
+                needy = sorted({server for server, needs in answers if needs})
+                if needy:  # a restarted server: give it the updater again
+                    self._ship_updater(needy)
+        if self._num_workers > 1:
+            self.barrier()
+            if self._rank != 0:
+                keys = list(key) if isinstance(key, (list, tuple)) else [key]
+                self._check_servers_hold([k if isinstance(k, str) else int(k) for k in keys])
+
+    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
+        """Push (see :meth:`KVStore.push`); returns once every server has the values."""
+        with self._lock:
+            try:
+                super().push(key, value, priority)
+            finally:
+                self._wait_inflight()
+
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
+        """Pull (see :meth:`KVStore.pull`), after this worker's pushes have been applied."""
+        with self._lock:
+            self._check_open()
+            if out is None:
+                keys = self._keys_of(key)
+            else:  # validate exactly as the base class does before fetching anything
+                pairs = self._pair(key, out, "pull")
+                for k, o in pairs:
+                    self._out_buffers(k, o)
+                keys = [k for k, _ in pairs]
+            self._prefetched = self._fetch(keys)  # all keys from all servers at once
+            try:
+                return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+            finally:
+                self._prefetched = {}
+
+    def save_optimizer_states(self, fname: Any, dump_optimizer: bool = False) -> None:
+        """Gather the optimizer state from the servers and write it (see the base class)."""
+        with self._lock:
+            updater = self._stateful_updater("save")
+            states = [
+                self._call(server.get_state.remote(), f"gathering optimizer state from kvcli server {index}")
+                for index, server in enumerate(self._servers)
+            ]
+            updater.load_state_dict(self._merge_states(states))
+            super().save_optimizer_states(fname, dump_optimizer)
+
+    # ------------------------------------------------------------------ backend hooks
+    def _write(self, key: Key, array: np.ndarray) -> None:
+        old = self._layouts.get(key, [])
+        layout = layout_of(key, array.shape, self._num_servers, self._bound)
+        self._layouts[key] = layout
+        self._seq[key] = 0
+        if self._rank != 0:
+            return
+        for server, rows in layout:
+            part = array if rows is None else array[rows]
+            self._inflight.append(
+                (
+                    self._servers[server].init.remote(key, self._ray.put(part), self._mode),
+                    f"init of key {key!r} on kvcli server {server}",
+                    server,
+                )
+            )
+        for server in {s for s, _ in old} - {s for s, _ in layout}:  # the shape changed
+            self._inflight.append(
+                (self._servers[server].delete.remote(key), f"init of key {key!r} on kvcli server {server}", server)
+            )
+
+    def _stored(self, key: Key) -> np.ndarray:
+        """A writable *copy* of the value: dist values live on the servers, not here."""
+        return np.array(self._read(key), copy=True)
+
+    def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        info = self._info[key]
+        return sum_into(np.empty(info.shape, info.dtype), arrays)
+
+    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
+        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
+        merged = arrays[0] if len(arrays) == 1 else self._reduce(key, arrays)
+        seq = self._seq[key] = self._seq.get(key, 0) + 1
+        for server, rows in self._layouts[key]:
+            part = merged if rows is None else merged[rows]
+            self._inflight.append(
+                (
+                    self._servers[server].push.remote(key, self._rank, seq, self._ray.put(part)),
+                    f"push of key {key!r} to kvcli server {server}",
+                    server,
+                )
+            )
+
+    def _read(self, key: Key) -> np.ndarray:
+        if key in self._prefetched:
+            return self._prefetched[key]
+        return self._fetch([key])[key]
+
+    def _updater_changed(self) -> None:
+        if self._rank == 0:
+            self._ship_updater(range(self._num_servers))
+        if self._num_workers > 1:
+            self.barrier()
+
+    def _forget(self, key: Key) -> None:
+        for server, _ in self._layouts.pop(key, []):
+            self._inflight.append(
+                (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
+            )
+        self._seq.pop(key, None)
+        self._wait_inflight()
+
+    def _shutdown(self) -> None:
+        self._inflight.clear()
+        if self._group.owned:
+            self._group.stop(self._ray)
+
+    # ------------------------------------------------------------------ helpers
+    def _fetch(self, keys: list[Key]) -> dict[Key, np.ndarray]:
+        """Each key's value, after this worker's last push to it is applied."""
+        calls = []
+        for key in dict.fromkeys(keys):
+            need = self._seq.get(key, 0)
+            for server, _ in self._layouts[key]:
+                ref = self._servers[server].pull.remote(key, self._rank, need, self._timeout)
+                calls.append((key, ref, f"pull of key {key!r} from kvcli server {server}"))
+        boxes = [self._call(ref, what) for _, ref, what in calls]
+        parts = self._call([box[0] for box in boxes], "pull")
+        values: dict[Key, list[np.ndarray]] = {}
+        for (key, _, _), part in zip(calls, parts):
+            values.setdefault(key, []).append(part)
+        # One part: the read-only array in the object store (the base class copies it out).
+        return {k: v[0] if len(v) == 1 else np.concatenate(v, axis=0) for k, v in values.items()}
+
+    def _wait_inflight(self) -> list[tuple[int, Any]]:
+        """Wait for the calls queued by the hooks; returns (server, answer) pairs."""
+        calls, self._inflight = self._inflight, []
+        answers = []
+        first_error: BaseException | None = None
+        for ref, what, server in calls:  # wait for all, so none is left running; raise the first
+            try:
+                answers.append((server, self._call(ref, what)))
+            except BaseException as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return answers
+
+    def _call(self, ref: Any, what: str) -> Any:
+        """``ray.get(ref)`` (one ObjectRef or a list) with Ray's failures as kvcli errors."""
+        ray = self._ray
+        try:
+            return ray.get(ref, timeout=self._timeout + ANSWER_GRACE)
+        except ray.exceptions.RayTaskError as error:
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, KVCliError):
+                raise cause from None  # the server's own message, as the local store says it
+            if isinstance(cause, Exception):
+                raise cause  # a user updater's exception, as it would be raised locally
+            raise DistributedError(f"{what} failed: {error}") from None
+        except ray.exceptions.GetTimeoutError:
+            raise DistributedError(
+                f"{what}: no answer after {self._timeout + ANSWER_GRACE:g}s (the actor hangs or the "
+                f"cluster is overloaded); raise timeout=... or {ENV_TIMEOUT}"
+            ) from None
+        except ray.exceptions.RayActorError as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise DistributedError(
+                f"{what}: the actor died or is restarting ({type(error).__name__}: {reason}); "
+                "a server restarted by Ray has lost its values: call init(...) again on every worker"
+            ) from None
+
+    def _ship_updater(self, servers: Sequence[int]) -> None:
+        """Send the updater (and each server's share of its state) to ``servers``."""
+        updater = self._updater
+        shares: list[dict[str, Any] | None] = [None] * self._num_servers
+        shipped = updater
+        if updater is not None and hasattr(updater, "state_dict"):
+            state = updater.state_dict()
+            shipped = copy.copy(updater)  # the same settings, without carrying all the state
+            shipped.load_state_dict({"states": {}, "counts": {}})
+            shares = self._split_state(state)
+        calls = []
+        for server in servers:
+            try:
+                ref = self._servers[server].set_updater.remote(shipped, shares[server])
+            except Exception as error:  # Ray could not serialise it
+                raise DistributedError(
+                    f"the updater {updater!r} cannot be sent to the servers ({type(error).__name__}: "
+                    f"{error}); use a spec string or a module-level function"
+                ) from None
+            calls.append((ref, f"set_updater on kvcli server {server}"))
+        for ref, what in calls:
+            self._call(ref, what)
+
+    def _split_state(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+        shares: list[dict[str, Any]] = [{"states": {}, "counts": {}} for _ in range(self._num_servers)]
+        for key in set(state["states"]) | set(state["counts"]):
+            for server, rows in self._layouts.get(key, []):
+                arrays = state["states"].get(key)
+                if arrays is not None:
+                    shares[server]["states"][key] = {
+                        n: (a if rows is None else a[rows]) for n, a in arrays.items()
+                    }
+                if key in state["counts"]:
+                    shares[server]["counts"][key] = state["counts"][key]
+        return shares
+
+    def _merge_states(self, states: list[dict[str, Any] | None]) -> dict[str, Any]:
+        merged: dict[str, Any] = {"states": {}, "counts": {}}
+        for key, layout in self._layouts.items():
+            parts = [(states[s] or {"states": {}, "counts": {}}, rows) for s, rows in layout]
+            arrays = [p["states"].get(key) for p, _ in parts]
+            if all(a is not None for a in arrays):
+                merged["states"][key] = {
+                    name: arrays[0][name] if len(arrays) == 1 else np.concatenate([a[name] for a in arrays], axis=0)
+                    for name in arrays[0]
+                }
+            counts = [p["counts"].get(key) for p, _ in parts]
+            if counts[0] is not None:
+                merged["counts"][key] = counts[0]
+        return merged
+
+    def _check_servers_hold(self, keys: list[Key]) -> None:
+        """After init on rank != 0: the servers must hold rank 0's value with our shape."""
+        wanted: dict[int, list[Key]] = {}
+        for key in keys:
+            for server, _ in self._layouts[key]:
+                wanted.setdefault(server, []).append(key)
+        for server, server_keys in wanted.items():
+            held = self._call(self._servers[server].info.remote(server_keys), f"init check on kvcli server {server}")
+            for key in server_keys:
+                rows = dict(self._layouts[key])[server]
+                info = self._info[key]
+                expect = info.shape if rows is None else (len(range(*rows.indices(info.shape[0]))), *info.shape[1:])
+                if held[key] is None:
+                    raise DistributedError(
+                        f"init of key {key!r} on rank {self._rank}: rank 0 did not initialise it; init is "
+                        "collective: every worker calls it with the same keys, shapes and dtypes"
+                    )
+                shape, dtype = held[key]
+                if tuple(shape) != tuple(expect) or dtype != str(info.dtype):
+                    raise ShapeMismatchError(
+                        f"init of key {key!r} on rank {self._rank}: this worker has {info.describe()} but "
+                        f"rank 0 initialised a different value (server {server} holds shape {tuple(shape)}, "
+                        f"dtype {dtype}); every worker must init the key with the same shape and dtype"
+                    )
+
+    def server_stats(self) -> list[dict[Key, dict[str, Any]]]:
+        """Per server: the keys it holds, their shapes and push counters (for debugging)."""
+        return [self._call(s.stats.remote(), f"stats of kvcli server {i}") for i, s in enumerate(self._servers)]
+
+    def __repr__(self) -> str:
+        return (
+            f"<DistStore type={self.type!r} rank={self._rank}/{self._num_workers} "
+            f"servers={self._num_servers} keys={len(self._info)} group={self._group.id!r}>"
+        )
+
+
+def create_dist(kind: str, **options: Any) -> DistStore:
+    """Create a ``dist_sync`` / ``dist_async`` store (called by :func:`kvcli.create`)."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise StoreError(f"store type {kind!r} has no option {unknown[0]!r}: use {', '.join(OPTIONS)}")
+    return DistStore(kind, **options)
+
+
+__all__ = ["DistStore", "Group", "connect", "create_dist", "find_group", "layout_of", "start_group"]

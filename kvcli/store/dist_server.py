@@ -1,0 +1,390 @@
+"""The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
+
+These are plain classes; :mod:`kvcli.store.dist` turns them into Ray actors with
+``ray.remote(...)`` at run time, so importing this module does not need Ray. Both are asyncio
+actors: a pull or a barrier that has to wait for other workers awaits without blocking the
+pushes that will release it.
+
+A :class:`KeyServer` holds the values of the keys (or row ranges of big keys) hashed to it.
+Each worker numbers its pushes per key (1, 2, ...); the server keeps, per key and rank, the
+pushes that have arrived and how many it has applied:
+
+* ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
+  there — summed in rank order with :func:`kvcli.store.local.sum_into`, then given to the
+  updater once.
+* ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
+
+A pull by rank ``r`` that has pushed a key ``n`` times waits until rank ``r``'s ``n``-th push
+is applied, so ``push; pull`` on every worker sees that step's result, as in MXNet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
+from kvcli.store.local import sum_into
+
+Key = Any  # int | str
+
+#: What a restarted server says about a key it lost.
+RESTART_HINT = (
+    "it was restarted by Ray and lost its values and optimizer: call init(...) for the key "
+    "again on every worker"
+)
+
+
+class _Changes:
+    """Wakes every coroutine waiting for "something changed" (asyncio is single-threaded)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait_until(self, done: Callable[[], bool], deadline: float) -> bool:
+        """Wait until ``done()`` or the monotonic ``deadline``; returns ``done()``."""
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._event.wait(), remaining)
+            except asyncio.TimeoutError:
+                return done()
+        return True
+
+
+@dataclass
+class _Slot:
+    """One key (or one row range of a big key) on one server."""
+
+    value: np.ndarray
+    num_workers: int
+    #: applied[r]: how many of rank r's pushes have been applied.
+    applied: list[int] = field(default_factory=list)
+    #: pending[r][seq]: rank r's push number ``seq``, arrived but not applied yet.
+    pending: list[dict[int, np.ndarray]] = field(default_factory=list)
+    #: dist_sync: errors the updater raised, by step; a pull that needs the step re-raises
+    #: it (in dist_async only the pusher hears of it, from its push).
+    errors: dict[int, BaseException] = field(default_factory=dict)
+    scratch: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.applied = [0] * self.num_workers
+        self.pending = [{} for _ in range(self.num_workers)]
+
+
+class KeyServer:
+    """Holds values for a share of the keys and applies pushes to them.
+
+    Args:
+        index: this server's number (0..num_servers-1), used in messages.
+        num_workers: how many workers push to every key.
+        mode: ``"sync"`` or ``"async"``; None when the launcher started the server before a
+            worker said which (rank 0's first ``init`` sets it).
+    """
+
+    def __init__(self, index: int, num_workers: int, mode: str | None = None) -> None:
+        import ray
+
+        self.index = index
+        self.num_workers = num_workers
+        self.mode = mode
+        with warnings.catch_warnings():  # Ray 2.x warns about an internal it uses here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        #: A restarted server has lost the updater; it refuses pushes until it gets one.
+        self.needs_updater = self.restarted
+        self.updater: Callable[[Key, np.ndarray, np.ndarray], None] | None = None
+        self.slots: dict[Key, _Slot] = {}
+        self.gone: dict[int, str] = {}
+        self._changes = _Changes()
+
+    # ------------------------------------------------------------------ helpers
+    def _name(self) -> str:
+        return f"kvcli server {self.index}"
+
+    def _slot(self, key: Key, verb: str) -> _Slot:
+        slot = self.slots.get(key)
+        if slot is None:
+            if self.restarted:
+                raise DistributedError(f"{verb} of key {key!r}: {self._name()} has no value for it: {RESTART_HINT}")
+            raise DistributedError(
+                f"{verb} of key {key!r}: {self._name()} has no value for it: rank 0 must init the key "
+                "(init is collective: every worker calls it)"
+            )
+        return slot
+
+    def _gone_message(self, ranks: list[int]) -> str | None:
+        gone = [r for r in ranks if r in self.gone]
+        if not gone:
+            return None
+        return "; ".join(f"rank {r} {self.gone[r]}" for r in gone)
+
+    # ------------------------------------------------------------------ API
+    async def ping(self) -> dict[str, Any]:
+        """Health and status: restart flag, mode, key count."""
+        return {
+            "index": self.index,
+            "restarted": self.restarted,
+            "needs_updater": self.needs_updater,
+            "mode": self.mode,
+            "keys": len(self.slots),
+        }
+
+    async def init(self, key: Key, value: np.ndarray, mode: str) -> bool:
+        """Set ``key``'s value (a copy), reset its push counters and optimizer state.
+
+        Returns whether this server still needs the updater (it was restarted).
+        """
+        if self.mode is None:
+            self.mode = mode
+        elif self.mode != mode:
+            raise DistributedError(
+                f"init of key {key!r}: {self._name()} runs dist_{self.mode} but this worker is "
+                f"dist_{mode}: every worker must create the same store type"
+            )
+        old = self.slots.get(key)
+        self.slots[key] = _Slot(np.array(value, copy=True, order="C"), self.num_workers)
+        reset = getattr(self.updater, "reset", None)
+        if reset is not None:
+            reset(key)
+        if old is not None:
+            self._changes.notify()  # pulls waiting on the old value must fail, not hang
+        return self.needs_updater
+
+    async def info(self, keys: list[Key]) -> dict[Key, tuple[tuple[int, ...], str] | None]:
+        """Shape and dtype of each key's part held here (None when missing)."""
+        return {
+            k: (tuple(s.value.shape), str(s.value.dtype)) if (s := self.slots.get(k)) is not None else None
+            for k in keys
+        }
+
+    async def delete(self, key: Key) -> None:
+        """Forget ``key`` (no error when it is not here)."""
+        if self.slots.pop(key, None) is not None:
+            reset = getattr(self.updater, "reset", None)
+            if reset is not None:
+                reset(key)
+            self._changes.notify()
+
+    async def set_updater(self, updater: Any, state: dict[str, Any] | None) -> None:
+        """Replace the updater (None: assign); ``state`` is this server's share of its state."""
+        if state is not None:
+            updater.load_state_dict(state)
+        self.updater = updater
+        self.needs_updater = False
+
+    async def get_state(self) -> dict[str, Any] | None:
+        """The updater's state (``state_dict()``) for the keys held here, or None."""
+        state_dict = getattr(self.updater, "state_dict", None)
+        return None if state_dict is None else state_dict()
+
+    async def mark_gone(self, rank: int, reason: str) -> None:
+        """Record that ``rank`` will push no more (it died or exited); waiters fail at once."""
+        self.gone[rank] = reason
+        self._changes.notify()
+
+    async def push(self, key: Key, rank: int, seq: int, value: np.ndarray) -> None:
+        """Rank ``rank``'s ``seq``-th push to ``key`` (already summed over its devices).
+
+        Returns once the push is recorded — and applied, when it completes a step.
+        """
+        slot = self._slot(key, "push")
+        if self.needs_updater:
+            raise DistributedError(f"push to key {key!r}: {self._name()} {RESTART_HINT}")
+        if value.shape != slot.value.shape:
+            raise ShapeMismatchError(
+                f"push of key {key!r}: {self._name()} holds shape {slot.value.shape}, got {value.shape}; "
+                "every worker must init the key with the same shape"
+            )
+        if value.dtype != slot.value.dtype:
+            raise DTypeMismatchError(
+                f"push of key {key!r}: {self._name()} holds dtype {slot.value.dtype}, got {value.dtype}; "
+                "every worker must init the key with the same dtype"
+            )
+        if seq <= slot.applied[rank] or seq in slot.pending[rank]:
+            raise DistributedError(
+                f"push of key {key!r}: rank {rank} sent push number {seq} twice; two processes "
+                "may be using the same rank"
+            )
+        slot.pending[rank][seq] = value
+        try:
+            if self.mode == "sync":
+                self._apply_sync(key, slot)
+            else:
+                self._apply_async(key, slot, rank)
+        finally:
+            self._changes.notify()
+
+    def _apply_sync(self, key: Key, slot: _Slot) -> None:
+        workers = range(self.num_workers)
+        while all(slot.applied[r] + 1 in slot.pending[r] for r in workers):
+            step = slot.applied[0] + 1
+            arrays = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
+            for r in workers:
+                slot.applied[r] += 1
+            self._apply(key, slot, arrays, step)
+
+    def _apply_async(self, key: Key, slot: _Slot, rank: int) -> None:
+        while slot.applied[rank] + 1 in slot.pending[rank]:
+            seq = slot.applied[rank] + 1
+            array = slot.pending[rank].pop(seq)
+            slot.applied[rank] = seq
+            self._apply(key, slot, [array], None)
+
+    def _apply(self, key: Key, slot: _Slot, arrays: list[np.ndarray], step: int | None) -> None:
+        if self.updater is None:
+            sum_into(slot.value, arrays)  # assign: the sum goes straight into the stored value
+            return
+        # The pushed arrays are read-only views of Ray's object store; the updater gets a
+        # writable sum, as it would locally.
+        if slot.scratch is None:
+            slot.scratch = np.empty_like(slot.value)
+        merged = sum_into(slot.scratch, arrays)
+        try:
+            self.updater(key, merged, slot.value)
+        except Exception as error:
+            if step is not None:
+                slot.errors[step] = error
+                for old in [s for s in slot.errors if s < step - 16]:
+                    del slot.errors[old]
+            raise
+
+    async def pull(self, key: Key, rank: int, need: int, timeout: float) -> list[Any]:
+        """``key``'s value once rank ``rank``'s ``need``-th push is applied.
+
+        Returns ``[ObjectRef]``: the value is put in the object store here, so the snapshot
+        is taken before any later push changes it.
+        """
+        import ray
+
+        slot = self._slot(key, "pull")
+        if need > slot.applied[rank]:
+            await self._wait_applied(key, slot, rank, need, timeout)
+        error = slot.errors.get(need) if self.mode == "sync" else None
+        if error is not None:  # every rank learns that the step it pushed to failed
+            raise DistributedError(
+                f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
+                f"{type(error).__name__}: {error}"
+            )
+        return [ray.put(slot.value)]
+
+    async def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
+        def missing() -> list[int]:
+            if self.mode != "sync":
+                return []
+            return [r for r in range(self.num_workers) if slot.applied[r] + 1 not in slot.pending[r]]
+
+        def settled() -> bool:
+            return (
+                self.slots.get(key) is not slot
+                or slot.applied[rank] >= need
+                or self._gone_message(missing()) is not None
+            )
+
+        done = await self._changes.wait_until(settled, time.monotonic() + timeout)
+        kind = f"dist_{self.mode}"
+        if self.slots.get(key) is not slot:
+            raise DistributedError(
+                f"pull of key {key!r}: the key was initialised again or deleted while rank {rank} "
+                "waited for its push to be applied"
+            )
+        if slot.applied[rank] >= need:
+            return
+        step = slot.applied[rank] + 1
+        gone = self._gone_message(missing())
+        if done and gone is not None:
+            raise DistributedError(
+                f"{kind} pull of key {key!r} cannot complete step {step}: {gone}, before pushing it"
+            )
+        raise DistributedError(
+            f"{kind} pull of key {key!r} timed out after {timeout:g}s waiting for step {step}: no push "
+            f"yet from rank(s) {missing()} (a worker died, hangs, or skipped the push); "
+            "raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
+        )
+
+    async def stats(self) -> dict[Key, dict[str, Any]]:
+        """Per key: the shape held here and the push counters (for tests and debugging)."""
+        return {
+            k: {"shape": tuple(s.value.shape), "applied": list(s.applied), "pending": [sorted(p) for p in s.pending]}
+            for k, s in self.slots.items()
+        }
+
+
+class Coordinator:
+    """Group membership and barriers for one launched job."""
+
+    def __init__(self, num_workers: int, num_servers: int) -> None:
+        self.num_workers = num_workers
+        self.num_servers = num_servers
+        self.mode: str | None = None
+        self.members: dict[int, str] = {}
+        self.gone: dict[int, str] = {}
+        self.arrived: dict[int, set[int]] = {}
+        self._changes = _Changes()
+
+    async def config(self) -> dict[str, Any]:
+        """The group's size: ``num_workers`` and ``num_servers``."""
+        return {"num_workers": self.num_workers, "num_servers": self.num_servers}
+
+    async def register(self, rank: int, token: str, mode: str) -> dict[str, Any]:
+        """A worker joins as ``rank`` (``token`` tells processes apart); checks the mode."""
+        if not 0 <= rank < self.num_workers:
+            raise DistributedError(
+                f"rank {rank} is out of range: this group has {self.num_workers} workers (ranks 0..{self.num_workers - 1})"
+            )
+        holder = self.members.get(rank)
+        if holder is not None and holder != token:
+            raise DistributedError(f"rank {rank} is already taken by another process in this group")
+        if self.mode is None:
+            self.mode = mode
+        elif self.mode != mode:
+            raise DistributedError(
+                f"rank {rank} created a dist_{mode} store but the group runs dist_{self.mode}: "
+                "every worker must create the same store type"
+            )
+        self.members[rank] = token
+        return {"num_workers": self.num_workers, "num_servers": self.num_servers}
+
+    async def mark_gone(self, rank: int, reason: str) -> None:
+        """Record that ``rank`` has died or exited; barriers waiting for it fail at once."""
+        self.gone[rank] = reason
+        self._changes.notify()
+
+    async def barrier(self, rank: int, generation: int, timeout: float) -> None:
+        """Return once every rank has called its ``generation``-th barrier."""
+        arrived = self.arrived.setdefault(generation, set())
+        arrived.add(rank)
+        self._changes.notify()
+        everyone = set(range(self.num_workers))
+
+        def settled() -> bool:
+            return arrived >= everyone or any(r in self.gone for r in everyone - arrived)
+
+        done = await self._changes.wait_until(settled, time.monotonic() + timeout)
+        if arrived >= everyone:
+            # Every rank got here; drop old generations (a rank is at most one behind).
+            for old in [g for g in self.arrived if g < generation - 1]:
+                del self.arrived[old]
+            return
+        missing = sorted(everyone - arrived)
+        gone = [r for r in missing if r in self.gone]
+        if done and gone:
+            raise DistributedError(
+                f"barrier {generation} cannot complete: "
+                + "; ".join(f"rank {r} {self.gone[r]}" for r in gone)
+            )
+        raise DistributedError(
+            f"barrier {generation} timed out after {timeout:g}s: rank(s) {missing} did not reach it "
+            "(a worker died, hangs, or skipped it); raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
+        )
