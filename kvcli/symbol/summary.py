@@ -213,11 +213,11 @@ def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> 
     table = Table(title=title, title_justify="left", show_lines=False, header_style="bold")
     table.add_column("Layer", overflow="fold")
     table.add_column("Op")
-    table.add_column("Output shape")
+    table.add_column("Output shape", no_wrap=True)
     table.add_column("Params", justify="right")
     table.add_column("Previous layers", overflow="fold")
     for layer in summary.layers:
-        shapes = ", ".join(format_shape(s, " x ") for s in layer.output_shapes)
+        shapes = ", ".join(format_shape(s) for s in layer.output_shapes)
         count = layer.params + layer.aux
         cell = f"{count:,}" if count or not layer.unknown_params else ""
         if layer.unknown_params:

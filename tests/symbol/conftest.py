@@ -1,0 +1,53 @@
+"""Fixtures for the symbol tests: the shared sample models and a way to run the CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = (REPO / ".." / "shared").resolve()
+SAMPLES = REPO / "sample_graphs"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """/work/shared (read-only reference files); skip when this checkout has none."""
+    if not (SHARED / "sample_models").is_dir():
+        pytest.skip(f"reference models not found at {SHARED} (expected ../shared next to the repo)")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def models(shared: Path) -> Path:
+    return shared / "sample_models"
+
+
+@pytest.fixture(scope="session")
+def reference(shared: Path) -> Path:
+    return shared / "mxnet_reference"
+
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
+                               reason="graphviz 'dot' program is not installed")
+
+
+def run_kvcli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+              timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m kvcli ARGS`` and capture text output."""
+    full_env = dict(os.environ)
+    full_env.update({"NO_COLOR": "1", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"})
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=timeout, encoding="utf-8")
+
+
+@pytest.fixture
+def kvcli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_kvcli
