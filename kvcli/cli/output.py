@@ -77,3 +77,66 @@ def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
     """Print ``message`` as an error and exit with ``code`` (1: user error)."""
     print_error(message)
     raise SystemExit(code)
+
+
+# ---------------------------------------------------------------------- plain, fast output
+def note(message: str) -> None:
+    """A status line on stderr without importing rich (dim on a terminal, plain otherwise).
+
+    Data goes to stdout; what a command did goes here, so scripts can read stdout.
+    """
+    stream = sys.stderr
+    if stream.isatty() and not _no_color():
+        stream.write(f"\x1b[2m{message}\x1b[0m\n")
+    else:
+        stream.write(message + "\n")
+    stream.flush()
+
+
+def _no_color() -> bool:
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def print_text(text: str) -> None:
+    """Write ``text`` and a newline to stdout (plain, no rich)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def format_array(array: Any) -> str:
+    """An array as numpy prints it (``[[2. 2.] [2. 2.]]``; ints without dots)."""
+    import numpy as np
+
+    return np.array2string(array, separator=" ") if array.ndim else str(array)
+
+
+def json_value(array: Any) -> Any:
+    """``array.tolist()``, with float16/float32 numbers as their shortest decimal
+    (``0.1``, not ``0.10000000149011612``) so JSON shows the dtype's value."""
+    import numpy as np
+
+    if array.dtype.kind == "f" and array.dtype.itemsize < 8 and array.size <= 1_000_000:
+        flat = [float(str(x)) for x in array.ravel()]
+        if array.ndim == 0:
+            return flat[0]
+        return np.array(flat, dtype=object).reshape(array.shape).tolist()
+    return array.tolist()
+
+
+def array_payload(key: Any, array: Any, **extra: Any) -> dict[str, Any]:
+    """The JSON object of one pulled key: ``{"key", "shape", "dtype", "value"}``."""
+    payload = {"key": key, "shape": list(array.shape), "dtype": array.dtype.name, "value": json_value(array)}
+    payload.update(extra)
+    return payload
+
+
+def human_bytes(size: int) -> str:
+    """``1536`` -> ``1.5 KiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover

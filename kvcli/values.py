@@ -1,0 +1,498 @@
+"""The safe value language of the CLI: ``"ones(3,3)*8"``, ``"[[1,2],[3,4]]"``, ``"@w.npy"``.
+
+A value is one of
+
+* an expression over numbers, nested lists and a few numpy-like constructors:
+  ``ones(3,3)*2``, ``zeros((2,2))``, ``full((2,2), 0.5)``, ``arange(9).reshape(3,3)``,
+  ``eye(3)``, ``linspace(0, 1, 5)``, ``array([1,2], dtype=int32)``, ``-ones(2)**2 / 4``;
+* ``@FILE.npy``: an array read from a ``.npy`` file (never unpickled), dtype kept;
+* ``-``: a ``.npy`` read from standard input.
+
+The expression is parsed with :mod:`ast` and walked over a whitelist; nothing is ever
+``eval``-ed. Arrays are ``float32`` unless a ``dtype=`` says otherwise (as in MXNet).
+Every array an expression would create is sized *before* it is allocated and refused
+above ``KVCLI_MAX_ELEMENTS`` elements (default 2**27), so ``ones(10**12)`` is an error,
+not an out-of-memory kill; integers, exponents and nesting depth are capped as well.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from kvcli.errors import ValueLanguageError
+
+DEFAULT_DTYPE = "float32"
+DEFAULT_MAX_ELEMENTS = 1 << 27
+MAX_TEXT = 1 << 20  # characters of one expression
+MAX_DEPTH = 64  # nesting of the expression tree
+MAX_NODES = 200_000
+MAX_NDIM = 32
+MAX_INT = 1 << 63  # |integers| in the expression (shapes, exponents, constants)
+
+#: dtypes a value may have (numeric only: no object, no strings, nothing to unpickle).
+DTYPES = (
+    "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "bool",
+)
+
+FUNCTIONS = ("ones", "zeros", "full", "arange", "eye", "linspace", "array")
+METHODS = ("reshape", "astype")
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
+HELP = (
+    "VALUE is an expression such as 'ones(3,3)*8', 'zeros(2,2)', 'full((2,2),0.5)', "
+    "'arange(9).reshape(3,3)', 'eye(3)', '[[1,2],[3,4]]' or '2.5' (float32 unless "
+    "dtype=int32/float64/... is given, as in MXNet), '@file.npy' to read a .npy file, "
+    "or '-' for a .npy on stdin. Only these names and + - * / // % ** are allowed."
+)
+
+
+def max_elements() -> int:
+    """The element cap: ``KVCLI_MAX_ELEMENTS`` or 2**27 (512 MiB of float32)."""
+    raw = os.environ.get("KVCLI_MAX_ELEMENTS")
+    if not raw:
+        return DEFAULT_MAX_ELEMENTS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueLanguageError(f"KVCLI_MAX_ELEMENTS={raw!r} is not a whole number") from None
+    return max(value, 1)
+
+
+def check_dtype(name: Any, where: str = "dtype") -> np.dtype:
+    """``np.dtype(name)`` for the whitelisted numeric dtypes; a clear error otherwise."""
+    text = name.name if isinstance(name, np.dtype) else str(name)
+    if text not in DTYPES:
+        raise ValueLanguageError(f"{where} {text!r} is not allowed: use one of {', '.join(DTYPES)}")
+    return np.dtype(text)
+
+
+def parse_value(
+    text: str,
+    *,
+    dtype: str | None = None,
+    default_dtype: Any = DEFAULT_DTYPE,
+    stdin: IO[bytes] | None = None,
+    limit: int | None = None,
+) -> np.ndarray:
+    """Turn one CLI value into a numpy array.
+
+    Args:
+        text: the expression, ``@FILE.npy`` or ``-``.
+        dtype: convert the result to this dtype (the ``--dtype`` option).
+        default_dtype: the dtype of arrays the expression builds without ``dtype=``
+            (float32; a push passes the stored dtype so ``ones(3)`` fits an int key).
+        stdin: where ``-`` reads from (default ``sys.stdin.buffer``).
+        limit: element cap (default :func:`max_elements`).
+    """
+    target = check_dtype(dtype, "--dtype") if dtype is not None else None
+    default = check_dtype(default_dtype)
+    if text == "-":
+        array = load_npy(stdin if stdin is not None else sys.stdin.buffer, "standard input")
+    elif text.startswith("@"):
+        array = load_npy_file(text[1:])
+    else:
+        array = evaluate(text, default_dtype=default, limit=limit)
+    if target is not None and array.dtype != target:
+        array = array.astype(target)
+    return array
+
+
+def load_npy_file(path: str) -> np.ndarray:
+    """Read a ``.npy`` file without unpickling; errors name the file."""
+    if not path:
+        raise ValueLanguageError("'@' needs a file name: write @weights.npy")
+    file = Path(path).expanduser()
+    try:
+        with open(file, "rb") as handle:
+            return load_npy(handle, str(path))
+    except FileNotFoundError:
+        raise ValueLanguageError(f"value file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueLanguageError(f"value file {path!r} is a folder: give a .npy file") from None
+    except PermissionError:
+        raise ValueLanguageError(f"value file {path!r} cannot be read (permission denied)") from None
+
+
+def load_npy(handle: IO[bytes], name: str) -> np.ndarray:
+    """Read one ``.npy`` array from an open binary stream, refusing pickles and objects."""
+    from numpy.lib import format as npy
+
+    try:
+        start = handle.read(6)
+        handle_rest = start + handle.read(2) if start == npy.MAGIC_PREFIX else start
+        if start != npy.MAGIC_PREFIX:
+            if handle_rest[:1] == b"\x80":
+                raise ValueLanguageError(f"{name} holds a Python pickle, which kvcli refuses to load: save it with numpy.save")
+            raise ValueLanguageError(f"{name} is not a .npy file (save arrays with numpy.save)")
+        version = (handle_rest[6], handle_rest[7])
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(handle)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = npy.read_array_header_2_0(handle)
+        else:
+            raise ValueLanguageError(f"{name} has an unknown .npy version {version}")
+        if dtype.hasobject or dtype.kind not in "biuf":
+            raise ValueLanguageError(
+                f"{name} holds dtype {dtype} (Python objects or non-numbers), which kvcli refuses to load"
+            )
+        count = math.prod(shape)
+        data = _read_exact(handle, count * dtype.itemsize, name)
+        array = np.frombuffer(data, dtype=dtype, count=count)
+        if fortran:
+            return array.reshape(shape[::-1]).transpose()
+        return array.reshape(shape)
+    except ValueLanguageError:
+        raise
+    except (ValueError, OSError, EOFError, IndexError) as error:
+        raise ValueLanguageError(f"{name} is not a valid .npy file ({error})") from None
+
+
+def _read_exact(handle: IO[bytes], size: int, name: str) -> bytearray:
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    reader = getattr(handle, "readinto", None)
+    while got < size:
+        if reader is not None:
+            n = reader(view[got:])
+        else:  # pragma: no cover - streams without readinto
+            chunk = handle.read(size - got)
+            n = len(chunk)
+            view[got:got + n] = chunk
+        if not n:
+            raise ValueLanguageError(f"{name} is truncated: {got} of {size} data bytes")
+        got += n
+    return data
+
+
+# ---------------------------------------------------------------------- expressions
+def evaluate(text: str, *, default_dtype: Any = DEFAULT_DTYPE, limit: int | None = None) -> np.ndarray:
+    """Evaluate an expression of the value language (see the module docs)."""
+    if len(text) > MAX_TEXT:
+        raise ValueLanguageError(f"value expression is {len(text)} characters long; the limit is {MAX_TEXT}: use @file.npy")
+    source = text.strip()
+    if not source:
+        raise ValueLanguageError("empty value: give an expression such as 'ones(3,3)' or '[1, 2]'")
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError) as error:
+        raise ValueLanguageError(f"value {_short(text)} does not parse ({error.msg if isinstance(error, SyntaxError) else error}): {HELP}") from None
+    except (RecursionError, MemoryError):
+        raise ValueLanguageError(f"value {_short(text)} is nested too deeply") from None
+    evaluator = _Evaluator(text, check_dtype(default_dtype), max_elements() if limit is None else limit)
+    result = evaluator.run(tree)
+    return evaluator.finish(result)
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+class _Evaluator:
+    """Walks the whitelisted AST; values are Python numbers, lists/tuples or ndarrays."""
+
+    def __init__(self, text: str, default: np.dtype, limit: int) -> None:
+        self.text = text
+        self.default = default
+        self.limit = limit
+        self.explicit = False  # a dtype= or astype() chose the dtype
+        self.nodes = 0
+
+    # -- driver ------------------------------------------------------------------
+    def run(self, tree: ast.Expression) -> Any:
+        return self.eval(tree.body, 0)
+
+    def finish(self, value: Any) -> np.ndarray:
+        array = self.to_array(value)
+        if not self.explicit and array.dtype != self.default and np.can_cast(array.dtype, self.default, "same_kind"):
+            array = array.astype(self.default)
+        return array if array.flags.c_contiguous else np.array(array, order="C")
+
+    def fail(self, message: str) -> ValueLanguageError:
+        return ValueLanguageError(f"value {_short(self.text)}: {message}")
+
+    def eval(self, node: ast.AST, depth: int) -> Any:
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise self.fail("expression is too deeply nested or too long: use @file.npy for big data")
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise self.fail(f"{_describe(node)} is not allowed. {HELP}")
+        return method(node, depth + 1)
+
+    # -- leaves ------------------------------------------------------------------
+    def _Constant(self, node: ast.Constant, depth: int) -> Any:
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, str):
+                raise self.fail(f"the string {value!r} is only allowed as a dtype (dtype='int32')")
+            raise self.fail(f"{value!r} is not a number")
+        return self.check_int(value)
+
+    def _Name(self, node: ast.Name, depth: int) -> Any:
+        if node.id in CONSTANTS:
+            return CONSTANTS[node.id]
+        if node.id in DTYPES:
+            raise self.fail(f"{node.id} is a dtype: use it as dtype={node.id} or .astype({node.id})")
+        if node.id in FUNCTIONS:
+            raise self.fail(f"{node.id} is a function: call it, e.g. {node.id}(3)")
+        raise self.fail(f"unknown name {node.id!r}: use numbers, lists, {', '.join(FUNCTIONS)}, .reshape(), .astype()")
+
+    def _List(self, node: ast.List, depth: int) -> Any:
+        return [self.eval(item, depth) for item in node.elts]
+
+    def _Tuple(self, node: ast.Tuple, depth: int) -> Any:
+        return tuple(self.eval(item, depth) for item in node.elts)
+
+    # -- operators ---------------------------------------------------------------
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> Any:
+        operand = self.eval(node.operand, depth)
+        if isinstance(node.op, ast.USub):
+            return self.check_int(-operand) if _is_number(operand) else np.negative(self.to_array(operand))
+        if isinstance(node.op, ast.UAdd):
+            return operand if _is_number(operand) else self.to_array(operand)
+        raise self.fail(f"operator {type(node.op).__name__} is not allowed: use + - * / // % **")
+
+    _BINOPS = {
+        ast.Add: ("+", np.add),
+        ast.Sub: ("-", np.subtract),
+        ast.Mult: ("*", np.multiply),
+        ast.Div: ("/", np.true_divide),
+        ast.FloorDiv: ("//", np.floor_divide),
+        ast.Mod: ("%", np.remainder),
+        ast.Pow: ("**", np.power),
+    }
+
+    def _BinOp(self, node: ast.BinOp, depth: int) -> Any:
+        entry = self._BINOPS.get(type(node.op))
+        if entry is None:
+            raise self.fail(f"operator {type(node.op).__name__} is not allowed: use + - * / // % **")
+        symbol, ufunc = entry
+        left = self.eval(node.left, depth)
+        right = self.eval(node.right, depth)
+        if _is_number(left) and _is_number(right):
+            return self.scalar_op(symbol, left, right)
+        a, b = self.operand(left), self.operand(right)
+        shape_a = np.shape(a)
+        shape_b = np.shape(b)
+        try:
+            shape = np.broadcast_shapes(shape_a, shape_b)
+        except ValueError:
+            raise self.fail(f"shapes {shape_a} and {shape_b} do not broadcast for {symbol}") from None
+        self.check_size(shape, f"the result of {symbol}")
+        try:
+            with np.errstate(all="ignore"):
+                return ufunc(a, b)
+        except (ValueError, OverflowError, TypeError) as error:
+            raise self.fail(f"{symbol} failed: {error}") from None
+
+    def scalar_op(self, symbol: str, a: float, b: float) -> float:
+        try:
+            if symbol == "**":
+                if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
+                    if b * math.log2(abs(a)) > 63:
+                        raise self.fail(f"{a}**{b} is too large (integers are limited to 2**63)")
+                if isinstance(b, int) and b < 0 and isinstance(a, int):
+                    a = float(a)
+                return self.check_int(a**b)
+            result = {
+                "+": lambda: a + b,
+                "-": lambda: a - b,
+                "*": lambda: a * b,
+                "/": lambda: a / b,
+                "//": lambda: a // b,
+                "%": lambda: a % b,
+            }[symbol]()
+        except ZeroDivisionError:
+            raise self.fail(f"division by zero in {a} {symbol} {b}") from None
+        except OverflowError:
+            raise self.fail(f"{a} {symbol} {b} overflows") from None
+        if isinstance(result, complex):
+            raise self.fail(f"{a} {symbol} {b} is a complex number")
+        return self.check_int(result)
+
+    def check_int(self, value: Any) -> Any:
+        if isinstance(value, complex):
+            raise self.fail("complex numbers are not supported")
+        if isinstance(value, int) and abs(value) >= MAX_INT:
+            raise self.fail(f"the integer {value if value.bit_length() < 200 else '...'} is too large (limit 2**63)")
+        return value
+
+    # -- calls -------------------------------------------------------------------
+    def _Attribute(self, node: ast.Attribute, depth: int) -> Any:
+        if node.attr == "T":
+            return self.to_array(self.eval(node.value, depth)).T
+        raise self.fail(f"attribute .{node.attr} is not allowed: use .reshape(...), .astype(...) or .T")
+
+    def _Call(self, node: ast.Call, depth: int) -> Any:
+        if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.fail("* and ** arguments are not allowed")
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id not in FUNCTIONS:
+                raise self.fail(f"unknown function {func.id!r}: use {', '.join(FUNCTIONS)}")
+            name, target = func.id, None
+        elif isinstance(func, ast.Attribute):
+            if func.attr not in METHODS:
+                raise self.fail(f"method .{func.attr}() is not allowed: use .reshape(...) or .astype(...)")
+            name, target = func.attr, self.to_array(self.eval(func.value, depth))
+            if name == "astype":  # the argument is a dtype name, not a value
+                if len(node.args) + len(node.keywords) != 1 or (node.keywords and node.keywords[0].arg != "dtype"):
+                    raise self.fail("astype takes one dtype name: .astype(int32)")
+                return target.astype(self.dtype_arg(node.args[0] if node.args else node.keywords[0].value))
+        else:
+            raise self.fail(f"{_describe(func)} cannot be called")
+        args = [self.eval(arg, depth) for arg in node.args]
+        kwargs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg == "dtype":
+                kwargs["dtype"] = self.dtype_arg(keyword.value)
+            elif name == "linspace" and keyword.arg == "num":
+                kwargs["num"] = self.eval(keyword.value, depth)
+            else:
+                raise self.fail(f"{name}() has no keyword {keyword.arg!r} (only dtype=)")
+        if target is not None:
+            return self.call_reshape(target, args, kwargs)
+        return getattr(self, "call_" + name)(args, kwargs)
+
+    def dtype_arg(self, node: ast.AST) -> np.dtype:
+        self.explicit = True
+        if isinstance(node, ast.Name):
+            return check_dtype(node.id)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return check_dtype(node.value)
+        raise self.fail(f"dtype must be a name such as float32 or 'int32', not {_describe(node)}")
+
+    def dtype_of(self, kwargs: dict[str, Any]) -> np.dtype:
+        return kwargs.get("dtype", self.default)
+
+    def call_ones(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        shape = self.shape_of(args, "ones")
+        return np.ones(shape, self.dtype_of(kwargs))
+
+    def call_zeros(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        shape = self.shape_of(args, "zeros")
+        return np.zeros(shape, self.dtype_of(kwargs))
+
+    def call_full(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if len(args) != 2 or not _is_number(args[1]):
+            raise self.fail("full takes a shape and a number: full((2,2), 0.5)")
+        shape = self.shape_of([args[0]], "full")
+        try:
+            return np.full(shape, args[1], self.dtype_of(kwargs))
+        except (OverflowError, ValueError) as error:
+            raise self.fail(f"full: {error}") from None
+
+    def call_arange(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if not 1 <= len(args) <= 3 or not all(_is_number(a) for a in args):
+            raise self.fail("arange takes 1 to 3 numbers: arange(stop), arange(start, stop[, step])")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        if step == 0:
+            raise self.fail("arange step must not be 0")
+        if not all(math.isfinite(x) for x in (start, stop, step)):
+            raise self.fail("arange needs finite numbers")
+        count = max(0, math.ceil((stop - start) / step))
+        self.check_size((count,), "arange")
+        return np.arange(start, stop, step, dtype=self.dtype_of(kwargs))
+
+    def call_eye(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if not 1 <= len(args) <= 2:
+            raise self.fail("eye takes N or N, M: eye(3)")
+        n = self.dim(args[0], "eye")
+        m = self.dim(args[1], "eye") if len(args) == 2 else n
+        self.check_size((n, m), "eye")
+        return np.eye(n, m, dtype=self.dtype_of(kwargs))
+
+    def call_linspace(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if "num" in kwargs:
+            args = [*args, kwargs["num"]]
+        if len(args) not in (2, 3) or not all(_is_number(a) for a in args):
+            raise self.fail("linspace takes start, stop[, num]: linspace(0, 1, 5)")
+        num = self.dim(args[2], "linspace") if len(args) == 3 else 50
+        self.check_size((num,), "linspace")
+        return np.linspace(args[0], args[1], num, dtype=self.dtype_of(kwargs))
+
+    def call_array(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if len(args) != 1:
+            raise self.fail("array takes one list: array([1, 2], dtype=int32)")
+        return self.to_array(args[0], self.dtype_of(kwargs))
+
+    def call_reshape(self, target: np.ndarray, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
+        if kwargs:
+            raise self.fail("reshape takes only a shape")
+        if len(args) == 1 and isinstance(args[0], (tuple, list)):
+            args = list(args[0])
+        if not args or not all(isinstance(a, int) and a >= -1 for a in args) or len(args) > MAX_NDIM:
+            raise self.fail("reshape takes whole numbers (one may be -1): .reshape(3, 3)")
+        try:
+            return target.reshape(args)
+        except ValueError as error:
+            raise self.fail(f"cannot reshape an array of shape {target.shape}: {error}") from None
+
+    # -- helpers ----------------------------------------------------------------------
+    def dim(self, value: Any, what: str) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or value < 0:
+            raise self.fail(f"{what} needs whole, non-negative sizes, not {value!r}")
+        return value
+
+    def shape_of(self, args: list[Any], what: str) -> tuple[int, ...]:
+        if len(args) == 1 and isinstance(args[0], (tuple, list)):
+            args = list(args[0])
+        if len(args) > MAX_NDIM:
+            raise self.fail(f"{what}: at most {MAX_NDIM} dimensions")
+        shape = tuple(self.dim(a, what) for a in args)
+        self.check_size(shape, what)
+        return shape
+
+    def check_size(self, shape: tuple[int, ...], what: str) -> None:
+        count = math.prod(shape)
+        if count > self.limit:
+            raise self.fail(
+                f"{what} would have {count:,} elements, more than the limit of {self.limit:,} "
+                "(set KVCLI_MAX_ELEMENTS to raise it, or use @file.npy)"
+            )
+
+    def operand(self, value: Any) -> Any:
+        return value if _is_number(value) else self.to_array(value)
+
+    def to_array(self, value: Any, dtype: np.dtype | None = None) -> np.ndarray:
+        if isinstance(value, np.ndarray):
+            return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+        self.check_size((_count(value),), "the list")
+        try:
+            array = np.array(value, dtype=dtype or self.default)
+        except (ValueError, TypeError, OverflowError) as error:
+            raise self.fail(f"the list is not a regular array ({error})") from None
+        return array
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> int:
+    """Elements of a nested list/tuple of numbers and arrays (without building it)."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, (list, tuple)):
+        return sum(_count(item) for item in value) if value else 0
+    return 1
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return repr(ast.unparse(node)[:40])
+    except Exception:  # pragma: no cover
+        return type(node).__name__
