@@ -372,6 +372,8 @@ ValuesFor = Callable[[Key, KeyEntry], Any]
 class _Txn:
     manifest: Manifest
     changed: list[Key] = field(default_factory=list)
+    #: keys the live store may have changed (forgotten if the command fails)
+    at_risk: list[Key] = field(default_factory=list)
     dirty: bool = False
     save_state: bool = False
 
@@ -404,7 +406,9 @@ class Session:
         store_type: str | None = None,
         store_options: dict[str, Any] | None = None,
     ) -> None:
-        self.name = check_session_name(name or os.environ.get("KVCLI_SESSION") or DEFAULT_SESSION)
+        if name is None:
+            name = os.environ.get("KVCLI_SESSION") or DEFAULT_SESSION
+        self.name = check_session_name(name)
         self.home = Path(home).expanduser() if home is not None else default_home()
         self.path = self.home / "sessions" / self.name
         self.requested_type = _normal_type(store_type) if store_type else None
@@ -471,6 +475,7 @@ class Session:
             store = self._store_for(manifest, [])
             if manifest.optimizer_state:
                 self._sync_updater(manifest)
+            txn.at_risk.extend(keys)
             store.init(list(keys), arrays)
             results = []
             for key in keys:
@@ -496,6 +501,7 @@ class Session:
                 values = [values(key, entry) for key, entry in zip(keys, entries)]
             store = self._store_for(manifest, keys)
             self._sync_updater(manifest)
+            txn.at_risk.extend(keys)
             store.push(list(keys), list(values))
             for entry in entries:
                 entry.version += 1
@@ -703,7 +709,7 @@ class Session:
                 if write and (txn.dirty or (new and create)):
                     self._commit(txn)
             except BaseException:
-                self._invalidate(txn.changed)
+                self._invalidate([*txn.changed, *txn.at_risk])
                 raise
 
     def _read_manifest(self) -> Manifest | None:

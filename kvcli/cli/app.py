@@ -92,12 +92,15 @@ def build_app() -> Any:
     from kvcli.cli import symbol_cmds
 
     symbol_cmds.register(app)
+    from kvcli.cli import store_cmds
+
+    store_cmds.register(app)
     try:
-        from kvcli.cli import store_cmds
-    except ImportError:  # pragma: no cover - while the store commands are being written
-        store_cmds = None
-    if store_cmds is not None:
-        store_cmds.register(app)
+        from kvcli.cli import launch_cmd  # `kvcli launch` (distributed jobs)
+    except ImportError:  # pragma: no cover - not written yet
+        launch_cmd = None
+    if launch_cmd is not None:
+        launch_cmd.register(app)
     _app = app
     return app
 

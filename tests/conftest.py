@@ -1,0 +1,17 @@
+"""Shared test setup: no test ever touches the real user data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_kvcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point KVCLI_HOME at a fresh folder (tests that need their own pass --home or set it)."""
+    home = tmp_path_factory.mktemp("kvcli-home")
+    monkeypatch.setenv("KVCLI_HOME", str(home))
+    monkeypatch.delenv("KVCLI_SESSION", raising=False)
+    monkeypatch.delenv("KVCLI_TEST_CRASH_POINT", raising=False)
+    return home

@@ -1,0 +1,155 @@
+"""The CLI value language: what it builds, and what it refuses (clearly, before allocating)."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import time
+
+import numpy as np
+import pytest
+
+from kvcli.errors import ValueLanguageError
+from kvcli.values import evaluate, parse_value
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ones(3,3)*8", np.full((3, 3), 8, np.float32)),
+        ("zeros(2,2)", np.zeros((2, 2), np.float32)),
+        ("zeros((2,2))", np.zeros((2, 2), np.float32)),
+        ("full((2,2),0.5)", np.full((2, 2), 0.5, np.float32)),
+        ("arange(9).reshape(3,3)", np.arange(9, dtype=np.float32).reshape(3, 3)),
+        ("arange(6).reshape((2,3)).T", np.arange(6, dtype=np.float32).reshape(2, 3).T),
+        ("[[1,2],[3,4]]", np.array([[1, 2], [3, 4]], np.float32)),
+        ("2.5", np.array(2.5, np.float32)),
+        ("-ones(2)**2/4 + 1", np.full(2, 0.75, np.float32)),
+        ("(ones(2)+1)*(2-1)//1 % 5", np.full(2, 2, np.float32)),
+        ("eye(2)", np.eye(2, dtype=np.float32)),
+        ("linspace(0, 1, 3)", np.array([0, 0.5, 1], np.float32)),
+        ("ones(2, dtype=int32)*3", np.array([3, 3], np.int32)),
+        ("array([1, 2], dtype='int64')", np.array([1, 2], np.int64)),
+        ("arange(3).astype(uint8)", np.array([0, 1, 2], np.uint8)),
+        ("ones(2**3)", np.ones(8, np.float32)),
+    ],
+)
+def test_builds(text: str, expected: np.ndarray) -> None:
+    got = parse_value(text)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_float32_by_default_like_mxnet() -> None:
+    assert parse_value("[0.1, 1]").dtype == np.float32
+    assert parse_value("ones(2)*0.1").dtype == np.float32
+    assert parse_value("arange(3)/3").dtype == np.float32
+
+
+def test_default_dtype_follows_the_stored_key() -> None:
+    assert parse_value("ones(3)", default_dtype="int32").dtype == np.int32
+    assert parse_value("ones(3)", dtype="float64").dtype == np.float64
+
+
+def test_npy_file_keeps_its_dtype(tmp_path) -> None:
+    np.save(tmp_path / "w.npy", np.arange(4, dtype=np.int16))
+    got = parse_value(f"@{tmp_path / 'w.npy'}")
+    assert got.dtype == np.int16 and got.tolist() == [0, 1, 2, 3]
+
+
+def test_npy_from_stdin() -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, np.eye(2))
+    got = parse_value("-", stdin=io.BytesIO(buffer.getvalue()))
+    np.testing.assert_array_equal(got, np.eye(2))
+
+
+def test_fortran_order_npy(tmp_path) -> None:
+    array = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    np.save(tmp_path / "f.npy", array)
+    np.testing.assert_array_equal(parse_value(f"@{tmp_path / 'f.npy'}"), array)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ones(10**12)", "limit"),
+        ("ones(10**6).reshape(10**6,1)+ones(10**6)", "limit"),
+        ("zeros((10**5, 10**5))", "limit"),
+        ("arange(0, 1, 1e-12)", "limit"),
+        ("eye(10**7)", "limit"),
+        ("10**10**10", "too large"),
+        ("9**99", "too large"),
+        ("2**64", "too large"),
+        ("__import__('os').system('true')", "not allowed"),
+        ("__import__('os')", "unknown function"),
+        ("open('/etc/passwd')", "unknown function"),
+        ("foo", "unknown name"),
+        ("ones(3).__class__", "not allowed"),
+        ("(1).real", "not allowed"),
+        ("ones(3).tofile('x')", "not allowed"),
+        ("lambda: 1", "not allowed"),
+        ("[x for x in ones(3)]", "not allowed"),
+        ("'abc'", "only allowed as a dtype"),
+        ("ones(3, dtype=object)", "not allowed"),
+        ("1/0", "division by zero"),
+        ("1j", "not a number"),
+        ("ones(-1)", "non-negative"),
+        ("arange(1, 2, 0)", "must not be 0"),
+        ("ones(2)+ones(3)", "do not broadcast"),
+        ("[" * 500 + "]" * 500, "nested"),
+        ("-" * 200 + "1", "nested"),
+        ("", "empty value"),
+        ("ones(3", "does not parse"),
+        ("@", "needs a file name"),
+        ("@/nonexistent/file.npy", "does not exist"),
+    ],
+)
+def test_refuses(text: str, message: str) -> None:
+    with pytest.raises(ValueLanguageError, match=message):
+        parse_value(text)
+
+
+def test_refusal_is_fast_and_allocates_nothing() -> None:
+    start = time.perf_counter()
+    for text in ("ones(10**12)", "ones(10**6)**ones(10**6).reshape(10**6, 1)", "full((10**9,10**9), 1)"):
+        with pytest.raises(ValueLanguageError):
+            parse_value(text)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_cap_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVCLI_MAX_ELEMENTS", "10")
+    assert parse_value("ones(10)").size == 10
+    with pytest.raises(ValueLanguageError, match="KVCLI_MAX_ELEMENTS"):
+        parse_value("ones(11)")
+    with pytest.raises(ValueLanguageError, match="limit"):
+        parse_value(str([1] * 11))
+
+
+def test_pickled_value_file_is_refused(tmp_path) -> None:
+    (tmp_path / "evil.npy").write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(ValueLanguageError, match="pickle"):
+        parse_value(f"@{tmp_path / 'evil.npy'}")
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueLanguageError, match="refuses"):
+        parse_value(f"@{tmp_path / 'objects.npy'}")
+
+
+def test_truncated_npy_is_refused(tmp_path) -> None:
+    np.save(tmp_path / "w.npy", np.ones(100))
+    data = (tmp_path / "w.npy").read_bytes()
+    (tmp_path / "w.npy").write_bytes(data[:-8])
+    with pytest.raises(ValueLanguageError, match="truncated"):
+        parse_value(f"@{tmp_path / 'w.npy'}")
+
+
+def test_evaluate_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    def forbidden(*args, **kwargs):  # pragma: no cover - must not run
+        raise AssertionError("eval/exec called")
+
+    monkeypatch.setattr(builtins, "eval", forbidden)
+    monkeypatch.setattr(builtins, "exec", forbidden)
+    assert evaluate("ones(2)*3").tolist() == [3.0, 3.0]
