@@ -48,6 +48,12 @@ def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
 
 
 def _load(file: Path, shape: Optional[List[str]]) -> tuple["Graph", "ShapeResult"]:
+    import gc
+
+    # A one-shot command builds many small acyclic objects (a node, its shapes, its table
+    # row); the cyclic GC would rescan them again and again on big graphs. The process ends
+    # right after, so switch it off.
+    gc.disable()
     from kvcli.symbol.graph import load_file
     from kvcli.symbol.shapes import infer_shapes
     from kvcli.symbol.shapespec import parse_shape_specs, resolve_shapes

@@ -14,6 +14,7 @@ apart in :attr:`Node.hidden`. Saving always writes the 1.x layout, which MXNet 1
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -30,15 +31,28 @@ MXNET_VERSION = 10901
 Entry = tuple[int, int, int]  # (node index, output index, version)
 
 
-@dataclass
 class Node:
-    """One node: a variable (``op == "null"``) or an operator application."""
+    """One node: a variable (``op == "null"``) or an operator application.
 
-    op: str
-    name: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    hidden: dict[str, str] = field(default_factory=dict)
-    inputs: list[Entry] = field(default_factory=list)
+    A plain slotted class rather than a dataclass: loading creates one per JSON node, and
+    half a million of them should not cost seconds.
+    """
+
+    __slots__ = ("op", "name", "attrs", "hidden", "inputs")
+
+    def __init__(self, op: str, name: str, attrs: Optional[dict[str, str]] = None,
+                 hidden: Optional[dict[str, str]] = None, inputs: Optional[list[Entry]] = None) -> None:
+        self.op = op
+        self.name = name
+        self.attrs: dict[str, str] = attrs if attrs is not None else {}
+        self.hidden: dict[str, str] = hidden if hidden is not None else {}
+        self.inputs: list[Entry] = inputs if inputs is not None else []
+
+    def __repr__(self) -> str:
+        return f"Node(op={self.op!r}, name={self.name!r}, inputs={self.inputs!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
     @property
     def is_variable(self) -> bool:
@@ -146,17 +160,25 @@ def load_file(path: Union[str, os.PathLike[str]]) -> Graph:
 
 def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
     """Parse symbol JSON text (any era) into a :class:`Graph`, checking its structure."""
+    # Decoding and building many small objects triggers the cyclic GC over and over
+    # (quadratic-looking slowdowns on big files); none of these objects form cycles.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        doc = json.loads(text)
-    except UnicodeDecodeError as error:
-        raise SymbolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start}); "
-                          "expected MXNet symbol JSON") from None
-    except json.JSONDecodeError as error:
-        raise SymbolError(f"{source}: not JSON ({error.msg} at line {error.lineno} column "
-                          f"{error.colno}); expected MXNet symbol JSON") from None
-    except RecursionError:
-        raise SymbolError(f"{source}: JSON nested too deeply to be a symbol file") from None
-    return from_dict(doc, source=source)
+        try:
+            doc = json.loads(text)
+        except UnicodeDecodeError as error:
+            raise SymbolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start}); "
+                              "expected MXNet symbol JSON") from None
+        except json.JSONDecodeError as error:
+            raise SymbolError(f"{source}: not JSON ({error.msg} at line {error.lineno} column "
+                              f"{error.colno}); expected MXNet symbol JSON") from None
+        except RecursionError:
+            raise SymbolError(f"{source}: JSON nested too deeply to be a symbol file") from None
+        return from_dict(doc, source=source)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def from_dict(doc: Any, source: str = "<json>") -> Graph:
@@ -178,22 +200,39 @@ def from_dict(doc: Any, source: str = "<json>") -> Graph:
     version = _mxnet_version(doc)
     nodes: list[Node] = []
     n_total = len(raw_nodes)
+    ordered = True  # saved graphs list inputs before consumers; checked as we go
     for i, raw in enumerate(raw_nodes):
-        if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or "name" not in raw:
+        if type(raw) is not dict or type(raw.get("op")) is not str or "name" not in raw:
             raise SymbolError(f"{source}: node {i} is not an object with 'op' and 'name'")
         if "param" in raw:
             fmt = "param"
         elif "attr" in raw and fmt != "param":
             fmt = "attr"
         node = Node(op=raw["op"], name=str(raw["name"]))
-        _read_attrs(node, raw, source, i)
-        node.inputs = [_entry(e, n_total, source, f"node {i} ('{node.name}')") for e in raw.get("inputs") or []]
-        if node.is_variable and node.inputs:
+        if "attrs" in raw or "attr" in raw or "param" in raw:
+            _read_attrs(node, raw, source, i)
+        raw_inputs = raw.get("inputs") or []
+        if type(raw_inputs) is not list:
+            raise SymbolError(f"{source}: node {i} ('{node.name}') 'inputs' is not a list")
+        inputs = []
+        for e in raw_inputs:
+            # Fast path for the common well-formed [node, index, version] entry.
+            if type(e) is list and len(e) == 3 and type(e[0]) is int and type(e[1]) is int \
+                    and type(e[2]) is int and 0 <= e[0] < n_total and e[1] >= 0:
+                entry = (e[0], e[1], e[2])
+            else:
+                entry = _entry(e, n_total, source, f"node {i} ('{node.name}')")
+            if entry[0] >= i:
+                ordered = False
+            inputs.append(entry)
+        node.inputs = inputs
+        if node.op == "null" and inputs:
             raise SymbolError(f"{source}: variable node {i} ('{node.name}') has inputs")
         nodes.append(node)
     heads = [_entry(e, n_total, source, "'heads'") for e in raw_heads]
 
-    nodes, heads = _topological(nodes, heads, source)
+    if not ordered:
+        nodes, heads = _topological(nodes, heads, source)
     if fmt == "param":
         nodes, heads = _add_legacy_aux(nodes, heads)
     graph = Graph(nodes=nodes, heads=heads, source=source, mxnet_version=version, format=fmt)
@@ -256,8 +295,6 @@ def _topological(nodes: list[Node], heads: list[Entry], source: str) -> tuple[li
     Saved MXNet graphs are already ordered, so the common case is one linear scan; a forward
     reference triggers an iterative depth-first sort (no recursion: graphs can be deep).
     """
-    if all(src < i for i, n in enumerate(nodes) for src, _, _ in n.inputs):
-        return nodes, heads
     WHITE, GREY, BLACK = 0, 1, 2
     state = [WHITE] * len(nodes)
     order: list[int] = []
@@ -310,11 +347,14 @@ def _add_legacy_aux(nodes: list[Node], heads: list[Entry]) -> tuple[list[Node], 
 
 def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
     counts = []
+    specs: dict[str, Optional[ops.OpSpec]] = {}
     for node in nodes:
-        if node.is_variable:
+        if node.op == "null":
             counts.append(1)
             continue
-        spec = ops.spec(node.op)
+        spec = specs.get(node.op, False)
+        if spec is False:
+            spec = specs[node.op] = ops.spec(node.op)
         n = 1
         if spec is not None:
             try:
@@ -323,13 +363,17 @@ def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
                 n = 1
         counts.append(n)
     # Unknown ops: trust the file about how many outputs they have.
+    def widen(src: int, idx: int) -> None:
+        if idx >= counts[src] and specs.get(nodes[src].op) is None and nodes[src].op != "null":
+            counts[src] = idx + 1
+
     for node in nodes:
         for src, idx, _ in node.inputs:
-            if ops.spec(nodes[src].op) is None and not nodes[src].is_variable:
-                counts[src] = max(counts[src], idx + 1)
+            if idx:
+                widen(src, idx)
     for src, idx, _ in heads:
-        if ops.spec(nodes[src].op) is None and not nodes[src].is_variable:
-            counts[src] = max(counts[src], idx + 1)
+        if idx:
+            widen(src, idx)
     return counts
 
 
@@ -337,7 +381,7 @@ def _check_output_indices(graph: Graph) -> None:
     nodes = graph.nodes
     for i, node in enumerate(nodes):
         for src, idx, _ in node.inputs:
-            if idx >= graph.num_outputs(src):
+            if idx and idx >= graph.num_outputs(src):  # every node has an output 0
                 raise SymbolError(
                     f"{graph.source}: node '{node.name}' reads output {idx} of '{nodes[src].name}' "
                     f"({nodes[src].op}), which has {graph.num_outputs(src)} output(s) "

@@ -205,8 +205,45 @@ def _size(shape: Shape) -> int:
     return n
 
 
+#: Above this many rows rich's table layout gets slow (minutes for 10^5 rows): print plain columns.
+RICH_ROW_LIMIT = 2000
+
+
+def _row_cells(summary: Summary, layer: Layer) -> tuple[str, str, str, str, str]:
+    shapes = ", ".join(format_shape(s) for s in layer.output_shapes)
+    count = layer.params + layer.aux
+    cell = f"{count:,}" if count or not layer.unknown_params else ""
+    if layer.unknown_params:
+        cell = f"{cell} + ?" if cell else "?"
+    op = f"{layer.op} (unknown op)" if layer.op in summary.unknown_ops else layer.op
+    return layer.name, op, shapes, cell, ", ".join(layer.previous)
+
+
 def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> None:
-    """Print ``summary`` as a rich table (layer, op, output shape, params, previous layers)."""
+    """Print ``summary`` as a table (layer, op, output shape, params, previous layers)."""
+    if len(summary.layers) > RICH_ROW_LIMIT:
+        _print_plain(summary, console, title)
+    else:
+        _print_rich(summary, console, title)
+    _print_totals(summary, console)
+
+
+def _print_plain(summary: Summary, console: Any, title: Optional[str]) -> None:
+    """Fixed-width columns written straight to the console's file: linear time."""
+    rows = [_row_cells(summary, layer) for layer in summary.layers]
+    header = ("Layer", "Op", "Output shape", "Params", "Previous layers")
+    widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(4)]
+    out = console.file
+    if title:
+        out.write(title + "\n")
+    fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {}\n" % tuple(widths)
+    out.write(fmt.format(*header))
+    out.write("-" * (sum(widths) + 8 + len(header[4])) + "\n")
+    out.writelines(fmt.format(*row) for row in rows)
+    out.flush()
+
+
+def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -217,16 +254,13 @@ def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> 
     table.add_column("Params", justify="right")
     table.add_column("Previous layers", overflow="fold")
     for layer in summary.layers:
-        shapes = ", ".join(format_shape(s) for s in layer.output_shapes)
-        count = layer.params + layer.aux
-        cell = f"{count:,}" if count or not layer.unknown_params else ""
-        if layer.unknown_params:
-            cell = (cell + " + ?").strip(" +") if cell else "?"
-        op_text = Text(layer.op, style="dim" if layer.op in ("input", "label") else "")
-        if layer.op in summary.unknown_ops:
-            op_text = Text(f"{layer.op} (unknown op)", style="yellow")
-        table.add_row(Text(layer.name), op_text, Text(shapes), cell, Text(", ".join(layer.previous)))
+        name, op, shapes, cell, previous = _row_cells(summary, layer)
+        style = "yellow" if layer.op in summary.unknown_ops else "dim" if layer.op in ("input", "label") else ""
+        table.add_row(Text(name), Text(op, style=style), Text(shapes), cell, Text(previous))
     console.print(table)
+
+
+def _print_totals(summary: Summary, console: Any) -> None:
     console.print(f"Learnable parameters: [bold]{summary.total_text(summary.params)}[/]")
     console.print(f"Auxiliary states:     [bold]{summary.total_text(summary.aux)}[/]")
     if summary.unknown_ops:
