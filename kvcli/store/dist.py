@@ -343,21 +343,26 @@ class DistStore(KVStore):
             )
         else:
             self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
-        config = self._call(
-            self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
-            f"joining kvcli group {self._group.id!r}",
-        )
-        self._num_workers = int(config["num_workers"])
-        self._num_servers = int(config["num_servers"])
-        for name, wanted, actual in (
-            ("num_workers", wanted_workers, self._num_workers),
-            ("num_servers", num_servers, self._num_servers),
-        ):
-            if wanted is not None and int(wanted) != actual:
-                raise DistributedError(
-                    f"{name}={wanted} but kvcli group {self._group.id!r} has {actual}: "
-                    f"leave {name} unset to use the group's"
-                )
+        try:
+            config = self._call(
+                self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
+                f"joining kvcli group {self._group.id!r}",
+            )
+            self._num_workers = int(config["num_workers"])
+            self._num_servers = int(config["num_servers"])
+            for name, wanted, actual in (
+                ("num_workers", wanted_workers, self._num_workers),
+                ("num_servers", num_servers, self._num_servers),
+            ):
+                if wanted is not None and int(wanted) != actual:
+                    raise DistributedError(
+                        f"{name}={wanted} but kvcli group {self._group.id!r} has {actual}: "
+                        f"leave {name} unset to use the group's"
+                    )
+        except BaseException:
+            if self._group.owned:  # do not leave actors behind for a store that never was
+                self._group.stop(self._ray)
+            raise
         self._servers = self._group.servers
         self._seq: dict[Key, int] = {}
         self._layouts: dict[Key, Layout] = {}

@@ -77,6 +77,10 @@ class _Slot:
     #: it (in dist_async only the pusher hears of it, from its push).
     errors: dict[int, BaseException] = field(default_factory=dict)
     scratch: np.ndarray | None = None
+    #: Bumped whenever the value changes; ``snapshot`` is (version, ObjectRef) of the last
+    #: copy put in the object store, so W workers pulling one step cost one copy, not W.
+    version: int = 0
+    snapshot: tuple[int, Any] | None = None
 
     def __post_init__(self) -> None:
         self.applied = [0] * self.num_workers
@@ -243,6 +247,8 @@ class KeyServer:
             self._apply(key, slot, [array], None)
 
     def _apply(self, key: Key, slot: _Slot, arrays: list[np.ndarray], step: int | None) -> None:
+        slot.version += 1
+        slot.snapshot = None  # frees the old copy in the object store once pullers let go
         if self.updater is None:
             sum_into(slot.value, arrays)  # assign: the sum goes straight into the stored value
             return
@@ -277,7 +283,9 @@ class KeyServer:
                 f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
                 f"{type(error).__name__}: {error}"
             )
-        return [ray.put(slot.value)]
+        if slot.snapshot is None or slot.snapshot[0] != slot.version:
+            slot.snapshot = (slot.version, ray.put(slot.value))
+        return [slot.snapshot[1]]
 
     async def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
         def missing() -> list[int]:
