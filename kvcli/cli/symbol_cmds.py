@@ -47,7 +47,7 @@ def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
     return flag or global_options(ctx).json
 
 
-def _load(file: Path, shape: Optional[List[str]]) -> tuple["Graph", "ShapeResult"]:
+def _load_graph(file: Path, shape: Optional[List[str]]) -> "Graph":
     import gc
 
     # A one-shot command builds many small acyclic objects (a node, its shapes, its table
@@ -55,13 +55,23 @@ def _load(file: Path, shape: Optional[List[str]]) -> tuple["Graph", "ShapeResult
     # right after, so switch it off.
     gc.disable()
     from kvcli.symbol.graph import load_file
+    from kvcli.symbol.shapespec import parse_shape_specs
+
+    parse_shape_specs(shape or [], source=str(file))  # a bad --shape fails before reading
+    return load_file(file)
+
+
+def _infer(graph: "Graph", shape: Optional[List[str]]) -> "ShapeResult":
     from kvcli.symbol.shapes import infer_shapes
     from kvcli.symbol.shapespec import parse_shape_specs, resolve_shapes
 
-    specs = parse_shape_specs(shape or [], source=str(file))  # bad --shape fails before reading
-    graph = load_file(file)
-    given = resolve_shapes(graph, specs)
-    return graph, infer_shapes(graph, given)
+    given = resolve_shapes(graph, parse_shape_specs(shape or [], source=graph.source))
+    return infer_shapes(graph, given)
+
+
+def _load(file: Path, shape: Optional[List[str]]) -> tuple["Graph", "ShapeResult"]:
+    graph = _load_graph(file, shape)
+    return graph, _infer(graph, shape)
 
 
 def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str]], strict: bool) -> None:
@@ -120,12 +130,13 @@ def viz_command(
     if rank not in RANKDIRS:
         raise SymbolError(f"--rankdir {rankdir!r}: use one of {', '.join(RANKDIRS)}")
     target = out if out is not None else Path.cwd() / (file.stem + ".svg")
-    graph, result = _load(file, shape)
-    _warn_incomplete(file, result, shape, strict)
+    graph = _load_graph(file, shape)
     count = drawn_nodes(graph, hide_weights=not show_weights)
     if count > max_nodes and target.suffix.lower() not in (".dot", ".gv"):
         raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
                           "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+    result = _infer(graph, shape)
+    _warn_incomplete(file, result, shape, strict)
     any_shape = any(s is not None for outs in result.outputs for s in outs)
     dot = to_digraph(graph, result if any_shape else None, title=title or file.stem, rankdir=rank,
                      hide_weights=not show_weights, caption=title)

@@ -113,6 +113,8 @@ def _channels_first(a: Attrs) -> bool:
 
 @rule("Convolution", "Convolution_v1")
 def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if len(ins) > 2:
+        ins[2] = (a.int("num_filter"),)  # the bias needs no input shape
     data = ins[0]
     if data is None or not _channels_first(a):
         return
@@ -187,10 +189,12 @@ def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
 
 @rule("FullyConnected")
 def _fully_connected(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    hidden = a.int("num_hidden")
+    if len(ins) > 2:
+        ins[2] = (hidden,)  # the bias needs no input shape
     data = ins[0]
     if data is None:
         return
-    hidden = a.int("num_hidden")
     if a.bool("flatten", True):
         ins[1] = (hidden, _prod(data[1:]))
         outs[0] = (data[0], hidden)

@@ -8,7 +8,7 @@ statistics) are totalled separately.
 
 Which variables are *learnable parameters*: those the graph feeds into a parameter slot
 (weight, bias, gamma, beta, RNN parameters), plus free-standing variables whose name or
-attributes mark them as parameters (``*_scale``, ``__init__``, ``__lr_mult__`` ...). Variables
+attributes mark them as parameters (``*_scale``, ``*_alpha``, an ``__init__`` initialiser). Variables
 given with ``--shape``, labels and other data-slot variables are inputs and are not counted.
 """
 
@@ -25,7 +25,9 @@ PARAM, AUX, INPUT, LABEL = "param", "aux", "input", "label"
 
 _PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_scale", "_alpha", "_parameters",
                    "_params")
-_PARAM_HIDDEN = ("__init__", "__lr_mult__", "__wd_mult__")
+# Only initialisers mark a free variable as a parameter: __lr_mult__/__ctx_group__ are set by
+# AttrScope on every node in scope, data included (see the 0.8 mlp_batchnorm fixture).
+_PARAM_HIDDEN = ("__init__",)
 
 
 def variable_roles(graph: Graph, given: Optional[set[str]] = None) -> dict[int, str]:
