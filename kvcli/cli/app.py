@@ -85,6 +85,10 @@ def build_app() -> Any:
             False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
         ),
     ) -> None:
+        if isinstance(ctx.obj, GlobalOptions) and ctx.obj.live is not None:
+            # in the shell, only a --session/--home typed on the line leaves its session
+            session = session if _from_command_line(ctx, "session") else None
+            home = home if _from_command_line(ctx, "home") else None
         ctx.obj = make_global_options(
             ctx.obj, session, home, json_output, store_type, num_devices, ray_address, num_servers
         )
@@ -103,6 +107,11 @@ def build_app() -> Any:
         launch_cmd.register(app)
     _app = app
     return app
+
+
+def _from_command_line(ctx: Any, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return getattr(source, "name", "") == "COMMANDLINE"
 
 
 def make_global_options(
