@@ -41,9 +41,10 @@ Semantics (MXNet's):
 * The updater (or optimizer) runs on the servers, and its state lives there;
   :meth:`save_optimizer_states` gathers it.
 
-Values travel through Ray's object store: a push ``ray.put``\\ s the array and hands the
-server a reference (numpy arrays are read zero-copy from shared memory on the same node);
-a pull gets back a reference the server ``ray.put`` its value into.
+Values travel through Ray's object store: a push puts the array there (``ray.put``) and
+hands the server a reference (numpy arrays are read zero-copy from shared memory on the same
+node); a pull gets back a reference to a copy the server put there — one copy per step,
+shared by every worker that pulls it.
 
 **Server restarts.** Servers are started with ``max_restarts=server_restarts`` (default 1).
 Ray restarts a dead server with no values and no updater. Any operation that was in flight
