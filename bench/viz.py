@@ -1,0 +1,95 @@
+"""Benchmark: how much of ``kvcli viz`` is ours (load + infer + build DOT) vs graphviz layout.
+
+    .venv/bin/python bench/viz.py [--repeat N]
+
+Cases: the largest sample model (the 6084-node char-LSTM, 877 KB, from ../shared) and a
+synthetic 5,000-node graph (stacked conv/BN/relu blocks with residual adds). Our share must
+stay under 10% of the total; graphviz's ``dot -Tsvg`` does the layout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kvcli.symbol.build import NameManager, Symbol  # noqa: E402
+from kvcli.symbol.graph import load_file  # noqa: E402
+from kvcli.mx import sym  # noqa: E402
+from kvcli.symbol.render import dot_program, to_digraph  # noqa: E402
+from kvcli.symbol.shapes import infer_shapes  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "sample_models"
+CHAR_LSTM = SHARED / "mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json"
+
+
+def synthetic(nodes: int = 5000) -> Symbol:
+    """About ``nodes`` nodes: residual blocks of conv→BN→relu (weights included in the count)."""
+    NameManager.reset()
+    net = sym.Variable("data", shape=(1, 16, 32, 32))
+    i = 0
+    while True:
+        # Count every 50 blocks: building the graph to count it is not free.
+        if i % 50 == 0 and len(net.to_graph().nodes) >= nodes:
+            break
+        x = sym.Convolution(net, kernel=(3, 3), pad=(1, 1), num_filter=16, name=f"conv{i}")
+        x = sym.BatchNorm(x, name=f"bn{i}")
+        x = sym.Activation(x, act_type="relu", name=f"relu{i}")
+        net = x + net if i % 2 else x
+        i += 1
+    return net
+
+
+def measure(name: str, path: Path, shapes: dict, repeat: int, out_dir: Path) -> tuple:
+    ours = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        graph = load_file(path)
+        result = infer_shapes(graph, shapes)
+        source = to_digraph(graph, result, title=name).source
+        ours.append(time.perf_counter() - t0)
+    dot_file = out_dir / f"{name}.dot"
+    dot_file.write_text(source, encoding="utf-8")
+    t0 = time.perf_counter()
+    subprocess.run([dot_program() or "dot", "-Tsvg", str(dot_file), "-o", str(out_dir / f"{name}.svg")],
+                   check=True, capture_output=True)
+    layout = time.perf_counter() - t0
+    ours_best = min(ours)
+    return name, len(graph.nodes), ours_best, layout, ours_best / (ours_best + layout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of our part (best is kept)")
+    parser.add_argument("--synthetic-only", action="store_true",
+                        help="skip the char-LSTM (graphviz needs ~5 minutes to lay it out)")
+    args = parser.parse_args()
+    if dot_program() is None:
+        sys.exit("graphviz 'dot' is not installed; the benchmark needs it")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        if args.synthetic_only:
+            pass
+        elif CHAR_LSTM.exists():
+            rows.append(measure("char_lstm_6084", CHAR_LSTM, {f"data/{t}": (32,) for t in range(129)},
+                                args.repeat, out))
+        else:
+            print(f"(skipping the char-LSTM: {CHAR_LSTM} not found)")
+        synth = out / "synthetic-symbol.json"
+        synthetic().save(synth)
+        rows.append(measure("synthetic_5000", synth, {}, args.repeat, out))
+    print(f"{'case':<16} {'nodes':>6} {'ours (s)':>9} {'dot (s)':>9} {'ours %':>7}")
+    for name, n, ours, layout, share in rows:
+        print(f"{name:<16} {n:>6} {ours:>9.3f} {layout:>9.2f} {share * 100:>6.1f}%")
+    worst = max(r[4] for r in rows)
+    print(f"our share: {worst * 100:.1f}% at most ({'OK' if worst < 0.10 else 'OVER'} the 10% budget)")
+
+
+if __name__ == "__main__":
+    main()
