@@ -329,8 +329,8 @@ def write_npy(path: Path, array: np.ndarray) -> None:
     """Write ``array`` as a ``.npy`` file and fsync it (never pickled)."""
     from numpy.lib import format as npy
 
-    with open(path, "xb") as handle:
-        npy.write_array(handle, np.ascontiguousarray(array) if array.ndim else array, allow_pickle=False)
+    with open(path, "xb") as handle:  # a real file: numpy writes the buffer directly (no copy)
+        npy.write_array(handle, array, allow_pickle=False)
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -358,6 +358,54 @@ def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None
     if shape is not None and array.shape != tuple(shape):
         raise corrupted(path, f"it holds shape {array.shape}, the manifest says {tuple(shape)}")
     return array
+
+
+def _stored_view(store: Any, key: Key) -> np.ndarray:
+    """The stored value of ``key`` without a copy where the store allows it (read only)."""
+    read = getattr(store, "_read", None)  # the KVStore hook pull() copies from
+    if read is not None:
+        try:
+            array = read(key)
+        except Exception:  # pragma: no cover - a backend without a local buffer
+            array = None
+        if isinstance(array, np.ndarray):
+            return array
+    return store.pull(key)
+
+
+def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
+    """Check a value file without reading its data: header, dtype, shape and size."""
+    from numpy.lib import format as npy
+
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(6)
+            if magic != npy.MAGIC_PREFIX:
+                if magic[:1] == b"\x80":
+                    raise SessionError(
+                        f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
+                        "nothing was changed: run `kvcli reset` to start the session over"
+                    )
+                raise corrupted(path, "not a .npy file")
+            major, _minor = handle.read(2)
+            reader = npy.read_array_header_1_0 if major == 1 else npy.read_array_header_2_0
+            found_shape, _, found_dtype = reader(handle)
+            data_start = handle.tell()
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise corrupted(path, "the file is missing") from None
+    except (OSError, ValueError, EOFError) as error:
+        raise corrupted(path, f"not a readable .npy file: {error}") from None
+    if found_dtype.hasobject:
+        raise SessionError(
+            f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
+            "nothing was changed: run `kvcli reset` to start the session over"
+        )
+    if found_dtype.name != dtype or tuple(found_shape) != tuple(shape):
+        raise corrupted(path, f"it holds {found_dtype} {tuple(found_shape)}, the manifest says {dtype} {tuple(shape)}")
+    expected = data_start + int(np.prod(shape, dtype=np.int64)) * found_dtype.itemsize
+    if size != expected:
+        raise corrupted(path, f"it has {size} bytes, {expected} expected (truncated?)")
 
 
 def _new_file(suffix: str) -> str:
@@ -499,15 +547,53 @@ class Session:
             entries = [self._entry(manifest, key) for key in keys]
             if callable(values):
                 values = [values(key, entry) for key, entry in zip(keys, entries)]
-            store = self._store_for(manifest, keys)
+            values = list(values)
+            replace = self._replacing_push(manifest, keys, entries, values)
+            store = self._store_for(manifest, [k for k in keys if k not in replace])
             self._sync_updater(manifest)
             txn.at_risk.extend(keys)
-            store.push(list(keys), list(values))
+            if replace:
+                # assign + one value: the old value is not needed, so it is not read
+                store.init(list(replace), [replace[k] for k in replace])
+                self._loaded.update({k: "" for k in replace})
+            rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
+            if rest:
+                store.push([k for k, _ in rest], [v for _, v in rest])
             for entry in entries:
                 entry.version += 1
                 txn.touch(entry.key)
             txn.save_state = self._stateful(manifest)
         return entries
+
+    def _replacing_push(
+        self, manifest: Manifest, keys: Sequence[Key], entries: Sequence[KeyEntry], values: Sequence[Any]
+    ) -> dict[Key, np.ndarray]:
+        """Pushes that simply replace the stored value: the updater is ``assign`` and one
+        array (not a list of per-device arrays) is pushed to a key the store has not loaded.
+        They are checked like a push, then set with ``init`` (same result, no read)."""
+        from kvcli.errors import DTypeMismatchError, ShapeMismatchError
+        from kvcli.store.base import _is_value_list, as_numpy
+
+        if manifest.updater != "assign":
+            return {}
+        found: dict[Key, np.ndarray] = {}
+        for key, entry, value in zip(keys, entries, values):
+            if key in self._loaded or _is_value_list(value):
+                continue
+            check_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)  # damaged: refuse
+            array = as_numpy(value)
+            if array.shape != tuple(entry.shape):
+                raise ShapeMismatchError(
+                    f"push of key {key!r}: shape {array.shape} does not match the stored "
+                    f"{tuple(entry.shape)}; use an array of shape {tuple(entry.shape)} or init the key again"
+                )
+            if array.dtype.name != entry.dtype:
+                raise DTypeMismatchError(
+                    f"push of key {key!r}: dtype {array.dtype} does not match the stored "
+                    f"{entry.dtype}; convert with .astype('{entry.dtype}') or init the key again"
+                )
+            found[key] = array
+        return found
 
     def pull(self, keys: Sequence[Key], devices: int = 1) -> list[list[np.ndarray]]:
         """Pull each key into ``devices`` outputs; returns, per key, the list of copies."""
@@ -848,7 +934,7 @@ class Session:
             if entry is None:
                 continue
             name = _new_file(".npy")
-            write_npy(data / name, store.pull(key))
+            write_npy(data / name, _stored_view(store, key))
             entry.file = name
             self._loaded[key] = name
         if txn.save_state:

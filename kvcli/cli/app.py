@@ -12,6 +12,7 @@ Importing this module does not import typer: the app is built on first use of ``
 # No ``from __future__ import annotations`` here: the typer callback is defined inside
 # build_app(), and typer reads its annotations (typer.Context, Optional[...]) at that time.
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -145,6 +146,9 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     """Entry point of the ``kvcli`` console script."""
+    # The CLI's array work is elementwise (no BLAS); starting OpenBLAS's thread pool would
+    # cost more than the rest of a one-shot command. A value set by the user wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         from kvcli.cli import fast
 

@@ -1,0 +1,93 @@
+"""Startup of one-shot commands: ``kvcli pull KEY`` wall time vs ``python -c "import numpy"``.
+
+Target: the ratio of medians is at most 1.5. Runs the real ``kvcli`` console script (as a
+user would), interleaving the two commands so machine load affects both alike. The session
+also holds a large other key (``--other-mib``, default 256) to show that a pull reads only
+the key it prints. Compiled bytecode is cached (in a temporary PYTHONPYCACHEPREFIX when the
+environment sets PYTHONDONTWRITEBYTECODE), as in a normal install.
+
+    python bench/startup.py [--runs 30] [--other-mib 256] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--other-mib", type=int, default=256, help="size of another key in the session")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    python = sys.executable
+    kvcli = str(Path(python).parent / "kvcli")
+    with tempfile.TemporaryDirectory(prefix="kvcli-bench-") as home:
+        env = dict(os.environ, KVCLI_HOME=home)
+        env.pop("KVCLI_SESSION", None)
+        if env.pop("PYTHONDONTWRITEBYTECODE", None):
+            env["PYTHONPYCACHEPREFIX"] = os.path.join(home, "pycache")
+        setup = [
+            [kvcli, "init", "k", "arange(9).reshape(3,3)"],
+            [kvcli, "init", "other", f"zeros({args.other_mib * (1 << 20) // 4})"],
+        ]
+        for cmd in setup:
+            subprocess.run(cmd, env=env, check=True, stderr=subprocess.DEVNULL)
+        numpy_cmd = [python, "-c", "import numpy"]
+        pull_cmd = [kvcli, "pull", "k"]
+        one_thread = dict(env, OPENBLAS_NUM_THREADS="1")
+        for _ in range(3):  # warm caches (bytecode, page cache)
+            timed(numpy_cmd, env)
+            timed(pull_cmd, env)
+        numpy_times, pull_times, numpy1_times = [], [], []
+        for _ in range(args.runs):
+            numpy_times.append(timed(numpy_cmd, env))
+            pull_times.append(timed(pull_cmd, env))
+            numpy1_times.append(timed(numpy_cmd, one_thread))
+    result = {
+        "runs": args.runs,
+        "other_key_mib": args.other_mib,
+        "import_numpy_median_s": statistics.median(numpy_times),
+        "kvcli_pull_median_s": statistics.median(pull_times),
+        "import_numpy_min_s": min(numpy_times),
+        "kvcli_pull_min_s": min(pull_times),
+    }
+    # kvcli's main() starts numpy with one OpenBLAS thread (OPENBLAS_NUM_THREADS=1 unless set):
+    # also compare with a numpy import that does the same, to show what kvcli itself adds
+    result["import_numpy_one_blas_thread_median_s"] = statistics.median(numpy1_times)
+    result["ratio_median"] = result["kvcli_pull_median_s"] / result["import_numpy_median_s"]
+    result["ratio_vs_one_blas_thread"] = result["kvcli_pull_median_s"] / result["import_numpy_one_blas_thread_median_s"]
+    result["ratio_min"] = result["kvcli_pull_min_s"] / result["import_numpy_min_s"]
+    result["target"] = 1.5
+    result["ok"] = result["ratio_median"] <= 1.5
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"python -c 'import numpy'   median {result['import_numpy_median_s'] * 1000:6.1f} ms   min {result['import_numpy_min_s'] * 1000:6.1f} ms")
+    print(f"kvcli pull k               median {result['kvcli_pull_median_s'] * 1000:6.1f} ms   min {result['kvcli_pull_min_s'] * 1000:6.1f} ms")
+    print(f"OPENBLAS_NUM_THREADS=1 python -c 'import numpy'   median {result['import_numpy_one_blas_thread_median_s'] * 1000:6.1f} ms")
+    print(f"ratio vs the one-thread numpy import: {result['ratio_vs_one_blas_thread']:.2f} (what kvcli adds to numpy)")
+    print(f"ratio (median) {result['ratio_median']:.2f}   (min) {result['ratio_min']:.2f}   target <= 1.5: {'ok' if result['ok'] else 'MISSED'}")
+    print(f"(the session also holds a {args.other_mib} MiB key that the pull does not read)")
+
+
+if __name__ == "__main__":
+    main()
