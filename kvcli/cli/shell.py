@@ -163,6 +163,11 @@ def run_shell(
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     shell = Shell(session, json_output=json_output)
+    if input is None and not sys.stdin.isatty():  # `kvcli shell < commands.txt`: no prompt
+        for line in sys.stdin:
+            if not shell.execute(line):
+                break
+        return
     history: Any
     path = history_path or session.home / "shell_history"
     try:

@@ -114,3 +114,11 @@ def test_completer_with_prompt_toolkit_document(session: Session) -> None:
     completer = make_completer(shell)
     got = [c.text for c in completer.get_completions(Document("pull we"), None)]
     assert got == ["weight"]
+
+
+def test_shell_binary_reads_piped_lines(kv: Runner) -> None:
+    kv("init", "3", "ones(2)")
+    result = kv("shell", input=b"pull 3\npush 3 'ones(2)*6'\nbogus\npull 3\nexit\npull 3\n")
+    assert result.code == 0
+    assert result.out == "[1. 1.]\n[6. 6.]\n"
+    assert "No such command 'bogus'" in result.err
