@@ -39,6 +39,8 @@ SUMMARY_EPILOG = """Examples:
 """
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
+ALLOW_UNKNOWN_HELP = ("Accept ops that are not MXNet operators (custom plugin builds): they are drawn "
+                      "with unknown shapes and totals become lower bounds. Without it such a file is refused.")
 
 
 def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
@@ -47,7 +49,7 @@ def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
     return flag or global_options(ctx).json
 
 
-def _load_graph(file: Path, shape: Optional[List[str]]) -> "Graph":
+def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool) -> "Graph":
     import gc
 
     # A one-shot command builds many small acyclic objects (a node, its shapes, its table
@@ -58,7 +60,24 @@ def _load_graph(file: Path, shape: Optional[List[str]]) -> "Graph":
     from kvcli.symbol.shapespec import parse_shape_specs
 
     parse_shape_specs(shape or [], source=str(file))  # a bad --shape fails before reading
-    return load_file(file)
+    graph = load_file(file)
+    if not allow_unknown_ops:
+        _refuse_unknown_ops(file, graph)
+    return graph
+
+
+def _refuse_unknown_ops(file: Path, graph: "Graph") -> None:
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.catalog import unknown_operators
+
+    unknown = unknown_operators(graph)
+    if unknown:
+        op, names = next(iter(unknown.items()))
+        more = f" (and {len(unknown) - 1} more unknown ops)" if len(unknown) > 1 else ""
+        raise SymbolError(
+            f"{file}: unknown operator {op!r} at node {names[0]!r}{more} is not an MXNet operator; "
+            "fix the file, or pass --allow-unknown-ops to draw it with unknown shapes"
+        )
 
 
 def _infer(graph: "Graph", shape: Optional[List[str]]) -> "ShapeResult":
@@ -69,8 +88,8 @@ def _infer(graph: "Graph", shape: Optional[List[str]]) -> "ShapeResult":
     return infer_shapes(graph, given)
 
 
-def _load(file: Path, shape: Optional[List[str]]) -> tuple["Graph", "ShapeResult"]:
-    graph = _load_graph(file, shape)
+def _load(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool) -> tuple["Graph", "ShapeResult"]:
+    graph = _load_graph(file, shape, allow_unknown_ops)
     return graph, _infer(graph, shape)
 
 
@@ -114,6 +133,7 @@ def viz_command(
     max_nodes: int = typer.Option(20000, "--max-nodes", help="Refuse to lay out bigger graphs "
                                   "(graphviz would take very long); .dot output is never limited."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
+    allow_unknown_ops: bool = typer.Option(False, "--allow-unknown-ops", help=ALLOW_UNKNOWN_HELP),
     json_flag: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
@@ -130,7 +150,7 @@ def viz_command(
     if rank not in RANKDIRS:
         raise SymbolError(f"--rankdir {rankdir!r}: use one of {', '.join(RANKDIRS)}")
     target = out if out is not None else Path.cwd() / (file.stem + ".svg")
-    graph = _load_graph(file, shape)
+    graph = _load_graph(file, shape, allow_unknown_ops)
     count = drawn_nodes(graph, hide_weights=not show_weights)
     if count > max_nodes and target.suffix.lower() not in (".dot", ".gv"):
         raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
@@ -153,6 +173,7 @@ def summary_command(
     file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9)."),
     shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
+    allow_unknown_ops: bool = typer.Option(False, "--allow-unknown-ops", help=ALLOW_UNKNOWN_HELP),
     json_flag: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
@@ -165,7 +186,7 @@ def summary_command(
     from kvcli.cli import output
     from kvcli.symbol.summary import print_table, summarize
 
-    graph, result = _load(file, shape)
+    graph, result = _load(file, shape, allow_unknown_ops)
     _warn_incomplete(file, result, shape, strict)
     summary = summarize(result)
     if _json_wanted(ctx, json_flag):

@@ -186,25 +186,43 @@ UNKNOWN_OP = {"nodes": [VAR, {"op": "null", "name": "fc_weight", "inputs": []},
               "heads": [[5, 0, 0]]}
 
 
+def test_an_op_mxnet_never_had_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "unknown.json", UNKNOWN_OP)
+    for command in ("summary", "viz"):
+        result = run_kvcli(command, path, "--shape", "data=2,3", "-o", str(tmp_path / "u.dot")) if command == "viz" \
+            else run_kvcli(command, path, "--shape", "data=2,3")
+        one_line_error(result, path, "unknown operator 'MysteryOp' at node 'magic'", "--allow-unknown-ops")
+    assert not (tmp_path / "u.dot").exists()
+
+
+def test_an_mxnet_op_without_a_shape_rule_gives_at_least(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(UNKNOWN_OP).replace("MysteryOp", "BilinearSampler"))
+    path = write(tmp_path, "sampler.json", doc)
+    result = run_kvcli("summary", path, "--shape", "data=2,3")
+    assert result.returncode == 0, result.stderr
+    assert "Learnable parameters: at least 16" in result.stdout
+    assert "unknown operator BilinearSampler ('magic')" in result.stderr
+
+
 def test_unknown_op_shows_unknown_and_at_least(tmp_path: Path) -> None:
     path = write(tmp_path, "unknown.json", UNKNOWN_OP)
-    result = run_kvcli("summary", path, "--shape", "data=2,3")
+    result = run_kvcli("summary", path, "--shape", "data=2,3", "--allow-unknown-ops")
     assert result.returncode == 0, result.stderr
     assert "Learnable parameters: at least 16" in result.stdout  # fc: 4x3 + 4; mystery unknown
     assert "MysteryOp (unknown op)" in result.stdout
     warning = result.stderr.strip().splitlines()
     assert len(warning) == 1 and "unknown operator MysteryOp ('magic')" in warning[0] and path in warning[0]
-    doc = json.loads(run_kvcli("summary", path, "--shape", "data=2,3", "--json").stdout)
+    doc = json.loads(run_kvcli("summary", path, "--shape", "data=2,3", "--json", "--allow-unknown-ops").stdout)
     assert doc["totals"]["exact"] is False and doc["totals"]["params_text"] == "at least 16"
     assert doc["outputs"] == {"magic_output": None}
-    strict = run_kvcli("summary", path, "--shape", "data=2,3", "--strict")
+    strict = run_kvcli("summary", path, "--shape", "data=2,3", "--strict", "--allow-unknown-ops")
     one_line_error(strict, path, "unknown operator MysteryOp", "(--strict)")
 
 
 def test_unknown_op_still_draws(tmp_path: Path) -> None:
     path = write(tmp_path, "unknown.json", UNKNOWN_OP)
     out = tmp_path / "u.dot"
-    result = run_kvcli("viz", path, "--shape", "data=2,3", "-o", str(out))
+    result = run_kvcli("viz", path, "--shape", "data=2,3", "-o", str(out), "--allow-unknown-ops")
     assert result.returncode == 0, result.stderr
     source = out.read_text(encoding="utf-8")
     assert 'magic -> fc [label="2x4"' in source and 'magic [label=magic fillcolor="#fccde5"' in source
