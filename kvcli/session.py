@@ -46,6 +46,10 @@ LOCK = ".lock"
 DEFAULT_SESSION = "default"
 DEFAULT_LOCK_TIMEOUT = 120.0
 MMAP_BYTES = 1 << 20  # files at least this big are read through mmap (one copy, not two)
+#: Values at least this big keep their previous file as a spare that the next write
+#: overwrites in place: rewriting existing blocks costs less than allocating a new file
+#: and freeing the old one (about 0.6x on ext4 for 256 MiB), for twice the disk space.
+RECYCLE_BYTES = 1 << 20
 
 _SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 _INT_KEY_RE = re.compile(r"[0-9]{1,18}")
@@ -126,13 +130,23 @@ class KeyEntry:
     dtype: str
     shape: tuple[int, ...]
     version: int = 1
+    #: A file with an older value of the same shape and dtype, overwritten by the next write.
+    spare: str | None = None
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
+    @property
+    def signature(self) -> tuple[str, int]:
+        """What identifies this committed value (files are reused, versions are not)."""
+        return self.file, self.version
+
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
+        data = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
+        if self.spare:
+            data["spare"] = self.spare
+        return data
 
 
 @dataclass
@@ -156,6 +170,7 @@ class Manifest:
 
     def files(self) -> set[str]:
         names = {entry.file for entry in self.keys.values()}
+        names.update(entry.spare for entry in self.keys.values() if entry.spare)
         if self.optimizer_state:
             names.add(self.optimizer_state)
         return names
@@ -216,8 +231,10 @@ class Manifest:
                 file, dtype, shape, key_version = raw["file"], raw["dtype"], raw["shape"], raw["version"]
             except (KeyError, TypeError, KeyTypeError) as error:
                 raise bad(f"a key entry is malformed ({error})") from None
-            if not isinstance(file, str) or not _FILE_RE.fullmatch(file) or not file.endswith(".npy"):
-                raise bad(f"key {key!r} names the file {file!r}, which is not a session file name")
+            spare = raw.get("spare")
+            for named in (file, spare) if spare is not None else (file,):
+                if not isinstance(named, str) or not _FILE_RE.fullmatch(named) or not named.endswith(".npy"):
+                    raise bad(f"key {key!r} names the file {named!r}, which is not a session file name")
             if dtype not in _SAFE_DTYPES:
                 raise bad(f"key {key!r} has dtype {dtype!r}, which kvcli does not load")
             if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
@@ -225,7 +242,7 @@ class Manifest:
             if not isinstance(key_version, int) or key in manifest.keys:
                 raise bad(f"key {key!r} has a malformed or repeated entry")
             kinds.add(type(key))
-            manifest.keys[key] = KeyEntry(key, file, dtype, tuple(shape), key_version)
+            manifest.keys[key] = KeyEntry(key, file, dtype, tuple(shape), key_version, spare)
         if len(kinds) > 1:
             raise bad("it mixes int and str keys")
         return manifest
@@ -325,11 +342,19 @@ def _crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_npy(path: Path, array: np.ndarray) -> None:
-    """Write ``array`` as a ``.npy`` file and fsync it (never pickled)."""
+def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
+    """Write ``array`` as a ``.npy`` file and fsync it (never pickled).
+
+    ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
+    its blocks are reused); otherwise the file must not exist yet.
+    """
     from numpy.lib import format as npy
 
-    with open(path, "xb") as handle:  # a real file: numpy writes the buffer directly (no copy)
+    if overwrite:
+        handle = os.fdopen(os.open(path, os.O_WRONLY), "wb")
+    else:
+        handle = open(path, "xb")
+    with handle:  # a real file: numpy writes the buffer directly (no copy)
         npy.write_array(handle, array, allow_pickle=False)
         handle.flush()
         os.fsync(handle.fileno())
@@ -408,6 +433,13 @@ def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
         raise corrupted(path, f"it has {size} bytes, {expected} expected (truncated?)")
 
 
+def _same_size(path: Path, other: Path) -> bool:
+    try:
+        return path.stat().st_size == other.stat().st_size
+    except OSError:
+        return False
+
+
 def _new_file(suffix: str) -> str:
     return uuid.uuid4().hex + suffix
 
@@ -419,6 +451,10 @@ ValuesFor = Callable[[Key, KeyEntry], Any]
 @dataclass
 class _Txn:
     manifest: Manifest
+    #: the committed entries as the transaction found them: (file, spare, dtype, shape)
+    before: dict[Key, tuple[str, str | None, str, tuple[int, ...]]] = field(default_factory=dict)
+    #: values to write as they are, without going through the store (plain replacing pushes)
+    direct: dict[Key, np.ndarray] = field(default_factory=dict)
     changed: list[Key] = field(default_factory=list)
     #: keys the live store may have changed (forgotten if the command fails)
     at_risk: list[Key] = field(default_factory=list)
@@ -465,7 +501,7 @@ class Session:
             _check_options(self.requested_type, self.requested_options)
         self._store: Any = None
         self._store_sig: tuple[str, str] | None = None
-        self._loaded: dict[Key, str] = {}
+        self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
         self._updater_sig: tuple[str, str | None] | None = None
         self._manifest: Manifest | None = None
 
@@ -552,10 +588,9 @@ class Session:
             store = self._store_for(manifest, [k for k in keys if k not in replace])
             self._sync_updater(manifest)
             txn.at_risk.extend(keys)
-            if replace:
-                # assign + one value: the old value is not needed, so it is not read
-                store.init(list(replace), [replace[k] for k in replace])
-                self._loaded.update({k: "" for k in replace})
+            # assign + one value: the old value is neither read nor loaded; the new one goes
+            # straight from the caller's array to the file
+            txn.direct.update(replace)
             rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
             if rest:
                 store.push([k for k, _ in rest], [v for _, v in rest])
@@ -789,7 +824,7 @@ class Session:
             else:
                 new = False
                 self._check_requested(manifest)
-            txn = _Txn(manifest)
+            txn = _Txn(manifest, before={k: (e.file, e.spare, e.dtype, e.shape) for k, e in manifest.keys.items()})
             try:
                 yield txn
                 if write and (txn.dirty or (new and create)):
@@ -853,9 +888,9 @@ class Session:
             self._loaded = {}
             self._updater_sig = None
         store = self._store
-        for key, file in list(self._loaded.items()):  # drop what another process changed
+        for key, signature in list(self._loaded.items()):  # drop what another process changed
             entry = manifest.keys.get(key)
-            if entry is None or entry.file != file:
+            if entry is None or entry.signature != signature:
                 if store.has(key):
                     store.delete(key)
                 del self._loaded[key]
@@ -869,7 +904,7 @@ class Session:
                     entry = manifest.keys[key]
                     array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
                     store.init(key, array)
-                    self._loaded[key] = entry.file
+                    self._loaded[key] = entry.signature
             finally:
                 if updater is not None:
                     store.set_updater(updater)
@@ -933,10 +968,13 @@ class Session:
             entry = manifest.keys.get(key)
             if entry is None:
                 continue
-            name = _new_file(".npy")
-            write_npy(data / name, _stored_view(store, key))
-            entry.file = name
-            self._loaded[key] = name
+            direct = txn.direct.get(key)
+            self._write_value(data, entry, txn.before.get(key), direct if direct is not None else _stored_view(store, key))
+            if direct is None:
+                self._loaded[key] = entry.signature
+            elif store is not None and store.has(key):  # the store's copy is now stale
+                store.delete(key)
+                self._loaded.pop(key, None)
         if txn.save_state:
             name = _new_file(".npz")
             store.save_optimizer_states(data / name, dump_optimizer=True)
@@ -948,6 +986,28 @@ class Session:
         manifest.updated = time.time()
         self._write_manifest(manifest)
         self._collect_garbage(manifest)
+
+    @staticmethod
+    def _write_value(
+        data: Path, entry: KeyEntry, before: tuple[str, str | None, str, tuple[int, ...]] | None, array: np.ndarray
+    ) -> None:
+        """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
+
+        A big value of unchanged shape and dtype is written over its spare file (an older
+        value no manifest needs any more) and the committed file becomes the next spare;
+        anything else gets a new file, and the old one is removed after the commit.
+        """
+        entry.spare = None
+        if before is not None and (before[2], tuple(before[3])) == (entry.dtype, tuple(entry.shape)) \
+                and entry.nbytes >= RECYCLE_BYTES:
+            old_file, old_spare = before[0], before[1]
+            if old_spare and _same_size(data / old_spare, data / old_file):
+                write_npy(data / old_spare, array, overwrite=True)
+                entry.file, entry.spare = old_spare, old_file
+                return
+            entry.spare = old_file
+        entry.file = _new_file(".npy")
+        write_npy(data / entry.file, array)
 
     def _write_manifest(self, manifest: Manifest) -> None:
         tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"

@@ -108,7 +108,9 @@ def test_only_touched_keys_are_loaded(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
         s.init(["big", "small"], [np.zeros(1000, np.float32), np.ones(2, np.float32)])
     with open_session(tmp_path) as s:
-        s.push(["small"], [np.full(2, 5, np.float32)])
+        s.push(["small"], [np.full(2, 5, np.float32)])  # assign: written straight to its file
+        assert s.store.keys() == []
+        assert s.pull(["small"])[0][0].tolist() == [5.0, 5.0]
         assert s.store.keys() == ["small"]
 
 
@@ -335,3 +337,27 @@ def test_import_validates_before_changing(tmp_path: Path) -> None:
         with pytest.raises(SessionError, match="pickle"):
             o.import_(tmp_path / "backup")
         assert o.keys() == ["keep"]
+
+
+def test_big_values_recycle_a_spare_file_and_stay_correct(tmp_path: Path) -> None:
+    """A big key keeps its previous file as a spare that the next write overwrites in place;
+    a live store never mistakes a reused file name for the value it holds."""
+    n = (1 << 20) // 4 + 1  # just over RECYCLE_BYTES of float32
+    data = tmp_path / "sessions" / "t" / "data"
+    with open_session(tmp_path) as writer, open_session(tmp_path) as reader:
+        writer.init(["w"], [np.zeros(n, np.float32)])
+        assert reader.pull(["w"])[0][0][0] == 0  # the reader's store now holds version 1
+        files = []
+        for step in range(1, 5):
+            writer.push(["w"], [np.full(n, step, np.float32)])
+            entry = writer.entries()[0]
+            files.append(entry.file)
+            assert sorted(os.listdir(data)) == sorted({entry.file, entry.spare})
+            np.testing.assert_array_equal(reader.pull(["w"])[0][0], np.full(n, step, np.float32))
+        assert files[0] == files[2] and files[1] == files[3] and files[0] != files[1]
+        writer.set_updater("sum")
+        writer.push(["w"], [np.ones(n, np.float32)])  # through the store, same recycling
+        np.testing.assert_array_equal(reader.pull(["w"])[0][0], np.full(n, 5, np.float32))
+        writer.init(["w"], [np.zeros(3, np.float32)])  # new shape: fresh file, no spare
+        assert writer.entries()[0].spare is None
+        assert os.listdir(data) == [writer.entries()[0].file]
