@@ -38,8 +38,9 @@ test-all: $(STAMP)
 	@$(BIN)/python -m pytest -q -m "slow or not slow"; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
+# MXNET_PYTHON=/path/to/python-with-mxnet-1.9.1 adds MXNet's KVStore side by side.
 bench: $(STAMP)
-	$(BIN)/python bench/report.py
+	$(BIN)/python bench/report.py $(if $(MXNET_PYTHON),--mxnet-python $(MXNET_PYTHON))
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
