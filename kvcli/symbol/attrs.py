@@ -44,26 +44,21 @@ class Attrs:
         return str(self._raw[key]).strip()
 
     def int(self, key: str, default: Optional[int] = None) -> int:
+        return self._number(key, default, lambda text: int(float(text)), "an integer")
+
+    def _number(self, key: str, default: Any, convert: Any, kind: str) -> Any:
         if key not in self:
             if default is None:
                 raise AttrError(f"missing attribute '{key}'")
             return default
         text = self._need(key)
         try:
-            return int(float(text))
-        except ValueError:
-            raise AttrError(f"attribute '{key}' should be an integer, got {text!r}") from None
+            return convert(text)
+        except (ValueError, OverflowError):
+            raise AttrError(f"attribute '{key}' should be {kind}, got {text!r}") from None
 
     def float(self, key: str, default: Optional[float] = None) -> float:
-        if key not in self:
-            if default is None:
-                raise AttrError(f"missing attribute '{key}'")
-            return default
-        text = self._need(key)
-        try:
-            return float(text)
-        except ValueError:
-            raise AttrError(f"attribute '{key}' should be a number, got {text!r}") from None
+        return self._number(key, default, float, "a number")
 
     def bool(self, key: str, default: bool = False) -> bool:
         if key not in self:

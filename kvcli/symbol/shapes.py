@@ -111,6 +111,15 @@ def _channels_first(a: Attrs) -> bool:
     return layout is None or layout in ("None", "") or layout.startswith("NC")
 
 
+def _kernel_geometry(a: Attrs, data: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """kernel, stride, dilate and pad of a convolution over ``data`` (N, C, spatial...)."""
+    kernel = a.ints("kernel")
+    d = len(kernel)
+    if len(data) != d + 2:
+        raise AttrError(f"a {d}-d kernel needs a {d + 2}-d input, got {data}")
+    return tuple(kernel), _spatial(a, "stride", d, 1), _spatial(a, "dilate", d, 1), _spatial(a, "pad", d, 0)
+
+
 @rule("Convolution", "Convolution_v1")
 def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     if len(ins) > 2:
@@ -118,11 +127,7 @@ def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     data = ins[0]
     if data is None or not _channels_first(a):
         return
-    kernel = a.ints("kernel")
-    d = len(kernel)
-    if len(data) != d + 2:
-        raise AttrError(f"a {d}-d kernel needs a {d + 2}-d input, got {data}")
-    stride, dilate, pad = _spatial(a, "stride", d, 1), _spatial(a, "dilate", d, 1), _spatial(a, "pad", d, 0)
+    kernel, stride, dilate, pad = _kernel_geometry(a, data)
     filters, groups = a.int("num_filter"), a.int("num_group", 1)
     ins[1] = (filters, data[1] // groups, *kernel)
     if len(ins) > 2:
@@ -141,12 +146,8 @@ def _deconvolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     data = ins[0]
     if data is None or not _channels_first(a):
         return
-    kernel = a.ints("kernel")
-    d = len(kernel)
-    if len(data) != d + 2:
-        raise AttrError(f"a {d}-d kernel needs a {d + 2}-d input, got {data}")
-    stride, dilate, pad = _spatial(a, "stride", d, 1), _spatial(a, "dilate", d, 1), _spatial(a, "pad", d, 0)
-    adj = _spatial(a, "adj", d, 0)
+    kernel, stride, dilate, pad = _kernel_geometry(a, data)
+    adj = _spatial(a, "adj", len(kernel), 0)
     filters, groups = a.int("num_filter"), a.int("num_group", 1)
     ins[1] = (data[1], filters // groups, *kernel)
     if len(ins) > 2:
