@@ -401,9 +401,18 @@ class _Evaluator:
             raise self.fail("arange step must not be 0")
         if not all(math.isfinite(x) for x in (start, stop, step)):
             raise self.fail("arange needs finite numbers")
-        count = max(0, math.ceil((stop - start) / step))
+        try:
+            count = max(0, math.ceil((stop - start) / step))
+        except OverflowError:  # a tiny step: (stop - start) / step is inf
+            raise self.fail(f"arange({start}, {stop}, {step}) would have too many elements") from None
         self.check_size((count,), "arange")
-        return np.arange(start, stop, step, dtype=self.dtype_of(kwargs))
+        dtype = self.dtype_of(kwargs)
+        if count == 0:  # numpy overflows on some empty ranges, e.g. arange(0, -1e19)
+            return np.zeros(0, dtype)
+        try:
+            return np.arange(start, stop, step, dtype=dtype)
+        except (ValueError, TypeError, OverflowError) as error:  # e.g. 1000 in int8, arange(9, dtype=bool)
+            raise self.fail(f"arange: {error}") from None
 
     def call_eye(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
         if not 1 <= len(args) <= 2:
