@@ -18,8 +18,10 @@ not an out-of-memory kill; integers, exponents and nesting depth are capped as w
 from __future__ import annotations
 
 import ast
+import io
 import math
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +37,7 @@ MAX_DEPTH = 64  # nesting of the expression tree
 MAX_NODES = 200_000
 MAX_NDIM = 32
 MAX_INT = 1 << 63  # |integers| in the expression (shapes, exponents, constants)
+READ_CHUNK = 1 << 24  # bytes read at a time from a pipe
 
 #: dtypes a value may have (numeric only: no object, no strings, nothing to unpickle).
 DTYPES = (
@@ -158,6 +161,19 @@ def load_npy(handle: IO[bytes], name: str) -> np.ndarray:
 
 
 def _read_exact(handle: IO[bytes], size: int, name: str) -> bytearray:
+    """The next ``size`` bytes of ``handle``; a header claiming more data than there is is
+    refused before anything that size is allocated (a 100-byte file may say 10**12 elements)."""
+    left = _bytes_left(handle)
+    if left is not None and left < size:
+        raise ValueLanguageError(f"{name} is truncated: {left} of {size} data bytes")
+    if left is None:  # a pipe: grow with the data that actually arrives
+        data = bytearray()
+        while len(data) < size:
+            chunk = handle.read(min(size - len(data), READ_CHUNK))
+            if not chunk:
+                raise ValueLanguageError(f"{name} is truncated: {len(data)} of {size} data bytes")
+            data += chunk
+        return data
     data = bytearray(size)
     view = memoryview(data)
     got = 0
@@ -173,6 +189,17 @@ def _read_exact(handle: IO[bytes], size: int, name: str) -> bytearray:
             raise ValueLanguageError(f"{name} is truncated: {got} of {size} data bytes")
         got += n
     return data
+
+
+def _bytes_left(handle: IO[bytes]) -> int | None:
+    """Bytes from the position to the end of a regular file; None for pipes and other streams."""
+    try:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return max(0, info.st_size - handle.tell())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 # ---------------------------------------------------------------------- expressions
@@ -249,10 +276,26 @@ class _Evaluator:
         raise self.fail(f"unknown name {node.id!r}: use numbers, lists, {', '.join(FUNCTIONS)}, .reshape(), .astype()")
 
     def _List(self, node: ast.List, depth: int) -> Any:
-        return [self.eval(item, depth) for item in node.elts]
+        return self.eval_items(node.elts, depth, "the list")
 
     def _Tuple(self, node: ast.Tuple, depth: int) -> Any:
-        return tuple(self.eval(item, depth) for item in node.elts)
+        return tuple(self.eval_items(node.elts, depth, "the tuple"))
+
+    def eval_items(self, nodes: list[ast.expr], depth: int, what: str) -> list[Any]:
+        """Evaluate list items or call arguments, refusing as soon as they hold more than the
+        cap in total: each array is capped on its own, and many of them must not add up to
+        an out-of-memory kill (such a list could never become an array within the cap)."""
+        items, count = [], 0
+        for item in nodes:
+            value = self.eval(item, depth)
+            count += _count(value)
+            if count > self.limit:
+                raise self.fail(
+                    f"{what} would hold more than {self.limit:,} elements "
+                    "(set KVCLI_MAX_ELEMENTS to raise the limit, or use @file.npy)"
+                )
+            items.append(value)
+        return items
 
     # -- operators ---------------------------------------------------------------
     def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> Any:
@@ -352,7 +395,7 @@ class _Evaluator:
                 return target.astype(self.dtype_arg(node.args[0] if node.args else node.keywords[0].value))
         else:
             raise self.fail(f"{_describe(func)} cannot be called")
-        args = [self.eval(arg, depth) for arg in node.args]
+        args = self.eval_items(node.args, depth, f"the arguments of {name}()")
         kwargs: dict[str, Any] = {}
         for keyword in node.keywords:
             if keyword.arg == "dtype":

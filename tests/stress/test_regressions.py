@@ -52,3 +52,40 @@ def test_arange_still_works(value: str, expected: list) -> None:
 
 def test_arange_error_through_the_cli(tmp_path: Path) -> None:
     assert_one_line_error(run_kvcli(tmp_path, "init", "k", "arange(0, 1, 5e-324)"), "arange")
+
+
+# ------------------------------------------------------------------ values: many arrays at once
+@pytest.mark.parametrize("value", [
+    "[ones(600), ones(600)]", "(ones(600), ones(600))", "[[ones(600)], [ones(600)]]",
+    "full(ones(600), ones(600))", "array([ones(600), 1, ones(600)])",
+])
+def test_items_of_one_list_or_call_share_the_cap(value: str) -> None:
+    """Each array under the cap, all of them over it: refused as soon as the sum passes it
+    (the arrays are not all allocated first; see test_resource_limits for the CLI proof)."""
+    from kvcli.values import evaluate
+
+    with pytest.raises(ValueLanguageError, match="more than 1,000 elements"):
+        evaluate(value, limit=1000)
+
+
+def test_npy_header_is_checked_against_the_data_before_allocating(tmp_path: Path) -> None:
+    import io
+
+    from numpy.lib import format as npy
+
+    from kvcli.values import load_npy, load_npy_file
+
+    buffer = io.BytesIO()
+    npy.write_array_header_1_0(buffer, {"descr": "<f8", "fortran_order": False, "shape": (2**62, 4)})
+    path = tmp_path / "lying.npy"
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(ValueLanguageError, match="truncated"):  # was OverflowError
+        load_npy_file(str(path))
+    buffer.seek(0)
+    with pytest.raises(ValueLanguageError, match="truncated"):  # a stream: read as the data comes
+        load_npy(buffer, "stdin")
+    good = np.arange(12, dtype=np.int16).reshape(3, 4)
+    for fortran in (False, True):
+        np.save(path, np.asfortranarray(good) if fortran else good)
+        assert np.array_equal(load_npy_file(str(path)), good)
+        assert np.array_equal(load_npy(io.BytesIO(path.read_bytes()), "stdin"), good)
