@@ -27,6 +27,9 @@ from kvcli.symbol.attrs import AttrError, Attrs
 
 #: ``mxnet_version`` written into saved files (MXNet 1.9.1, the last release).
 MXNET_VERSION = 10901
+#: Most outputs one node may have (SliceChannel's num_outputs, unknown ops' output indices):
+#: shape inference keeps a slot per output, so a file must not be able to ask for 10**9.
+MAX_OUTPUTS = 1 << 16
 
 Entry = tuple[int, int, int]  # (node index, output index, version)
 
@@ -83,7 +86,7 @@ class Graph:
     def num_outputs(self, index: int) -> int:
         """How many outputs node ``index`` has (what ``node_row_ptr`` counts)."""
         if self._num_outputs is None:
-            self._num_outputs = _count_outputs(self.nodes, self.heads)
+            self._num_outputs = _count_outputs(self.nodes, self.heads, self.source)
         return self._num_outputs[index]
 
     def input_names(self, index: int) -> list[str]:
@@ -345,7 +348,9 @@ def _add_legacy_aux(nodes: list[Node], heads: list[Entry]) -> tuple[list[Node], 
     return out, [(remap[a], b, c) for a, b, c in heads]
 
 
-def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
+def _count_outputs(nodes: list[Node], heads: Iterable[Entry], source: str = "<graph>") -> list[int]:
+    """Outputs per node; a count outside 1..MAX_OUTPUTS (``num_outputs=10**9``, an input entry
+    reading output 10**30 of an unknown op) is a :class:`SymbolError`, not a huge allocation."""
     counts = []
     specs: dict[str, Optional[ops.OpSpec]] = {}
     for node in nodes:
@@ -361,10 +366,17 @@ def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
                 n = spec.outputs(node.typed)
             except AttrError:
                 n = 1
+            if not 1 <= n <= MAX_OUTPUTS:
+                raise SymbolError(f"{source}: node '{node.name}' ({node.op}) declares {_count_text(n)} outputs; "
+                                  f"an operator has 1 to {MAX_OUTPUTS:,} outputs (fix num_outputs)")
         counts.append(n)
     # Unknown ops: trust the file about how many outputs they have.
     def widen(src: int, idx: int) -> None:
         if idx >= counts[src] and specs.get(nodes[src].op) is None and nodes[src].op != "null":
+            if idx >= MAX_OUTPUTS:
+                raise SymbolError(f"{source}: an entry reads output {_count_text(idx)} of '{nodes[src].name}' "
+                                  f"({nodes[src].op}); an operator has at most {MAX_OUTPUTS:,} outputs "
+                                  "(input index out of range)")
             counts[src] = idx + 1
 
     for node in nodes:
@@ -375,6 +387,10 @@ def _count_outputs(nodes: list[Node], heads: Iterable[Entry]) -> list[int]:
         if idx:
             widen(src, idx)
     return counts
+
+
+def _count_text(n: int) -> str:
+    return f"{n:,}" if abs(n) < 10**18 else f"about 10**{len(str(abs(n))) - 1}"
 
 
 def _check_output_indices(graph: Graph) -> None:

@@ -89,3 +89,37 @@ def test_npy_header_is_checked_against_the_data_before_allocating(tmp_path: Path
         np.save(path, np.asfortranarray(good) if fortran else good)
         assert np.array_equal(load_npy_file(str(path)), good)
         assert np.array_equal(load_npy(io.BytesIO(path.read_bytes()), "stdin"), good)
+
+
+# ------------------------------------------------------------------ symbol: output counts
+def one_op_graph(op: str, attrs: dict, index: int = 0) -> str:
+    return json.dumps({
+        "nodes": [{"op": "null", "name": "data", "inputs": []},
+                  {"op": op, "name": "node", "attrs": attrs, "inputs": [[0, 0, 0]]}],
+        "heads": [[1, index, 0]],
+    })
+
+
+@pytest.mark.parametrize("op,attrs,index", [
+    ("SliceChannel", {"num_outputs": "1000000000"}, 0),  # MemoryError (or an OOM kill)
+    ("SliceChannel", {"num_outputs": "1" + "0" * 30}, 0),  # OverflowError
+    ("split", {"num_outputs": "-1"}, 0),
+    ("SliceChannel", {"num_outputs": "0"}, 0),
+    ("MyCustomOp", {}, 10**9),  # an unknown op: the file says how many outputs it has
+    ("MyCustomOp", {}, 10**30),
+])
+def test_symbol_output_counts_are_bounded(op: str, attrs: dict, index: int) -> None:
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.graph import load_json
+
+    with pytest.raises(SymbolError, match="outputs"):
+        load_json(one_op_graph(op, attrs, index), source="case")
+
+
+def test_symbol_many_outputs_within_the_bound_still_load() -> None:
+    from kvcli.symbol.graph import MAX_OUTPUTS, load_json
+
+    graph = load_json(one_op_graph("SliceChannel", {"num_outputs": "64"}, 63))
+    assert graph.num_outputs(1) == 64
+    graph = load_json(one_op_graph("MyCustomOp", {}, MAX_OUTPUTS - 1))
+    assert graph.num_outputs(1) == MAX_OUTPUTS
