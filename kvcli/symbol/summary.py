@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kvcli.symbol import ops
+from kvcli.symbol.attrs import AttrError
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.shapes import Shape, ShapeResult, format_shape
 
@@ -134,12 +135,25 @@ def entry_name(graph: Graph, node_i: int, k: int) -> str:
     if node.is_variable:
         return node.name
     spec = ops.spec(node.op)
-    visible = spec.num_visible(node.typed) if spec is not None else graph.num_outputs(node_i)
+    visible = _visible(graph, node_i)
     if visible <= 1:
         return f"{node.name}_output"
     if spec is not None and k < len(spec.output_names):
         return f"{node.name}_{spec.output_names[k]}"
     return f"{node.name}_output{k}"
+
+
+def _visible(graph: Graph, index: int) -> int:
+    """How many outputs node ``index`` shows (BatchNorm computes 3, shows 1). A malformed
+    attribute (``state_outputs="2"``) falls back to the count the loader made, as it does."""
+    node = graph.nodes[index]
+    spec = ops.spec(node.op)
+    if spec is None:
+        return graph.num_outputs(index)
+    try:
+        return min(spec.num_visible(node.typed), graph.num_outputs(index))
+    except AttrError:
+        return graph.num_outputs(index)
 
 
 def summarize(result: ShapeResult) -> Summary:
@@ -175,8 +189,7 @@ def summarize(result: ShapeResult) -> Summary:
                     aux += _size(shape)
             elif nodes[src].name not in previous:
                 previous.append(nodes[src].name)
-        spec = ops.spec(node.op)
-        visible = spec.num_visible(node.typed) if spec is not None else graph.num_outputs(i)
+        visible = _visible(graph, i)
         layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
                             missing, previous, result.problems.get(i)))
         total_params += params

@@ -123,3 +123,34 @@ def test_symbol_many_outputs_within_the_bound_still_load() -> None:
     assert graph.num_outputs(1) == 64
     graph = load_json(one_op_graph("MyCustomOp", {}, MAX_OUTPUTS - 1))
     assert graph.num_outputs(1) == MAX_OUTPUTS
+
+
+# ------------------------------------------------------------------ symbol: malformed visible-output attributes
+MALFORMED_OUTPUT_ATTRS = [
+    ("RNN", {"state_size": "4", "num_layers": "1", "mode": "lstm", "state_outputs": "2"}, (5, 1, 8)),
+    ("SliceChannel", {"num_outputs": "(2, 2)"}, (4, 6)),
+    ("BatchNorm", {"output_mean_var": "maybe"}, (1, 3, 8, 8)),
+]
+
+
+@pytest.mark.parametrize("op,attrs,shape", MALFORMED_OUTPUT_ATTRS)
+def test_summary_of_malformed_output_attributes(op: str, attrs: dict, shape: tuple, tmp_path: Path) -> None:
+    """summarize() asked the op table how many outputs a node shows and let its AttrError
+    (a ValueError, not a KVCliError) escape: a traceback from `kvcli summary`."""
+    from kvcli.symbol.graph import load_json
+    from kvcli.symbol.shapes import infer_shapes
+    from kvcli.symbol.summary import summarize
+
+    try:
+        result = infer_shapes(load_json(one_op_graph(op, attrs)), {"data": shape})
+        summarize(result).to_dict()
+    except KVCliError:
+        pass
+    path = tmp_path / "model-symbol.json"
+    path.write_text(one_op_graph(op, attrs))
+    proc = run_kvcli(tmp_path, "summary", str(path), "--json", "--shape", "data=" + ",".join(map(str, shape)))
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    if proc.returncode != 0:
+        assert_one_line_error(proc)
+    else:
+        json.loads(proc.stdout)
