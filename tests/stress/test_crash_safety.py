@@ -2,13 +2,16 @@
 
 The key counts its pushes (``sum`` updater, ``ones(4)`` each time). Half of the kills land
 after a random delay drawn uniformly over the command's measured run time (stretched by a
-fifth, so that some pushes finish first and the clean-up of the next commit is checked); the other half
-use the session's commit hooks (``KVCLI_TEST_CRASH_POINT``: after the data file is written,
-just before the manifest switch, just after it). After every kill the session must load
-(``kvcli pull k --json`` exits 0), hold one value in every element, and that value V must be
-A or A+1 where A counts the pushes committed so far (acknowledged with exit 0, or killed
-after their commit point). Leftover files of killed commands must be removed by the next
-command that commits.
+fifth, so that some pushes finish first and the clean-up of the next commit is checked);
+the other half use the session's commit hooks (``KVCLI_TEST_CRASH_POINT``: after the data
+file is written, just before the manifest switch, just after it). After every kill the
+session must load (``kvcli pull k --json`` exits 0), hold one value in every element, and
+that value V must be A or A+1 where A counts the pushes committed so far (acknowledged with
+exit 0, or killed after their commit point). Leftover files of killed commands must be
+removed by the next command that commits.
+
+A shorter run does the same with a 2 MiB value, big enough for the session to rewrite an
+older file in place (its "spare") instead of creating a new one.
 
 The RNG is seeded (``KVCLI_STRESS_SEED`` overrides the seed) so a failing run can be replayed.
 """
@@ -22,7 +25,9 @@ import signal
 import statistics
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -31,12 +36,10 @@ from .conftest import KVCLI, kvcli_env, run_kvcli
 
 pytestmark = pytest.mark.slow
 
-ITERATIONS = 200
 SEED = int(os.environ.get("KVCLI_STRESS_SEED", "20240917"))
 CRASH_POINTS = ("after-data", "before-manifest", "after-manifest")
 #: one entry per draw: half random delays, half commit hooks (a sixth each)
 MODES = ("delay",) * 3 + CRASH_POINTS
-PUSH = [str(KVCLI), "push", "k", "ones(4)"]
 
 
 def session_folder(home: Path) -> Path:
@@ -59,8 +62,8 @@ def leftovers(home: Path) -> list[str]:
     return sorted(extra)
 
 
-def pull_value(home: Path) -> tuple[bool, list[float] | str]:
-    """(True, the 4 values) if ``kvcli pull k --json`` works, else (False, its stderr)."""
+def pull_json(home: Path) -> tuple[bool, list[float] | str]:
+    """(True, the values) if ``kvcli pull k --json`` works, else (False, what went wrong)."""
     proc = run_kvcli(home, "pull", "k", "--json", timeout=60)
     if proc.returncode != 0:
         return False, f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}"
@@ -71,97 +74,151 @@ def pull_value(home: Path) -> tuple[bool, list[float] | str]:
         return False, f"unreadable pull output {proc.stdout[:200]!r} ({error})"
 
 
-def test_push_survives_sigkill_at_random_moments(home: Path) -> None:
-    assert run_kvcli(home, "init", "k", "zeros(4)").returncode == 0
+def pull_npy(home: Path) -> tuple[bool, np.ndarray | str]:
+    """(True, the array) if ``kvcli pull k -o FILE.npy`` works (for values too big for JSON)."""
+    out = home / "pulled.npy"
+    proc = run_kvcli(home, "pull", "k", "-o", str(out), timeout=60)
+    if proc.returncode != 0:
+        return False, f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}"
+    try:
+        return True, np.load(out, allow_pickle=False)
+    finally:
+        out.unlink(missing_ok=True)
+
+
+@dataclass
+class CrashRun:
+    crashes: int = 0
+    corrupt: int = 0
+    lost: int = 0
+    killed: int = 0
+    acknowledged: int = 0
+    committed_when_killed: int = 0
+    max_streak: int = 0
+    max_leftovers: int = 0
+    typical: float = 0.0
+    committed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def crash_loop(home: Path, push: list[str], pull: Callable[[Path], tuple[bool, object]],
+               size: int, iterations: int, seed: int) -> CrashRun:
+    """init k = zeros(size), the sum updater, then ``iterations`` pushes of ones killed as
+    described in the module docs; every outcome is checked and counted."""
+    assert run_kvcli(home, "init", "k", f"zeros({size})").returncode == 0
     assert run_kvcli(home, "set-updater", "sum").returncode == 0
     env = kvcli_env(home)
+    run = CrashRun()
 
     # The typical run time of the command (5 acknowledged pushes): the random delays cover it.
     times = []
     for _ in range(5):
         start = time.perf_counter()
-        assert subprocess.run(PUSH, env=env, capture_output=True, timeout=60).returncode == 0
+        assert subprocess.run(push, env=env, capture_output=True, timeout=60).returncode == 0
         times.append(time.perf_counter() - start)
-    typical = statistics.median(times)
-    committed = 5  # A: pushes known to be in the value
-    ok, value = pull_value(home)
-    assert ok and value == [5.0] * 4, value
+    run.typical = statistics.median(times)
+    run.committed = 5  # A: pushes known to be in the value
 
-    rng = random.Random(SEED)
-    crashes = corrupt = lost = 0
-    killed = acknowledged = committed_when_killed = 0
-    streak = max_streak = max_leftovers = 0  # commands since the last one that committed normally
-    problems: list[str] = []
-    for i in range(ITERATIONS):
+    rng = random.Random(seed)
+    streak = 0  # commands since the last one that committed normally
+    for i in range(iterations):
         mode = rng.choice(MODES)
-        delay = rng.uniform(0, 1.2 * typical) if mode == "delay" else None
+        delay = rng.uniform(0, 1.2 * run.typical) if mode == "delay" else None
         run_env = env if mode == "delay" else {**env, "KVCLI_TEST_CRASH_POINT": mode}
-        proc = subprocess.Popen(PUSH, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(push, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if delay is not None:
             time.sleep(delay)
             proc.send_signal(signal.SIGKILL)  # harmless if it already exited (not yet reaped)
         _, err = proc.communicate(timeout=60)
-        crashes += 1
+        run.crashes += 1
         code = proc.returncode
         if code == 0:
-            acknowledged += 1
-            committed += 1
+            run.acknowledged += 1
+            run.committed += 1
         elif code == -signal.SIGKILL:
-            killed += 1
+            run.killed += 1
         else:
-            corrupt += 1
-            problems.append(f"#{i} {mode}: push exited {code}: {err.decode(errors='replace').strip()[-300:]}")
+            run.corrupt += 1
+            run.problems.append(f"#{i} {mode}: push exited {code}: {err.decode(errors='replace').strip()[-300:]}")
 
-        ok, value = pull_value(home)
+        ok, value = pull(home)
         if not ok:
-            corrupt += 1
-            problems.append(f"#{i} {mode}: the session does not load: {value}")
+            run.corrupt += 1
+            run.problems.append(f"#{i} {mode}: the session does not load: {value}")
             continue
-        if len(value) != 4 or len(set(value)) != 1 or not float(value[0]).is_integer():
-            corrupt += 1
-            problems.append(f"#{i} {mode}: torn or odd value {value}")
+        values = np.asarray(value)
+        if values.size != size or values.min() != values.max() or not float(values.flat[0]).is_integer():
+            run.corrupt += 1
+            run.problems.append(f"#{i} {mode}: torn or odd value: {values.size} elements, "
+                                f"{np.unique(values)[:8].tolist()}")
             continue
-        v = int(value[0])
-        if v < committed:
-            lost += 1
-            problems.append(f"#{i} {mode}: value {v} < {committed} committed pushes (exit {code})")
-        elif v > committed + (0 if code == 0 else 1):
-            corrupt += 1
-            problems.append(f"#{i} {mode}: value {v} > {committed} committed pushes + this one (exit {code})")
-        elif v == committed + 1:  # the killed push had passed its commit point
-            committed_when_killed += 1
-        committed = max(committed, v)
+        v = int(values.flat[0])
+        if v < run.committed:
+            run.lost += 1
+            run.problems.append(f"#{i} {mode}: value {v} < {run.committed} committed pushes (exit {code})")
+        elif v > run.committed + (0 if code == 0 else 1):
+            run.corrupt += 1
+            run.problems.append(f"#{i} {mode}: value {v} > {run.committed} committed pushes + this one (exit {code})")
+        elif v == run.committed + 1:  # the killed push had passed its commit point
+            run.committed_when_killed += 1
+        run.committed = max(run.committed, v)
 
         extra = leftovers(home)
         streak = 0 if code == 0 else streak + 1
-        max_streak = max(max_streak, streak)
-        max_leftovers = max(max_leftovers, len(extra))
+        run.max_streak = max(run.max_streak, streak)
+        run.max_leftovers = max(run.max_leftovers, len(extra))
         # a killed command leaves at most its new data file and its temporary manifest (or,
         # killed after the switch, the old data file); the next commit removes them all
         if len(extra) > 2 * streak:
-            problems.append(f"#{i} {mode}: {len(extra)} leftover files after {streak} kills in a row "
-                            f"(exit {code}): {extra}")
+            run.problems.append(f"#{i} {mode}: {len(extra)} leftover files after {streak} kills in a row "
+                                f"(exit {code}): {extra}")
+    return run
 
-    print(f"\n{crashes} crashes, {corrupt} corrupt, {lost} lost "
-          f"(seed {SEED}; {killed} killed, {acknowledged} finished before the kill, "
-          f"{committed_when_killed} killed after their commit point; typical run {typical * 1000:.0f} ms; "
-          f"at most {max_leftovers} leftover files, {max_streak} kills in a row)")
-    assert not problems, "\n".join(problems[:20])
-    assert crashes == ITERATIONS
-    assert corrupt == 0 and lost == 0
-    # the run exercised what it claims: kills, and kills after the commit point
-    assert killed >= ITERATIONS // 3, killed
-    assert committed_when_killed >= 10, committed_when_killed
 
-    # one normal command afterwards: the value is exact and nothing is left behind
-    assert subprocess.run(PUSH, env=env, capture_output=True, timeout=60).returncode == 0
-    committed += 1
+def finish_cleanly(home: Path, push: list[str], run: CrashRun, size: int) -> None:
+    """One normal command afterwards: the value is exact and nothing is left behind."""
+    assert subprocess.run(push, env=kvcli_env(home), capture_output=True, timeout=60).returncode == 0
+    run.committed += 1
     from kvcli.session import Session
 
     with Session("default", home) as session:
         [[array]] = session.pull(["k"])
         [entry] = session.entries()
-    assert array.tolist() == [float(committed)] * 4
-    assert array.dtype == np.float32
+    assert array.shape == (size,) and array.dtype == np.float32
+    assert np.all(array == run.committed), np.unique(array)[:8]
     assert leftovers(home) == []
-    assert entry.version == 1 + committed  # init + every committed push
+    assert entry.version == 1 + run.committed  # init + every committed push
+
+
+ITERATIONS = 200
+
+
+def test_push_survives_sigkill_at_random_moments(home: Path) -> None:
+    push = [str(KVCLI), "push", "k", "ones(4)"]
+    run = crash_loop(home, push, pull_json, 4, ITERATIONS, SEED)
+    print(f"\n{run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
+          f"(seed {SEED}; {run.killed} killed, {run.acknowledged} finished before the kill, "
+          f"{run.committed_when_killed} killed after their commit point; typical run {run.typical * 1000:.0f} ms; "
+          f"at most {run.max_leftovers} leftover files, {run.max_streak} kills in a row)")
+    assert not run.problems, "\n".join(run.problems[:20])
+    assert run.crashes == ITERATIONS
+    assert run.corrupt == 0 and run.lost == 0
+    # the run exercised what it claims: kills, and kills after the commit point
+    assert run.killed >= ITERATIONS // 3, run.killed
+    assert run.committed_when_killed >= 10, run.committed_when_killed
+    finish_cleanly(home, push, run, 4)
+
+
+BIG = 1 << 19  # float32 elements: 2 MiB, above the session's mmap and file-reuse thresholds
+BIG_ITERATIONS = 50
+
+
+def test_big_value_push_survives_sigkill(home: Path) -> None:
+    push = [str(KVCLI), "push", "k", f"ones({BIG})"]
+    run = crash_loop(home, push, pull_npy, BIG, BIG_ITERATIONS, SEED + 1)
+    print(f"\n2 MiB value: {run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
+          f"({run.killed} killed, {run.acknowledged} finished, {run.committed_when_killed} after the commit point)")
+    assert not run.problems, "\n".join(run.problems[:20])
+    assert run.crashes == BIG_ITERATIONS and run.corrupt == 0 and run.lost == 0
+    assert run.killed >= BIG_ITERATIONS // 3
+    finish_cleanly(home, push, run, BIG)
