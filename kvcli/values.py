@@ -217,8 +217,21 @@ def evaluate(text: str, *, default_dtype: Any = DEFAULT_DTYPE, limit: int | None
     except (RecursionError, MemoryError):
         raise ValueLanguageError(f"value {_short(text)} is nested too deeply") from None
     evaluator = _Evaluator(text, check_dtype(default_dtype), max_elements() if limit is None else limit)
-    result = evaluator.run(tree)
-    return evaluator.finish(result)
+    # numpy would only warn (on stderr, mid-output) and go on with inf or nan: a number that
+    # does not fit its dtype, or an invalid operation, is the user's mistake to hear about
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        try:
+            return evaluator.finish(evaluator.run(tree))
+        except FloatingPointError as error:
+            raise evaluator.fail(_floating_point_problem(str(error))) from None
+
+
+def _floating_point_problem(numpy_message: str) -> str:
+    if "overflow" in numpy_message:
+        return "a number does not fit the dtype: use a wider one such as dtype=float64, or smaller numbers"
+    if "divide by zero" in numpy_message:
+        return "division by zero"
+    return f"an undefined result ({numpy_message}, e.g. 0/0 or inf-inf)"
 
 
 def _short(text: str) -> str:
@@ -234,6 +247,9 @@ class _Evaluator:
         self.limit = limit
         self.explicit = False  # a dtype= or astype() chose the dtype
         self.nodes = 0
+        #: elements of the values evaluated so far that are still needed (left operands,
+        #: earlier list items) while the rest of the expression is evaluated
+        self.held = 0
 
     # -- driver ------------------------------------------------------------------
     def run(self, tree: ast.Expression) -> Any:
@@ -285,16 +301,22 @@ class _Evaluator:
         """Evaluate list items or call arguments, refusing as soon as they hold more than the
         cap in total: each array is capped on its own, and many of them must not add up to
         an out-of-memory kill (such a list could never become an array within the cap)."""
-        items, count = [], 0
-        for item in nodes:
-            value = self.eval(item, depth)
-            count += _count(value)
-            if count > self.limit:
-                raise self.fail(
-                    f"{what} would hold more than {self.limit:,} elements "
-                    "(set KVCLI_MAX_ELEMENTS to raise the limit, or use @file.npy)"
-                )
-            items.append(value)
+        items, count, held_here = [], 0, 0
+        try:
+            for item in nodes:
+                value = self.eval(item, depth)
+                size = _count(value)
+                count += size
+                if count > self.limit:
+                    raise self.fail(
+                        f"{what} would hold more than {self.limit:,} elements "
+                        "(set KVCLI_MAX_ELEMENTS to raise the limit, or use @file.npy)"
+                    )
+                self.held += size
+                held_here += size
+                items.append(value)
+        finally:
+            self.held -= held_here
         return items
 
     # -- operators ---------------------------------------------------------------
@@ -322,7 +344,11 @@ class _Evaluator:
             raise self.fail(f"operator {type(node.op).__name__} is not allowed: use + - * / // % **")
         symbol, ufunc = entry
         left = self.eval(node.left, depth)
-        right = self.eval(node.right, depth)
+        self.held += _count(left)
+        try:
+            right = self.eval(node.right, depth)
+        finally:
+            self.held -= _count(left)
         if _is_number(left) and _is_number(right):
             return self.scalar_op(symbol, left, right)
         a, b = self.operand(left), self.operand(right)
@@ -332,9 +358,13 @@ class _Evaluator:
             shape = np.broadcast_shapes(shape_a, shape_b)
         except ValueError:
             raise self.fail(f"shapes {shape_a} and {shape_b} do not broadcast for {symbol}") from None
-        self.check_size(shape, f"the result of {symbol}")
+        self.held += _count(left) + _count(right)
         try:
-            with np.errstate(all="ignore"):
+            self.check_size(shape, f"the result of {symbol}")
+        finally:
+            self.held -= _count(left) + _count(right)
+        try:
+            with np.errstate(under="ignore"):
                 return ufunc(a, b)
         except (ValueError, OverflowError, TypeError) as error:
             raise self.fail(f"{symbol} failed: {error}") from None
@@ -509,11 +539,20 @@ class _Evaluator:
         return shape
 
     def check_size(self, shape: tuple[int, ...], what: str) -> None:
+        """Refuse, before allocating, an array over the cap, or one that would take the
+        arrays alive at once over LIVE_FACTOR times the cap (a+(b+(c+...)) keeps every left
+        operand while the right side is evaluated)."""
         count = math.prod(shape)
         if count > self.limit:
             raise self.fail(
                 f"{what} would have {count:,} elements, more than the limit of {self.limit:,} "
                 "(set KVCLI_MAX_ELEMENTS to raise it, or use @file.npy)"
+            )
+        if count + self.held > LIVE_FACTOR * self.limit:
+            raise self.fail(
+                f"{what} would bring the arrays held at once to {count + self.held:,} elements, more than "
+                f"{LIVE_FACTOR} x the limit of {self.limit:,} (simplify the expression, set "
+                "KVCLI_MAX_ELEMENTS to raise the limit, or use @file.npy)"
             )
 
     def operand(self, value: Any) -> Any:
@@ -532,6 +571,12 @@ class _Evaluator:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+#: How many times the element cap the arrays alive at once during one evaluation may hold:
+#: room for an operation's operands and its result (``ones(n) + ones(n)``), not for
+#: arbitrarily deep nesting.
+LIVE_FACTOR = 3
 
 
 def _count(value: Any) -> int:

@@ -153,3 +153,33 @@ def test_evaluate_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "eval", forbidden)
     monkeypatch.setattr(builtins, "exec", forbidden)
     assert evaluate("ones(2)*3").tolist() == [3.0, 3.0]
+
+
+def test_arrays_held_at_once_are_budgeted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each array under the cap is not enough: a+(b+(c+...)) holds every left operand."""
+    monkeypatch.setenv("KVCLI_MAX_ELEMENTS", "1000")
+    assert parse_value("ones(1000)+ones(1000)").tolist() == [2.0] * 1000  # operands + result: 3x
+    assert parse_value("ones(1000)*2+1")[0] == 3.0
+    nested = "ones(1000)+(ones(1000)+(ones(1000)+ones(1000)))"
+    with pytest.raises(ValueLanguageError, match=r"held at once to 4,000 elements, more than 3 x the limit of 1,000"):
+        parse_value(nested)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("ones(3)*1e39", "does not fit the dtype: use a wider one such as dtype=float64"),
+        ("[1e39, 2]", "does not fit the dtype"),
+        ("full(3, 1e39)", "does not fit the dtype"),
+        ("ones(3)/0", "division by zero"),
+        ("zeros(2)/zeros(2)", "an undefined result"),
+    ],
+)
+def test_numbers_that_do_not_fit_are_errors_not_warnings(text: str, message: str) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy must not merely warn
+        with pytest.raises(ValueLanguageError, match=message):
+            parse_value(text)
+    assert parse_value("full(2, 1e39, dtype=float64)")[0] == 1e39

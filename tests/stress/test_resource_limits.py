@@ -72,13 +72,8 @@ def test_huge_push_is_refused_before_allocation(home: Path) -> None:
     assert_one_line_error(proc, "elements")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kvcli/values.py caps each array, and (since the list fix) the items of one list or call, "
-    "but not the arrays a nested expression holds at once: in a+(b+(c+...)) every left operand "
-    "stays alive while the right side is evaluated, so 8 levels of ones(10**8) (each under the "
-    "2**27 cap) need 8 x 400 MB and end in a MemoryError traceback (or an OOM kill without "
-    "RLIMIT_AS). Needs a live-memory budget in _Evaluator, a design choice left to the owner."))
 def test_nested_operands_within_the_cap_do_not_exhaust_memory(home: Path) -> None:
+    """a+(b+(c+...)) keeps every left operand alive: the arrays held at once are budgeted."""
     value = "ones(10**8)"
     for _ in range(7):
         value = f"ones(10**8)+({value})"
