@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kvcli-installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test test-all bench install clean
+.PHONY: demo test test-all test-stress bench install clean
 
 install: $(STAMP)
 
@@ -36,6 +36,11 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	@$(BIN)/python -m pytest -q -m "slow or not slow"; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+# Only the stress tests (tests/stress: crash-safety, concurrency, fuzzing, resource limits).
+test-stress: $(STAMP)
+	@$(BIN)/python -m pytest -q -m slow tests/stress; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
 # MXNET_PYTHON=/path/to/python-with-mxnet-1.9.1 adds MXNet's KVStore side by side.
