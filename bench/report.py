@@ -126,6 +126,9 @@ def main() -> None:
     lines += [
         "",
         "Where a figure misses its target, the closing note of the issue says what bound remains.",
+        "Disk figures move between runs: allocating a new 256 MiB file took from 0.13 s to 0.8 s on",
+        "the machine these were made on (ext4 mounted with `discard`), so run `make bench` twice",
+        "before reading much into one persisted-push row.",
         "The dist figures are bounded by copying each value into Ray's object store (`ray.put`);",
         "`device` works in place in shared memory, so on one machine it stays far faster.",
         "",
