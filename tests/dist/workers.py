@@ -137,13 +137,18 @@ def die_before_push(timeout: float) -> dict[str, Any]:
         kv.init("w", np.zeros(3))
         if kv.rank == 1:
             os._exit(3)  # a crash: no exception, no cleanup
-        kv.push("w", np.ones(3))
-        start = time.monotonic()
-        try:
-            kv.pull("w")
-        except DistributedError as error:
-            return {"error": str(error), "seconds": time.monotonic() - start}
-        return {"error": None, "seconds": time.monotonic() - start}
+        return _push_then_timed_pull(kv)
+
+
+def _push_then_timed_pull(kv: Any) -> dict[str, Any]:
+    """Push to 'w', then pull it: the pull's error (if any) and how long it took."""
+    kv.push("w", np.ones(3))
+    start = time.monotonic()
+    try:
+        kv.pull("w")
+    except DistributedError as error:
+        return {"error": str(error), "seconds": time.monotonic() - start}
+    return {"error": None, "seconds": time.monotonic() - start}
 
 
 def skip_push(timeout: float) -> dict[str, Any]:
@@ -153,13 +158,7 @@ def skip_push(timeout: float) -> dict[str, Any]:
         if kv.rank == 1:
             time.sleep(timeout + 4)  # alive, silent, longer than rank 0 waits
             return {"error": None, "seconds": 0.0}
-        kv.push("w", np.ones(3))
-        start = time.monotonic()
-        try:
-            kv.pull("w")
-        except DistributedError as error:
-            return {"error": str(error), "seconds": time.monotonic() - start}
-        return {"error": None, "seconds": time.monotonic() - start}
+        return _push_then_timed_pull(kv)
 
 
 def barrier_after_exit(timeout: float) -> dict[str, Any]:
