@@ -385,19 +385,6 @@ def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None
     return array
 
 
-def _stored_view(store: Any, key: Key) -> np.ndarray:
-    """The stored value of ``key`` without a copy where the store allows it (read only)."""
-    read = getattr(store, "_read", None)  # the KVStore hook pull() copies from
-    if read is not None:
-        try:
-            array = read(key)
-        except Exception:  # pragma: no cover - a backend without a local buffer
-            array = None
-        if isinstance(array, np.ndarray):
-            return array
-    return store.pull(key)
-
-
 def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
     """Check a value file without reading its data: header, dtype, shape and size."""
     from numpy.lib import format as npy
@@ -607,13 +594,13 @@ class Session:
         array (not a list of per-device arrays) is pushed to a key the store has not loaded.
         They are checked like a push, then set with ``init`` (same result, no read)."""
         from kvcli.errors import DTypeMismatchError, ShapeMismatchError
-        from kvcli.store.base import _is_value_list, as_numpy
+        from kvcli.store.base import as_numpy, is_value_list
 
         if manifest.updater != "assign":
             return {}
         found: dict[Key, np.ndarray] = {}
         for key, entry, value in zip(keys, entries, values):
-            if key in self._loaded or _is_value_list(value):
+            if key in self._loaded or is_value_list(value):
                 continue
             check_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)  # damaged: refuse
             array = as_numpy(value)
@@ -969,7 +956,7 @@ class Session:
             if entry is None:
                 continue
             direct = txn.direct.get(key)
-            self._write_value(data, entry, txn.before.get(key), direct if direct is not None else _stored_view(store, key))
+            self._write_value(data, entry, txn.before.get(key), direct if direct is not None else store.view(key))
             if direct is None:
                 self._loaded[key] = entry.signature
             elif store is not None and store.has(key):  # the store's copy is now stale

@@ -86,7 +86,7 @@ def _normalise_key(key: Any) -> Key:
     return int(key) if isinstance(key, (int, np.integer)) else key
 
 
-def _is_value_list(value: Any) -> bool:
+def is_value_list(value: Any) -> bool:
     """True for a list of arrays (one per device); False for one array, nested lists included."""
     if isinstance(value, tuple) and value and not all(np.isscalar(v) for v in value):
         return True
@@ -169,7 +169,7 @@ class KVStore(ABC):
             pairs = self._pair(key, value, "init")
             arrays = []
             for k, v in pairs:
-                if _is_value_list(v):
+                if is_value_list(v):
                     raise ArityError(
                         f"init of key {k!r} got a list of {len(v)} arrays: init takes one array "
                         "per key (push is the one that sums per-device values)"
@@ -334,6 +334,18 @@ class KVStore(ABC):
             )
         return updater
 
+    def view(self, key: Key) -> np.ndarray:
+        """A read-only view of ``key``'s value, without a copy where the backend allows.
+
+        It is valid until the next operation on the store; use :meth:`pull` for a copy.
+        """
+        with self._lock:
+            self._check_open()
+            array = self._read(self._keys_of(key)[0])
+            view = array.view()
+            view.flags.writeable = False
+            return view
+
     def keys(self) -> list[Key]:
         """The initialised keys, in the order they were first initialised."""
         return list(self._info)
@@ -455,7 +467,7 @@ class KVStore(ABC):
 
     def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray]:
         info = self._info_of(key)
-        values = list(value) if _is_value_list(value) else [value]
+        values = list(value) if is_value_list(value) else [value]
         arrays = [as_numpy(v) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""

@@ -265,3 +265,13 @@ def test_unknown_store_type() -> None:
         kvcli.create("gpu_magic")
     with pytest.raises(StoreError, match="num_devices"):
         kvcli.create("device", num_devices=0)
+
+
+def test_view_is_read_only_and_current(store: KVStore) -> None:
+    store.init(0, np.arange(3.0))
+    view = store.view(0)
+    np.testing.assert_array_equal(view, [0, 1, 2])
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 9
+    with pytest.raises(UnknownKeyError):
+        store.view(1)
