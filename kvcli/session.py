@@ -811,7 +811,8 @@ class Session:
             else:
                 new = False
                 self._check_requested(manifest)
-            txn = _Txn(manifest, before={k: (e.file, e.spare, e.dtype, e.shape) for k, e in manifest.keys.items()})
+            before = {k: (e.file, e.spare, e.dtype, e.shape) for k, e in manifest.keys.items()} if write else {}
+            txn = _Txn(manifest, before=before)
             try:
                 yield txn
                 if write and (txn.dirty or (new and create)):

@@ -344,11 +344,12 @@ class _Evaluator:
             raise self.fail(f"operator {type(node.op).__name__} is not allowed: use + - * / // % **")
         symbol, ufunc = entry
         left = self.eval(node.left, depth)
-        self.held += _count(left)
+        left_size = _count(left)
+        self.held += left_size
         try:
             right = self.eval(node.right, depth)
         finally:
-            self.held -= _count(left)
+            self.held -= left_size
         if _is_number(left) and _is_number(right):
             return self.scalar_op(symbol, left, right)
         a, b = self.operand(left), self.operand(right)
@@ -358,11 +359,12 @@ class _Evaluator:
             shape = np.broadcast_shapes(shape_a, shape_b)
         except ValueError:
             raise self.fail(f"shapes {shape_a} and {shape_b} do not broadcast for {symbol}") from None
-        self.held += _count(left) + _count(right)
+        operands = left_size + _count(right)
+        self.held += operands
         try:
             self.check_size(shape, f"the result of {symbol}")
         finally:
-            self.held -= _count(left) + _count(right)
+            self.held -= operands
         try:
             with np.errstate(under="ignore"):
                 return ufunc(a, b)
