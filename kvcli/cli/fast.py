@@ -70,6 +70,24 @@ def _split(token: str) -> tuple[str, Optional[str]]:
     return token, None
 
 
+def _take_value(
+    tokens: list[str], index: int, name: str, value: Optional[str],
+    table: dict[str, tuple[str, Callable[[str], Any]]], into: dict[str, Any],
+) -> int:
+    """Record option ``name`` (its value inline or in the next token) in ``into``; returns the
+    index of the last token used. A repeated option defers to typer."""
+    if value is None:
+        if index + 1 >= len(tokens):
+            raise _Defer
+        index += 1
+        value = tokens[index]
+    field, convert = table[name]
+    if field in into:
+        raise _Defer
+    into[field] = convert(value)
+    return index
+
+
 def parse(argv: list[str]) -> Optional[tuple[str, dict[str, Any], list[str], dict[str, Any]]]:
     """``(command, global values, positionals, command options)``, or None to defer to typer."""
     try:
@@ -87,18 +105,9 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, A
             globals_["json"] = True
             i += 1
             continue
-        if name not in _GLOBAL_VALUES or name in globals_:
+        if name not in _GLOBAL_VALUES:
             raise _Defer
-        if value is None:
-            if i + 1 >= len(argv):
-                raise _Defer
-            value = argv[i + 1]
-            i += 1
-        field, convert = _GLOBAL_VALUES[name]
-        if field in globals_:
-            raise _Defer
-        globals_[field] = convert(value)
-        i += 1
+        i = _take_value(argv, i, name, value, _GLOBAL_VALUES, globals_) + 1
     if i >= len(argv) or argv[i] not in _COMMANDS:
         raise _Defer
     command = argv[i]
@@ -121,15 +130,7 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, A
                     raise _Defer
                 options[flags[name]] = True
             elif name in valued:
-                if value is None:
-                    if j + 1 >= len(rest):
-                        raise _Defer
-                    value = rest[j + 1]
-                    j += 1
-                field, convert = valued[name]
-                if field in options:
-                    raise _Defer
-                options[field] = convert(value)
+                j = _take_value(rest, j, name, value, valued, options)
             else:
                 raise _Defer
         j += 1
