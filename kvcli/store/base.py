@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
+from kvcli.store.interrupts import deferred_interrupts
 from kvcli.errors import (
     ArityError,
     DTypeMismatchError,
@@ -133,12 +134,8 @@ class KVStore(ABC):
         """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
         np.copyto(self._stored(key), merged)
 
-    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
-        """Reduce one key's validated per-device values and apply the updater.
-
-        Backends whose updater runs elsewhere (on servers) override this.
-        """
-        merged = self._reduce(key, arrays)
+    def _apply(self, key: Key, merged: np.ndarray) -> None:
+        """Make a reduced push take effect: assign it, or hand it to the updater."""
         if self._updater is None:
             self._assign_merged(key, merged)
         else:
@@ -192,8 +189,19 @@ class KVStore(ABC):
         with self._lock:
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
-            for k, arrays in plan:
-                self._push_key(k, arrays)
+            if len({k for k, _ in plan}) < len(plan):
+                # a key listed twice sees its first push applied before the second is summed
+                for k, arrays in plan:
+                    merged = self._reduce(k, arrays)
+                    with deferred_interrupts():
+                        self._apply(k, merged)
+                return
+            # All sums first — an interrupt or a device failure here changes nothing — then
+            # every key's update at once, which Ctrl-C cannot cut in half.
+            merged_values = [self._reduce(k, arrays) for k, arrays in plan]
+            with deferred_interrupts():
+                for (k, _), merged in zip(plan, merged_values):
+                    self._apply(k, merged)
 
     def pull(
         self,

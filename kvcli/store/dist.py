@@ -520,12 +520,14 @@ class DistStore(KVStore):
         return np.array(self._read(key), copy=True)
 
     def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
+        if len(arrays) == 1:
+            return arrays[0]  # sent as it is: ray.put copies it
         info = self._info[key]
         return sum_into(np.empty(info.shape, info.dtype), arrays)
 
-    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
-        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
-        merged = arrays[0] if len(arrays) == 1 else self._reduce(key, arrays)
+    def _apply(self, key: Key, merged: np.ndarray) -> None:
+        """Send this worker's sum to the servers, which apply the updater."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         for server, rows in self._layouts[key]:
             part = merged if rows is None else merged[rows]
