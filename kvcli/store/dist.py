@@ -205,11 +205,14 @@ def start_group(
     mode: str | None = None,
     server_restarts: int = DEFAULT_SERVER_RESTARTS,
     timeout: float = DEFAULT_TIMEOUT,
+    server_resources: dict[str, float] | None = None,
 ) -> Group:
     """Start a group's coordinator and servers (the launcher does this; so does a lone store).
 
     The actors need no CPU (``num_cpus=0``) so that servers and workers fit on a small
     machine; they live as long as this process or until :meth:`Group.stop`.
+    ``server_resources`` (Ray custom resources, e.g. ``{"kvcli_server": 0.01}``) places the
+    coordinator and servers on the nodes that offer them.
     """
     ray = import_ray("dist")
     if num_workers < 1:
@@ -219,8 +222,9 @@ def start_group(
     group = group or uuid.uuid4().hex[:12]
     namespace = namespace_of(group)
     try:
+        placement = {"resources": dict(server_resources)} if server_resources else {}
         coordinator = _actor_class("Coordinator").options(
-            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0
+            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0, **placement
         ).remote(num_workers, num_servers)
         servers = [
             _actor_class("KeyServer").options(
@@ -229,6 +233,7 @@ def start_group(
                 num_cpus=0,
                 max_restarts=server_restarts,
                 max_task_retries=0,
+                **placement,
             ).remote(index, num_workers, mode)
             for index in range(num_servers)
         ]

@@ -137,8 +137,11 @@ class KeyServer:
     # ------------------------------------------------------------------ API
     async def ping(self) -> dict[str, Any]:
         """Health and status: restart flag, mode, key count."""
+        import ray
+
         return {
             "index": self.index,
+            "node": ray.get_runtime_context().get_node_id(),
             "restarted": self.restarted,
             "needs_updater": self.needs_updater,
             "mode": self.mode,

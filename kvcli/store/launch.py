@@ -57,6 +57,8 @@ def launch(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     return_exceptions: bool = False,
+    server_resources: dict[str, float] | None = None,
+    worker_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
 ) -> list[Any]:
     """Run ``target`` on ``num_workers`` ranks against ``num_servers`` servers; wait for all.
 
@@ -73,6 +75,9 @@ def launch(
         cwd: working directory of commands (default: this process's).
         return_exceptions: for functions, put a failed rank's exception in the result list
             instead of raising.
+        server_resources: Ray custom resources the servers need (places them on the nodes
+            started with ``ray start --resources='{"NAME": 1}'``).
+        worker_resources: the same for the workers: one dict for every rank, or one per rank.
 
     Returns:
         Per rank, in rank order: the function's result, or the command's exit code.
@@ -87,9 +92,17 @@ def launch(
         command = [str(part) for part in target]  # type: ignore[union-attr]
         if not command:
             raise StoreError("launch needs a command to run, e.g. kvcli launch -n 2 -- python train.py")
+    if worker_resources is None or isinstance(worker_resources, dict):
+        per_rank = [worker_resources] * num_workers
+    else:
+        per_rank = list(worker_resources)
+        if len(per_rank) != num_workers:
+            raise StoreError(f"worker_resources lists {len(per_rank)} ranks but num_workers is {num_workers}")
     ray = dist.connect(address, "launch")
     wait = float(timeout) if timeout is not None else dist._env_number(dist.ENV_TIMEOUT, float, dist.DEFAULT_TIMEOUT)
-    group = dist.start_group(num_workers, num_servers, server_restarts=server_restarts, timeout=wait)
+    group = dist.start_group(
+        num_workers, num_servers, server_restarts=server_restarts, timeout=wait, server_resources=server_resources
+    )
     shared = {
         dist.ENV_ADDRESS: dist.cluster_address(ray),
         dist.ENV_GROUP: group.id,
@@ -103,7 +116,8 @@ def launch(
     try:
         refs: dict[Any, int] = {}
         for rank in range(num_workers):
-            worker = worker_class.options(num_cpus=0, max_restarts=0).remote(
+            placement = {"resources": dict(per_rank[rank])} if per_rank[rank] else {}
+            worker = worker_class.options(num_cpus=0, max_restarts=0, **placement).remote(
                 rank, {**shared, dist.ENV_RANK: str(rank)}
             )
             workers.append(worker)

@@ -1,0 +1,48 @@
+"""dist_sync across two Ray nodes (each with its own object store): servers on one node,
+workers split over both; results equal one node's, and a node lost mid-step is a clear
+error on the other worker, not a hang."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+NO_RAY = "Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests"
+
+pytestmark = pytest.mark.dist
+
+
+def run_job(mode: str, tmp_path: Path) -> dict:
+    pytest.importorskip("ray", reason=NO_RAY)
+    result = subprocess.run(
+        [sys.executable, str(HERE / "multinode_job.py"), mode, str(tmp_path / "flag")],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_servers_on_one_node_workers_on_two(tmp_path: Path) -> None:
+    report = run_job("results", tmp_path)
+    nodes = report["nodes"]
+    assert nodes["head"] != nodes["other"]
+    by_rank = {r["rank"]: r for r in report["results"]}
+    assert by_rank[0]["node"] == nodes["head"] and by_rank[1]["node"] == nodes["other"]
+    assert set(by_rank[0]["servers"]) == {nodes["head"]}
+    # sgd lr=0.5 on the sum of both ranks' pushes (1 + 2 = 3) per step: 0 - 1.5 * step
+    for rank in (0, 1):
+        assert by_rank[rank]["seen"] == [-1.5, -3.0, -4.5]
+
+
+def test_a_worker_node_removed_mid_step_fails_the_job_clearly(tmp_path: Path) -> None:
+    report = run_job("fault", tmp_path)
+    error = report["error"]
+    assert error is not None and error.startswith("2 of 2 workers failed: ")
+    assert "rank 1: " in error and "rank 0: DistributedError" in error
+    assert "cannot complete step 2: rank 1 failed" in error
+    assert report["seconds"] < 90  # the other rank was told, not left to time out
