@@ -71,6 +71,7 @@ import numpy as np
 
 from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
 from kvcli.store.base import Key, KVStore
+from kvcli.store.dist_server import INLINE_BYTES
 from kvcli.store.local import sum_into
 
 ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
@@ -374,6 +375,8 @@ class DistStore(KVStore):
         self._layouts: dict[Key, Layout] = {}
         #: Calls queued by the hooks: (ObjectRef, what it is, server index).
         self._inflight: list[tuple[Any, str, int]] = []
+        #: Pushes queued by :meth:`_apply` per server, sent together by :meth:`_send_pushes`.
+        self._outbox: dict[int, list[tuple[Key, int, Any]]] = {}
         self._prefetched: dict[Key, np.ndarray] = {}
         self._barriers = 0
 
@@ -467,7 +470,9 @@ class DistStore(KVStore):
         with self._lock:
             try:
                 super().push(key, value, priority)
+                self._send_pushes()
             finally:
+                self._outbox = {}
                 self._wait_inflight()
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
@@ -532,14 +537,24 @@ class DistStore(KVStore):
         return sum_into(np.empty(info.shape, info.dtype), arrays)
 
     def _apply(self, key: Key, merged: np.ndarray) -> None:
-        """Send this worker's sum to the servers, which apply the updater."""
+        """Queue this worker's sum for the servers (sent by :meth:`_send_pushes`)."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         for server, rows in self._layouts[key]:
             part = merged if rows is None else merged[rows]
+            # Small parts travel inside the call; a big one is put in the object store once
+            # (the only copy a push makes) and goes by reference.
+            value = part if part.nbytes <= INLINE_BYTES else [self._ray.put(part)]
+            self._outbox.setdefault(server, []).append((key, seq, value))
+
+    def _send_pushes(self) -> None:
+        """One call per server carries every key of this push."""
+        outbox, self._outbox = self._outbox, {}
+        for server, items in outbox.items():
+            keys = ", ".join(repr(k) for k, _, _ in items[:3]) + (", ..." if len(items) > 3 else "")
             self._inflight.append(
                 (
-                    self._servers[server].push.remote(key, self._rank, seq, self._ray.put(part)),
-                    f"push of key {key!r} to kvcli server {server}",
+                    self._servers[server].push_many.remote(self._rank, items),
+                    f"push of key{'s' * (len(items) > 1)} {keys} to kvcli server {server}",
                     server,
                 )
             )
@@ -570,20 +585,33 @@ class DistStore(KVStore):
 
     # ------------------------------------------------------------------ helpers
     def _fetch(self, keys: list[Key]) -> dict[Key, np.ndarray]:
-        """Each key's value, after this worker's last push to it is applied."""
-        calls = []
+        """Each key's value, after this worker's last push to it is applied.
+
+        One call per server asks for all of its keys; big values come back as references,
+        fetched together (zero-copy, read-only, from this node's object store).
+        """
+        asked: dict[int, list[tuple[Key, int]]] = {}
         for key in dict.fromkeys(keys):
             need = self._seq.get(key, 0)
             for server, _ in self._layouts[key]:
-                ref = self._servers[server].pull.remote(key, self._rank, need, self._timeout)
-                calls.append((key, ref, f"pull of key {key!r} from kvcli server {server}"))
-        boxes = [self._call(ref, what) for _, ref, what in calls]
-        parts = self._call([box[0] for box in boxes], "pull")
-        values: dict[Key, list[np.ndarray]] = {}
-        for (key, _, _), part in zip(calls, parts):
-            values.setdefault(key, []).append(part)
-        # One part: the read-only array in the object store (the base class copies it out).
-        return {k: v[0] if len(v) == 1 else np.concatenate(v, axis=0) for k, v in values.items()}
+                asked.setdefault(server, []).append((key, need))
+        calls = [
+            (server, self._servers[server].pull_many.remote(self._rank, needs, self._timeout))
+            for server, needs in asked.items()
+        ]
+        answers = {server: self._call(ref, f"pull from kvcli server {server}") for server, ref in calls}
+        refs = [a[0] for server in answers for a in answers[server] if isinstance(a, list)]
+        fetched = iter(self._call(refs, "pull") if refs else [])
+        parts: dict[tuple[Key, int], np.ndarray] = {}
+        for server, needs in asked.items():
+            for (key, _), answer in zip(needs, answers[server]):
+                parts[key, server] = next(fetched) if isinstance(answer, list) else answer
+        values = {}
+        for key in dict.fromkeys(keys):
+            pieces = [parts[key, server] for server, _ in self._layouts[key]]
+            # One part: the read-only array as it came (the base class copies it out).
+            values[key] = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=0)
+        return values
 
     def _wait_inflight(self) -> list[tuple[int, Any]]:
         """Wait for the calls queued by the hooks; returns (server, answer) pairs."""

@@ -33,6 +33,10 @@ from kvcli.store.local import sum_into
 
 Key = Any  # int | str
 
+#: Values up to this size travel inline in an actor call's arguments or answer; bigger ones
+#: go through the object store by reference (Ray inlines up to 100 KiB itself).
+INLINE_BYTES = 256 * 1024
+
 #: What a restarted server says about a key it lost.
 RESTART_HINT = (
     "it was restarted by Ray and lost its values and optimizer: call init(...) for the key "
@@ -71,8 +75,9 @@ class _Slot:
     num_workers: int
     #: applied[r]: how many of rank r's pushes have been applied.
     applied: list[int] = field(default_factory=list)
-    #: pending[r][seq]: rank r's push number ``seq``, arrived but not applied yet.
-    pending: list[dict[int, np.ndarray]] = field(default_factory=list)
+    #: pending[r][seq]: rank r's push number ``seq``, arrived but not applied yet, with the
+    #: ObjectRef it came in (None when it came inline).
+    pending: list[dict[int, tuple[np.ndarray, Any]]] = field(default_factory=list)
     #: dist_sync: errors the updater raised, by step; a pull that needs the step re-raises
     #: it (in dist_async only the pusher hears of it, from its push).
     errors: dict[int, BaseException] = field(default_factory=dict)
@@ -85,6 +90,12 @@ class _Slot:
     def __post_init__(self) -> None:
         self.applied = [0] * self.num_workers
         self.pending = [{} for _ in range(self.num_workers)]
+
+    def writable_value(self) -> np.ndarray:
+        """The value, made writable first if it is a push kept from the object store."""
+        if not self.value.flags.writeable:
+            self.value = np.array(self.value, copy=True)
+        return self.value
 
 
 class KeyServer:
@@ -201,11 +212,31 @@ class KeyServer:
         self.gone[rank] = reason
         self._changes.notify()
 
-    async def push(self, key: Key, rank: int, seq: int, value: np.ndarray) -> None:
-        """Rank ``rank``'s ``seq``-th push to ``key`` (already summed over its devices).
+    async def push_many(self, rank: int, items: list[tuple[Key, int, Any]]) -> None:
+        """Rank ``rank``'s pushes of one step to the keys held here, in one call.
 
-        Returns once the push is recorded — and applied, when it completes a step.
+        Each item is ``(key, seq, value)``: the ``seq``-th push of ``key`` (already summed
+        over the worker's devices), ``value`` an array sent inline or ``[ObjectRef]`` for a
+        big one. Every item is recorded (and applied, when it completes a step) even if
+        another fails; the first failure is raised.
         """
+        refs = [value[0] for _, _, value in items if isinstance(value, list)]
+        resolved = iter(await asyncio.gather(*refs)) if refs else iter(())
+        failure: BaseException | None = None
+        try:
+            for key, seq, value in items:
+                array, ref = (next(resolved), value[0]) if isinstance(value, list) else (value, None)
+                try:
+                    self._record(key, rank, seq, array, ref)
+                except Exception as error:  # noqa: BLE001 - the others still apply
+                    failure = failure or error
+        finally:
+            self._changes.notify()
+        if failure is not None:
+            raise failure
+
+    def _record(self, key: Key, rank: int, seq: int, value: np.ndarray, ref: Any) -> None:
+        """Check and keep one push; apply what it completes."""
         slot = self._slot(key, "push")
         if self.needs_updater:
             raise DistributedError(f"push to key {key!r}: {self._name()} {RESTART_HINT}")
@@ -224,36 +255,40 @@ class KeyServer:
                 f"push of key {key!r}: rank {rank} sent push number {seq} twice; two processes "
                 "may be using the same rank"
             )
-        slot.pending[rank][seq] = value
-        try:
-            if self.mode == "sync":
-                self._apply_sync(key, slot)
-            else:
-                self._apply_async(key, slot, rank)
-        finally:
-            self._changes.notify()
+        slot.pending[rank][seq] = (value, ref)
+        if self.mode == "sync":
+            self._apply_sync(key, slot)
+        else:
+            self._apply_async(key, slot, rank)
 
     def _apply_sync(self, key: Key, slot: _Slot) -> None:
         workers = range(self.num_workers)
         while all(slot.applied[r] + 1 in slot.pending[r] for r in workers):
             step = slot.applied[0] + 1
-            arrays = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
+            pushes = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
             for r in workers:
                 slot.applied[r] += 1
-            self._apply(key, slot, arrays, step)
+            self._apply(key, slot, pushes, step)
 
     def _apply_async(self, key: Key, slot: _Slot, rank: int) -> None:
         while slot.applied[rank] + 1 in slot.pending[rank]:
             seq = slot.applied[rank] + 1
-            array = slot.pending[rank].pop(seq)
+            push = slot.pending[rank].pop(seq)
             slot.applied[rank] = seq
-            self._apply(key, slot, [array], None)
+            self._apply(key, slot, [push], None)
 
-    def _apply(self, key: Key, slot: _Slot, arrays: list[np.ndarray], step: int | None) -> None:
+    def _apply(self, key: Key, slot: _Slot, pushes: list[tuple[np.ndarray, Any]], step: int | None) -> None:
         slot.version += 1
         slot.snapshot = None  # frees the old copy in the object store once pullers let go
+        arrays = [array for array, _ in pushes]
         if self.updater is None:
-            sum_into(slot.value, arrays)  # assign: the sum goes straight into the stored value
+            if len(pushes) == 1 and pushes[0][1] is not None:
+                # Assign of one push that came through the object store: that object *is*
+                # the new value; keep it (read-only) and hand it to pullers — no copy at all.
+                slot.value = arrays[0]
+                slot.snapshot = (slot.version, pushes[0][1])
+                return
+            sum_into(slot.writable_value(), arrays)  # the sum goes straight into the value
             return
         # The pushed arrays are read-only views of Ray's object store; the updater gets a
         # writable sum, as it would locally.
@@ -261,7 +296,7 @@ class KeyServer:
             slot.scratch = np.empty_like(slot.value)
         merged = sum_into(slot.scratch, arrays)
         try:
-            self.updater(key, merged, slot.value)
+            self.updater(key, merged, slot.writable_value())
         except Exception as error:
             if step is not None:
                 slot.errors[step] = error
@@ -269,26 +304,33 @@ class KeyServer:
                     del slot.errors[old]
             raise
 
-    async def pull(self, key: Key, rank: int, need: int, timeout: float) -> list[Any]:
-        """``key``'s value once rank ``rank``'s ``need``-th push is applied.
+    async def pull_many(self, rank: int, needs: list[tuple[Key, int]], timeout: float) -> list[Any]:
+        """Each key's value once rank ``rank``'s ``need``-th push to it is applied.
 
-        Returns ``[ObjectRef]``: the value is put in the object store here, so the snapshot
-        is taken before any later push changes it.
+        A small value comes back inline; a big one as ``[ObjectRef]`` of a copy put in the
+        object store here, taken before any later push changes it and shared by every
+        worker that pulls the same step.
         """
         import ray
 
-        slot = self._slot(key, "pull")
-        if need > slot.applied[rank]:
-            await self._wait_applied(key, slot, rank, need, timeout)
-        error = slot.errors.get(need) if self.mode == "sync" else None
-        if error is not None:  # every rank learns that the step it pushed to failed
-            raise DistributedError(
-                f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
-                f"{type(error).__name__}: {error}"
-            )
-        if slot.snapshot is None or slot.snapshot[0] != slot.version:
-            slot.snapshot = (slot.version, ray.put(slot.value))
-        return [slot.snapshot[1]]
+        results: list[Any] = []
+        for key, need in needs:
+            slot = self._slot(key, "pull")
+            if need > slot.applied[rank]:
+                await self._wait_applied(key, slot, rank, need, timeout)
+            error = slot.errors.get(need) if self.mode == "sync" else None
+            if error is not None:  # every rank learns that the step it pushed to failed
+                raise DistributedError(
+                    f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
+                    f"{type(error).__name__}: {error}"
+                )
+            if slot.value.nbytes <= INLINE_BYTES:
+                results.append(slot.value.copy())  # a later push must not change what we send
+                continue
+            if slot.snapshot is None or slot.snapshot[0] != slot.version:
+                slot.snapshot = (slot.version, ray.put(slot.value))
+            results.append([slot.snapshot[1]])
+        return results
 
     async def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
         def missing() -> list[int]:
