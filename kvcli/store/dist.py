@@ -570,12 +570,29 @@ class DistStore(KVStore):
         if self._num_workers > 1:
             self.barrier()
 
+    def delete(self, key: Key) -> None:
+        """Forget ``key`` — collectively, like ``init``: every worker calls it.
+
+        A barrier first (nobody still pushes or pulls the key), then rank 0 removes it from
+        the servers, then a barrier again, so that once ``delete`` returns on any worker the
+        key is gone everywhere.
+        """
+        with self._lock:
+            self._check_open()
+            self._info_of(self._keys_of(key)[0])  # an unknown key fails before any barrier
+            self.barrier()
+            super().delete(key)
+        self.barrier()
+
     def _forget(self, key: Key) -> None:
-        for server, _ in self._layouts.pop(key, []):
+        layout = self._layouts.pop(key, [])
+        self._seq.pop(key, None)
+        if self._rank != 0:
+            return
+        for server, _ in layout:
             self._inflight.append(
                 (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
             )
-        self._seq.pop(key, None)
         self._wait_inflight()
 
     def _shutdown(self) -> None:

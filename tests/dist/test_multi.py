@@ -121,3 +121,12 @@ def test_a_barrier_fails_at_once_when_a_rank_has_exited(ray_cluster):
     results = launch(workers.barrier_after_exit, 2, args=(60.0,))
     assert "rank 1 has finished" in results[0]["error"]
     assert results[0]["seconds"] < 20
+
+
+def test_delete_is_collective(ray_cluster):
+    results = launch(workers.collective_delete, 3, num_servers=2)
+    for result in results:
+        assert result["before"] == [6.0] * 4  # 1 + 2 + 3
+        assert result["held"] == ["b"]  # "a" is gone from every server once delete returns
+        assert result["unknown"] == "UnknownKeyError"
+        assert result["after"] == [6.0] * 3  # re-init with another shape, then 3 workers push 2

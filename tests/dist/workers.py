@@ -184,3 +184,27 @@ def mixed_types() -> str:
             return "ok"
     except KVCliError as error:
         return f"{type(error).__name__}: {error}"
+
+
+def collective_delete() -> dict[str, Any]:
+    """Every rank deletes a key it pushed to; afterwards no server holds it and it can be
+    initialised again with another shape."""
+    with kvcli.create("dist_sync") as kv:
+        kv.init(["a", "b"], [np.zeros(4), np.zeros((2, 2))])
+        kv.push("a", np.full(4, kv.rank + 1.0))
+        before = kv.pull("a").tolist()
+        if kv.rank == 1:  # a slow rank still reads the key while the others are deleting it
+            time.sleep(0.5)
+            before = kv.pull("a").tolist()
+        kv.delete("a")
+        held = sorted({k for stats in kv.server_stats() for k in stats})
+        try:
+            kv.pull("a")
+            unknown = None
+        except KVCliError as error:
+            unknown = type(error).__name__
+        kv.init("a", np.ones(3))
+        kv.push("a", np.full(3, 2.0))
+        after = kv.pull("a").tolist()
+        kv.barrier()
+        return {"before": before, "held": held, "unknown": unknown, "after": after}
