@@ -85,6 +85,14 @@ ENV_BIGARRAY_BOUND = "KVCLI_BIGARRAY_BOUND"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_BIGARRAY_BOUND = 1_000_000
 DEFAULT_SERVER_RESTARTS = 1
+#: What a dead server means for the job (Ray restarts it, empty).
+SERVER_LOST = "a server restarted by Ray has lost its values: call init(...) again on every worker"
+#: What a dead coordinator means. It is not restarted: a new one would not know which ranks
+#: had joined or reached which barrier, and guessing could let a barrier pass too early.
+COORDINATOR_LOST = (
+    "the group's coordinator is gone and is not restarted (it alone knew which ranks joined "
+    "and where each barrier stood): stop every worker and launch the job again"
+)
 #: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
@@ -354,6 +362,7 @@ class DistStore(KVStore):
             config = self._call(
                 self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
                 f"joining kvcli group {self._group.id!r}",
+                COORDINATOR_LOST,
             )
             self._num_workers = int(config["num_workers"])
             self._num_servers = int(config["num_servers"])
@@ -441,6 +450,7 @@ class DistStore(KVStore):
         self._call(
             self._group.coordinator.barrier.remote(self._rank, self._barriers, self._timeout),
             f"barrier {self._barriers}",
+            COORDINATOR_LOST,
         )
 
     def init(self, key: Key | Sequence[Key], value: Any) -> None:
@@ -644,8 +654,9 @@ class DistStore(KVStore):
             raise first_error
         return answers
 
-    def _call(self, ref: Any, what: str) -> Any:
-        """``ray.get(ref)`` (one ObjectRef or a list) with Ray's failures as kvcli errors."""
+    def _call(self, ref: Any, what: str, lost: str = SERVER_LOST) -> Any:
+        """``ray.get(ref)`` (one ObjectRef or a list) with Ray's failures as kvcli errors;
+        ``lost`` says what a dead actor means for the job."""
         ray = self._ray
         try:
             return ray.get(ref, timeout=self._timeout + ANSWER_GRACE)
@@ -664,8 +675,7 @@ class DistStore(KVStore):
         except ray.exceptions.RayActorError as error:
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise DistributedError(
-                f"{what}: the actor died or is restarting ({type(error).__name__}: {reason}); "
-                "a server restarted by Ray has lost its values: call init(...) again on every worker"
+                f"{what}: the actor died or is restarting ({type(error).__name__}: {reason}); {lost}"
             ) from None
 
     def _ship_updater(self, servers: Sequence[int]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,12 @@ def test_delete_is_collective(ray_cluster):
         assert result["held"] == ["b"]  # "a" is gone from every server once delete returns
         assert result["unknown"] == "UnknownKeyError"
         assert result["after"] == [6.0] * 3  # re-init with another shape, then 3 workers push 2
+
+
+def test_a_dead_coordinator_is_a_clear_error_on_every_rank(ray_cluster):
+    for message in launch(workers.coordinator_killed, 2):
+        assert re.match(r"barrier \d+: the actor died or is restarting \(", message)  # init has one too
+        assert message.endswith(
+            "the group's coordinator is gone and is not restarted (it alone knew which ranks joined "
+            "and where each barrier stood): stop every worker and launch the job again"
+        )

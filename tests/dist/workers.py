@@ -208,3 +208,20 @@ def collective_delete() -> dict[str, Any]:
         after = kv.pull("a").tolist()
         kv.barrier()
         return {"before": before, "held": held, "unknown": unknown, "after": after}
+
+
+def coordinator_killed() -> str:
+    """Rank 0 kills the group's coordinator; every rank's next barrier must say so clearly."""
+    import ray
+
+    with kvcli.create("dist_sync") as kv:
+        kv.init("w", np.zeros(2))
+        kv.barrier()
+        if kv.rank == 0:
+            ray.kill(kv._group.coordinator, no_restart=True)
+        time.sleep(1.0)
+        try:
+            kv.barrier()
+        except DistributedError as error:
+            return str(error)
+        return "no error"
