@@ -1,9 +1,13 @@
 """A small MXNet-style ``nd`` module: NDArrays are numpy arrays that remember a context.
 
-Enough of ``mxnet.nd`` for KVStore code written for MXNet to run unchanged: ``nd.ones``,
-``nd.zeros``, ``nd.full``, ``nd.array`` (all float32 by default, like MXNet), ``ctx=``,
-``.asnumpy()``, ``.shape``, ``.context``, arithmetic, and in-place updates such as
-``x[:] += y``. Computation is numpy's; a context names the device an array belongs to.
+Enough of ``mxnet.nd`` for KVStore code written for MXNet to run unchanged, with MXNet
+1.9.1's dtype rules (:mod:`kvcli.nd_ops`; float32 by default, ``nd.array`` of any numpy
+input included): creation (``ones``, ``zeros``, ``full``, ``empty``, ``array``, ``arange``,
+``ones_like``, ``zeros_like``), arithmetic and comparison operators, ``clip``, ``sqrt``,
+``square``, ``sign``, ``abs``, ``maximum``, ``minimum``, ``add`` ... ``lesser_equal``,
+``dot``, ``concat``, ``stack``, ``transpose``, ``save`` / ``load`` (MXNet's ``.params``
+format, :mod:`kvcli.ndarray_io`), ``nd.random`` (:mod:`kvcli.nd_random`), ``waitall``.
+Computation is numpy's and synchronous; a context names the device an array belongs to.
 """
 
 from __future__ import annotations

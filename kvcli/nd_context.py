@@ -7,14 +7,14 @@ the default context of this thread inside the block, as in MXNet.
 
 from __future__ import annotations
 
-import threading
+from _thread import _local  # threading.local itself, without importing threading (import time)
 from typing import Any
 
 #: MXNet's device type ids (``Context.devtype2str``); ``.params`` files store these numbers.
 DEVICE_TYPES: dict[int, str] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES.items()}
 
-_default = threading.local()  # .value: this thread's default Context
+_default = _local()  # .value: this thread's default Context
 
 
 class Context:
