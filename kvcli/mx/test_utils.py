@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from kvcli.nd_context import Context, current_context
+from kvcli.nd_ops import NDArrayError
 
 #: MXNet's default tolerances for ``assert_almost_equal`` (``get_rtol`` / ``get_atol``).
 DEFAULT_RTOL = 1e-5
@@ -46,4 +47,30 @@ def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float |
                                err_msg=f"{names[0]} and {names[1]} differ")
 
 
-__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "assert_almost_equal", "default_context", "same"]
+def rand_ndarray(shape: Any, stype: str = "default", density: float | None = None, dtype: Any = None,
+                 ctx: Context | None = None, **_: Any) -> Any:
+    """A random array: standard normal values (MXNet's ``random_arrays``); for a sparse
+    ``stype``, rows (``row_sparse``) or elements (``csr``) are kept with probability
+    ``density`` (random when not given) and the array is converted with ``tostype``."""
+    from kvcli import nd
+    from kvcli.nd_random import generator
+
+    context = ctx or default_context()
+    rng = generator(context)
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    values = rng.standard_normal(dims).astype(np.float32 if dtype is None else dtype)
+    dense = nd.array(values, ctx=context, dtype=values.dtype)
+    if stype == "default":
+        return dense
+    if stype not in ("row_sparse", "csr"):
+        raise NDArrayError(f"rand_ndarray: unknown storage type {stype!r}: use 'default', 'row_sparse' or 'csr'")
+    keep_probability = rng.uniform() if density is None else float(density)
+    mask_shape = dims[:1] + (1,) * (len(dims) - 1) if stype == "row_sparse" else dims
+    dense[:] = dense * nd.array(rng.uniform(size=mask_shape) < keep_probability, ctx=context, dtype=values.dtype)
+    to_sparse = getattr(dense, "tostype", None)
+    if to_sparse is None:
+        raise NDArrayError(f"rand_ndarray: storage type {stype!r} needs kvcli's sparse arrays (NDArray.tostype)")
+    return to_sparse(stype)
+
+
+__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "assert_almost_equal", "default_context", "rand_ndarray", "same"]

@@ -93,3 +93,14 @@ def test_importing_kvcli_mx_stays_light() -> None:
             "'kvcli.nd_random', 'graphviz', 'ray', 'kvcli.store.device') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_rand_ndarray_and_py_str() -> None:
+    mx.random.seed(3)
+    a = mx.test_utils.rand_ndarray((400, 50))
+    assert a.shape == (400, 50) and a.dtype == np.float32
+    assert abs(a.asnumpy().mean()) < 0.02 and abs(a.asnumpy().std() - 1) < 0.02  # standard normal, as MXNet
+    assert mx.test_utils.rand_ndarray((2,), dtype="float64").dtype == np.float64
+    with pytest.raises(errors.KVCliError, match="unknown storage type 'dense'"):
+        mx.test_utils.rand_ndarray((2, 2), stype="dense")
+    assert mx.base.py_str(b"caf\xc3\xa9") == "café" and mx.base.py_str("x") == "x"
