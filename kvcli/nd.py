@@ -13,6 +13,8 @@ Computation is numpy's and synchronous; a context names the device an array belo
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import sys
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -27,8 +29,41 @@ DEFAULT_DTYPE = np.float32
 #: worker processes of a ``device`` store read them without a copy.
 DEVICE_MEMORY_MIN_BYTES = 1 << 20
 
-#: Submodules loaded on first use: ``nd.random``. (The sparse module registers "sparse" here.)
+#: Submodules loaded on first use, by attribute (``nd.random``) or by import path
+#: (``import kvcli.nd.random``, ``from kvcli.mx.ndarray.random import uniform``): the one
+#: table of them. (The sparse module registers ``"sparse"`` here.)
 _SUBMODULES: dict[str, str] = {"random": "kvcli.nd_random"}
+#: The names this module is imported by; ``kvcli.mx.ndarray`` is this very module.
+_PARENTS = ("kvcli.nd", "kvcli.mx.ndarray")
+__path__: list[str] = []  # a package to the import system, so its submodules can be imported
+
+
+class _SubmoduleFinder:
+    """Finds ``kvcli.nd.<name>`` / ``kvcli.mx.ndarray.<name>`` for each entry of
+    :data:`_SUBMODULES` and gives the real module (``kvcli.nd.random is kvcli.nd_random``)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        parent, _, name = fullname.rpartition(".")
+        if parent in _PARENTS and name in _SUBMODULES:
+            return importlib.machinery.ModuleSpec(fullname, _SubmoduleFinder)
+        return None
+
+    @staticmethod
+    def create_module(spec: Any) -> Any:
+        module = importlib.import_module(_SUBMODULES[spec.name.rpartition(".")[2]])
+        spec.loader_state = module.__spec__
+        return module
+
+    @staticmethod
+    def exec_module(module: Any) -> None:
+        # the import system stamped the alias's spec on the real module: give it its own back
+        module.__spec__ = module.__spec__.loader_state
+
+
+# one finder, also when this module is reloaded
+sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__qualname__", None) != "_SubmoduleFinder"]
+sys.meta_path.append(_SubmoduleFinder)  # type: ignore[arg-type]
 
 
 def _context(ctx: Context | None) -> Context:

@@ -104,3 +104,16 @@ def test_rand_ndarray_and_py_str() -> None:
     with pytest.raises(errors.KVCliError, match="unknown storage type 'dense'"):
         mx.test_utils.rand_ndarray((2, 2), stype="dense")
     assert mx.base.py_str(b"caf\xc3\xa9") == "café" and mx.base.py_str("x") == "x"
+
+
+def test_nd_submodules_import_by_dotted_path() -> None:
+    code = (
+        "import kvcli.mx.ndarray.random as a, kvcli.nd.random as b, kvcli.nd_random as real\n"
+        "from kvcli.mx.ndarray.random import uniform\n"
+        "import kvcli.mx as mx\n"
+        "print(a is real, b is real, uniform is real.uniform, mx.nd.random is real, real.__spec__.name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "True", "True", "kvcli.nd_random"]
+    with pytest.raises(ModuleNotFoundError, match="kvcli.nd.nothing"):
+        importlib.import_module("kvcli.nd.nothing")
