@@ -240,10 +240,7 @@ def _binary(name: str, reflected: bool = False) -> Callable[[NDArray, Any], Any]
 
 def _inplace(name: str) -> Callable[[NDArray, Any], NDArray]:
     def method(self: NDArray, other: Any) -> NDArray:
-        result = nd_ops.binary(name, self._data, _unwrap(other))
-        if result.shape != self._data.shape:
-            raise NDArrayError(f"in-place {name}: the result has shape {result.shape}, not this array's {self.shape}")
-        self._data[...] = result
+        nd_ops.binary_inplace(name, self._data, _unwrap(other))
         return self
 
     return method

@@ -78,10 +78,9 @@ def check_same_dtype(what: str, *arrays: np.ndarray) -> np.dtype:
     return first
 
 
-def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.ndarray:
-    """``lhs <op> rhs`` (or ``rhs <op> lhs`` when ``reflected``) by MXNet's rules; ``rhs`` is
-    a numpy array or a scalar."""
-    func = ARITHMETIC.get(name) or COMPARISONS[name]
+def _operand(name: str, lhs: np.ndarray, rhs: Any) -> Any:
+    """``rhs`` checked against ``lhs`` and ready for numpy: an equal-dtype array that
+    broadcasts with ``lhs``, or a scalar cast to ``lhs``'s dtype."""
     if isinstance(rhs, np.ndarray):
         check_same_dtype(name, lhs, rhs)
         try:
@@ -91,15 +90,38 @@ def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.
                 f"{name}: shapes {lhs.shape} and {rhs.shape} do not broadcast; reshape one "
                 f"so that each axis is equal or 1"
             ) from None
-        other = rhs
-    elif is_scalar(rhs):
-        other = cast_scalar(rhs, lhs.dtype)
-    else:
-        raise TypeError(f"type {type(rhs).__name__} not supported: use an NDArray or a number")
+        return rhs
+    if is_scalar(rhs):
+        return cast_scalar(rhs, lhs.dtype)
+    raise TypeError(f"type {type(rhs).__name__} not supported: use an NDArray or a number")
+
+
+def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.ndarray:
+    """``lhs <op> rhs`` (or ``rhs <op> lhs`` when ``reflected``) by MXNet's rules; ``rhs`` is
+    a numpy array or a scalar."""
+    func = ARITHMETIC.get(name) or COMPARISONS[name]
+    other = _operand(name, lhs, rhs)
     x, y = (other, lhs) if reflected else (lhs, other)
     with np.errstate(all="ignore"):  # MXNet gives inf/nan (or wraps) without a warning
         result = func(x, y)
     return np.asarray(result).astype(lhs.dtype, copy=False)
+
+
+def binary_inplace(name: str, lhs: np.ndarray, rhs: Any) -> None:
+    """``lhs <op>= rhs``: the result of :func:`binary`, written into ``lhs``.
+
+    Operands are of ``lhs``'s dtype by then, so a numpy ufunc writing straight into ``lhs``
+    gives the same values without a temporary (``stored += grad`` on big arrays)."""
+    other = _operand(name, lhs, rhs)
+    shape = np.broadcast_shapes(lhs.shape, np.shape(other))
+    if shape != lhs.shape:
+        raise NDArrayError(f"in-place {name}: the result has shape {shape}, not this array's {lhs.shape}")
+    func = ARITHMETIC[name]
+    with np.errstate(all="ignore"):
+        if isinstance(func, np.ufunc):
+            func(lhs, other, out=lhs)
+        else:  # integer division truncating toward zero
+            lhs[...] = np.asarray(func(lhs, other)).astype(lhs.dtype, copy=False)
 
 
 def unary(name: str, data: np.ndarray) -> np.ndarray:
@@ -153,6 +175,6 @@ def reduced(result: Any, dtype: Any = None) -> np.ndarray:
 
 
 __all__ = [
-    "ARITHMETIC", "COMPARISONS", "NDArrayError", "UNARY", "binary", "cast_scalar",
+    "ARITHMETIC", "COMPARISONS", "NDArrayError", "UNARY", "binary", "binary_inplace", "cast_scalar",
     "check_same_dtype", "dot", "is_scalar", "join", "reduced", "unary",
 ]

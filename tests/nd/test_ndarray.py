@@ -85,3 +85,18 @@ def test_numpy_arrays_on_the_left_give_ndarrays() -> None:
 
 def test_zeros_with_dtype_none_is_float32() -> None:
     assert nd.zeros((2,), dtype=None).dtype == np.float32 and nd.empty((1,), dtype=None).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int8", "uint8", "int64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv", "mod", "pow"])
+def test_in_place_equals_out_of_place(dtype: str, op: str) -> None:
+    signed = not dtype.startswith("u")
+    a = nd.array([[7, -3 if signed else 3, 2], [0, 5, -8 if signed else 8]], dtype=dtype)
+    b = nd.array([[2, 2, 3], [1, 4, 3]], dtype=dtype)
+    for other in (b, b[0:1], 2, 1.5):
+        want = getattr(a, f"__{op}__")(other).asnumpy()
+        x = a.copy()
+        view_before = x._kvcli_buffer()
+        getattr(x, f"__i{op}__")(other)
+        assert x._kvcli_buffer() is view_before and x.dtype == a.dtype  # written in place
+        np.testing.assert_array_equal(x.asnumpy(), want)
