@@ -8,8 +8,13 @@ is a bug and keeps its traceback.
 from __future__ import annotations
 
 
-class KVCliError(Exception):
-    """Base class of every user-facing kvcli error."""
+class MXNetError(RuntimeError):
+    """MXNet's error class (``mxnet.base.MXNetError``, a ``RuntimeError``), re-exported as
+    ``kvcli.mx.base.MXNetError``: MXNet code that catches it also catches every kvcli error."""
+
+
+class KVCliError(MXNetError):
+    """Base class of every user-facing kvcli error (and so an :class:`MXNetError`)."""
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0]) if self.args else self.__class__.__name__

@@ -1,64 +1,69 @@
 """A small MXNet-style ``nd`` module: NDArrays are numpy arrays that remember a context.
 
-Enough of ``mxnet.nd`` for KVStore code written for MXNet to run unchanged: ``nd.ones``,
-``nd.zeros``, ``nd.full``, ``nd.array`` (all float32 by default, like MXNet), ``ctx=``,
-``.asnumpy()``, ``.shape``, ``.context``, arithmetic, and in-place updates such as
-``x[:] += y``. Computation is numpy's; a context names the device an array belongs to.
+Enough of ``mxnet.nd`` for KVStore code written for MXNet to run unchanged, with MXNet
+1.9.1's dtype rules (:mod:`kvcli.nd_ops`; float32 by default, ``nd.array`` of any numpy
+input included): creation (``ones``, ``zeros``, ``full``, ``empty``, ``array``, ``arange``,
+``ones_like``, ``zeros_like``), arithmetic and comparison operators, ``clip``, ``sqrt``,
+``square``, ``sign``, ``abs``, ``maximum``, ``minimum``, ``add`` ... ``lesser_equal``,
+``dot``, ``concat``, ``stack``, ``transpose``, ``save`` / ``load`` (MXNet's ``.params``
+format, :mod:`kvcli.ndarray_io`), ``nd.random`` (:mod:`kvcli.nd_random`), ``waitall``.
+Computation is numpy's and synchronous; a context names the device an array belongs to.
 """
 
 from __future__ import annotations
 
-import operator
+import importlib
+import importlib.machinery
+import sys
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from kvcli import nd_ops
+from kvcli.nd_context import Context, cpu, current_context, gpu
+from kvcli.nd_ops import NDArrayError
 
 DEFAULT_DTYPE = np.float32
 #: Arrays created on an explicit context from this size up live in shared memory, where the
 #: worker processes of a ``device`` store read them without a copy.
 DEVICE_MEMORY_MIN_BYTES = 1 << 20
 
-
-class Context:
-    """A device: ``cpu(i)`` or ``gpu(i)``. kvcli runs both on the CPU; the id picks the device."""
-
-    __slots__ = ("device_type", "device_id")
-
-    def __init__(self, device_type: str = "cpu", device_id: int = 0) -> None:
-        if device_type not in ("cpu", "gpu", "cpu_pinned", "cpu_shared"):
-            raise ValueError(f"unknown device type {device_type!r}: use 'cpu' or 'gpu'")
-        self.device_type = device_type
-        self.device_id = int(device_id)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Context)
-            and other.device_type == self.device_type
-            and other.device_id == self.device_id
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.device_type, self.device_id))
-
-    def __repr__(self) -> str:
-        return f"{self.device_type}({self.device_id})"
-
-    __str__ = __repr__
+#: Submodules loaded on first use, by attribute (``nd.random``) or by import path
+#: (``import kvcli.nd.random``, ``from kvcli.mx.ndarray.random import uniform``): the one
+#: table of them. (The sparse module registers ``"sparse"`` here.)
+_SUBMODULES: dict[str, str] = {"random": "kvcli.nd_random"}
+#: The names this module is imported by; ``kvcli.mx.ndarray`` is this very module.
+_PARENTS = ("kvcli.nd", "kvcli.mx.ndarray")
+__path__: list[str] = []  # a package to the import system, so its submodules can be imported
 
 
-def cpu(device_id: int = 0) -> Context:
-    """The context ``cpu(device_id)``."""
-    return Context("cpu", device_id)
+class _SubmoduleFinder:
+    """Finds ``kvcli.nd.<name>`` / ``kvcli.mx.ndarray.<name>`` for each entry of
+    :data:`_SUBMODULES` and gives the real module (``kvcli.nd.random is kvcli.nd_random``)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        parent, _, name = fullname.rpartition(".")
+        if parent in _PARENTS and name in _SUBMODULES:
+            return importlib.machinery.ModuleSpec(fullname, _SubmoduleFinder)
+        return None
+
+    @staticmethod
+    def create_module(spec: Any) -> Any:
+        module = importlib.import_module(_SUBMODULES[spec.name.rpartition(".")[2]])
+        spec.loader_state = module.__spec__
+        return module
+
+    @staticmethod
+    def exec_module(module: Any) -> None:
+        # the import system stamped the alias's spec on the real module: give it its own back
+        module.__spec__ = module.__spec__.loader_state
 
 
-def gpu(device_id: int = 0) -> Context:
-    """The context ``gpu(device_id)`` (computed on the CPU here; kept for MXNet code)."""
-    return Context("gpu", device_id)
-
-
-def current_context() -> Context:
-    """The default context, ``cpu(0)``."""
-    return cpu(0)
+# one finder, also when this module is reloaded
+sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__qualname__", None) != "_SubmoduleFinder"]
+sys.meta_path.append(_SubmoduleFinder)  # type: ignore[arg-type]
 
 
 def _context(ctx: Context | None) -> Context:
@@ -120,7 +125,8 @@ class NDArray:
 
     @property
     def T(self) -> "NDArray":
-        return NDArray(self._data.T, self._ctx)
+        """The transpose, a copy as in MXNet (``self`` itself when ``ndim < 2``)."""
+        return self if self._data.ndim < 2 else NDArray(self._data.T.copy(), self._ctx)
 
     # -- conversion ---------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
@@ -128,26 +134,38 @@ class NDArray:
         return np.array(self._data, copy=True)
 
     def asscalar(self) -> Any:
-        """The single value of a size-1 array."""
+        """The single value of a size-1 array, as a numpy scalar of its dtype (like MXNet)."""
         if self._data.size != 1:
-            raise ValueError(f"asscalar needs an array of size 1, not shape {self.shape}")
-        return self._data.reshape(()).item()
+            raise NDArrayError(f"asscalar needs an array of size 1, not shape {self.shape}: index one element first")
+        return self._data.reshape(-1)[0]
 
     def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
-        return NDArray(self._data.astype(dtype, copy=copy), self._ctx)
+        """A copy cast to ``dtype``; ``self`` when ``copy=False`` and the dtype is already it."""
+        if not copy and np.dtype(dtype) == self._data.dtype:
+            return self
+        return NDArray(self._data.astype(dtype), self._ctx)
 
     def copy(self) -> "NDArray":
         return NDArray(self._data.copy(), self._ctx)
 
-    def copyto(self, other: "NDArray | Context") -> "NDArray":
-        """Copy into another NDArray (same shape) or onto a context."""
+    def copyto(self, other: "NDArray | Context") -> "NDArray | bool":
+        """Copy into another NDArray of the same shape (cast to its dtype) and return it, or
+        onto a context as a new array. Copying an array to itself warns and returns False."""
         if isinstance(other, Context):
             return NDArray(self._data.copy(), other)
+        if not isinstance(other, NDArray):
+            raise TypeError(f"copyto does not support type {type(other).__name__}: give an NDArray or a Context")
+        if other is self:
+            warnings.warn("You are attempting to copy an array to itself", RuntimeWarning, stacklevel=2)
+            return False
+        if other.shape != self.shape:
+            raise NDArrayError(f"copyto: shape {self.shape} cannot be copied into shape {other.shape}: the shapes must be equal")
         other._data[...] = self._data
         return other
 
-    def as_in_context(self, ctx: Context) -> "NDArray":
-        return self if ctx == self._ctx else NDArray(self._data.copy(), ctx)
+    def as_in_context(self, context: Context) -> "NDArray":
+        """``self`` when it is on ``context`` already, else a copy there."""
+        return self if context == self._ctx else NDArray(self._data.copy(), _context(context))
 
     def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
         target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
@@ -160,32 +178,35 @@ class NDArray:
         return self._data.tolist()
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(np.asarray(self._data.sum(axis=axis, keepdims=keepdims)), self._ctx)
+        return NDArray(nd_ops.reduced(self._data.sum(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(np.asarray(self._data.mean(axis=axis, keepdims=keepdims)), self._ctx)
+        return NDArray(nd_ops.reduced(self._data.mean(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(np.asarray(self._data.max(axis=axis, keepdims=keepdims)), self._ctx)
+        return NDArray(nd_ops.reduced(self._data.max(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(np.asarray(self._data.min(axis=axis, keepdims=keepdims)), self._ctx)
+        return NDArray(nd_ops.reduced(self._data.min(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
-        return NDArray(np.asarray(self._data[_unwrap(index)]), self._ctx)
+        # a single element is shape (1,) in MXNet's nd, not 0-d
+        return NDArray(nd_ops.reduced(self._data[_index(index)]), self._ctx)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._data[_unwrap(index)] = _unwrap(value)
+        self._data[_index(index)] = _unwrap(value)
 
     def __len__(self) -> int:
         return len(self._data)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        return (NDArray(np.asarray(row), self._ctx) for row in self._data)
+        return (self[i] for i in range(len(self._data)))
 
     def __bool__(self) -> bool:
-        return bool(self._data)
+        if self._data.size > 1:
+            raise NDArrayError("The truth value of an NDArray with multiple elements is ambiguous: use .asnumpy().any() or .all()")
+        return bool(self._data.size) and bool(self._data.reshape(-1)[0])
 
     def __float__(self) -> float:
         return float(self.asscalar())
@@ -197,50 +218,44 @@ class NDArray:
         shape = "x".join(str(d) for d in self.shape)
         return f"\n{self._data}\n<NDArray {shape} @{self._ctx}>"
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:  # MXNet hashes by identity (== gives an array)
+        return id(self) // 16
 
 
-def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[[NDArray, Any], Any]:
+def _index(index: Any) -> Any:
+    """An index for numpy: NDArray indices (float32 in MXNet) become integer arrays."""
+    if isinstance(index, NDArray):
+        return index._data.astype(np.int64)
+    if isinstance(index, tuple):
+        return tuple(_index(part) for part in index)
+    return index
+
+
+def _binary(name: str, reflected: bool = False) -> Callable[[NDArray, Any], Any]:
     def method(self: NDArray, other: Any) -> Any:
-        other_data = _unwrap(other)
-        result = op(other_data, self._data) if reflected else op(self._data, other_data)
-        return NDArray(np.asarray(result), self._ctx)
+        return NDArray(nd_ops.binary(name, self._data, _unwrap(other), reflected), self._ctx)
 
     return method
 
 
-def _inplace(op: Callable[[Any, Any], Any]) -> Callable[[NDArray, Any], NDArray]:
+def _inplace(name: str) -> Callable[[NDArray, Any], NDArray]:
     def method(self: NDArray, other: Any) -> NDArray:
-        op(self._data, _unwrap(other))
+        nd_ops.binary_inplace(name, self._data, _unwrap(other))
         return self
 
     return method
 
 
-for _name, _op, _iop in (
-    ("add", operator.add, operator.iadd),
-    ("sub", operator.sub, operator.isub),
-    ("mul", operator.mul, operator.imul),
-    ("truediv", operator.truediv, operator.itruediv),
-    ("floordiv", operator.floordiv, operator.ifloordiv),
-    ("mod", operator.mod, operator.imod),
-    ("pow", operator.pow, operator.ipow),
-):
-    setattr(NDArray, f"__{_name}__", _binary(_op))
-    setattr(NDArray, f"__r{_name}__", _binary(_op, reflected=True))
-    setattr(NDArray, f"__i{_name}__", _inplace(_iop))
-for _name, _op in (
-    ("eq", operator.eq),
-    ("ne", operator.ne),
-    ("lt", operator.lt),
-    ("le", operator.le),
-    ("gt", operator.gt),
-    ("ge", operator.ge),
-    ("matmul", operator.matmul),
-):
-    setattr(NDArray, f"__{_name}__", _binary(_op))
-NDArray.__neg__ = lambda self: NDArray(-self._data, self._ctx)  # type: ignore[method-assign]
-NDArray.__abs__ = lambda self: NDArray(np.abs(self._data), self._ctx)  # type: ignore[method-assign]
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    setattr(NDArray, f"__{_name}__", _binary(_name))
+    setattr(NDArray, f"__r{_name}__", _binary(_name, reflected=True))
+    setattr(NDArray, f"__i{_name}__", _inplace(_name))
+for _name in nd_ops.COMPARISONS:
+    setattr(NDArray, f"__{_name}__", _binary(_name))
+NDArray.__matmul__ = lambda self, other: dot(self, other)  # type: ignore[method-assign]
+NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)  # type: ignore[method-assign]
+NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)  # type: ignore[method-assign]
+NDArray.abs = NDArray.__abs__  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------- creation
@@ -249,7 +264,7 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
 
 
 def _allocate(shape: int | Sequence[int], ctx: Context | None, dtype: Any) -> np.ndarray:
-    dims, dtype = _shape(shape), np.dtype(dtype)
+    dims, dtype = _shape(shape), np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
     if ctx is not None and int(np.prod(dims, dtype=np.int64)) * dtype.itemsize >= DEVICE_MEMORY_MIN_BYTES:
         from kvcli.store.shm import device_array
 
@@ -280,13 +295,14 @@ def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DE
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An array from nested lists, a numpy array (its dtype is kept) or an NDArray.
+    """An array from nested lists, a numpy array or an NDArray.
 
-    Like MXNet, anything that is not already an array becomes float32.
+    Like MXNet, the result is float32 unless ``dtype`` says otherwise, whatever the numpy
+    input's dtype (float64, int64, ...); only an NDArray input keeps its own dtype.
     """
     source = _unwrap(source_array)
     if dtype is None:
-        dtype = source.dtype if isinstance(source, np.ndarray) else DEFAULT_DTYPE
+        dtype = source.dtype if isinstance(source_array, NDArray) else DEFAULT_DTYPE
     return NDArray(np.array(source, dtype=dtype, copy=True), ctx)
 
 
@@ -297,27 +313,133 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     return NDArray(np.repeat(values, repeat) if repeat != 1 else values, ctx)
 
 
-def ones_like(data: NDArray) -> NDArray:
+def ones_like(data: NDArray, **_: Any) -> NDArray:
+    """Ones of ``data``'s shape, dtype and context."""
     return NDArray(np.ones_like(data._data), data.context)
 
 
-def zeros_like(data: NDArray) -> NDArray:
+def zeros_like(data: NDArray, **_: Any) -> NDArray:
+    """Zeros of ``data``'s shape, dtype and context."""
     return NDArray(np.zeros_like(data._data), data.context)
 
 
-def dot(lhs: NDArray, rhs: NDArray) -> NDArray:
-    return NDArray(np.asarray(np.dot(lhs._data, rhs._data)), lhs.context)
+# ---------------------------------------------------------------------- operators
+def _operand(value: Any, what: str) -> np.ndarray:
+    if not isinstance(value, NDArray):
+        raise TypeError(f"{what} takes NDArrays, not {type(value).__name__}: wrap it with nd.array()")
+    return value._data
 
 
-def concat(*arrays: NDArray, dim: int = 1) -> NDArray:
-    return NDArray(np.concatenate([a._data for a in arrays], axis=dim), arrays[0].context)
+def _elementwise(name: str, lhs: Any, rhs: Any) -> Any:
+    """``lhs <op> rhs`` where either side may be a number (both numbers: a number)."""
+    if isinstance(lhs, NDArray):
+        return NDArray(nd_ops.binary(name, lhs._data, _unwrap(rhs)), lhs.context)
+    if isinstance(rhs, NDArray):
+        return NDArray(nd_ops.binary(name, rhs._data, lhs, reflected=True), rhs.context)
+    return (nd_ops.ARITHMETIC.get(name) or nd_ops.COMPARISONS[name])(lhs, rhs)
+
+
+def _make_elementwise(name: str, mxnet_name: str) -> Callable[[Any, Any], Any]:
+    def function(lhs: Any, rhs: Any) -> Any:
+        return _elementwise(name, lhs, rhs)
+
+    function.__name__ = mxnet_name
+    function.__doc__ = f"MXNet's ``nd.{mxnet_name}``: element-wise, broadcasting; either side may be a number."
+    return function
+
+
+#: MXNet's function names for the operator table of :mod:`kvcli.nd_ops`.
+_ELEMENTWISE_NAMES = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv", "modulo": "mod",
+    "power": "pow", "maximum": "maximum", "minimum": "minimum", "equal": "eq",
+    "not_equal": "ne", "greater": "gt", "greater_equal": "ge", "lesser": "lt", "lesser_equal": "le",
+}
+for _mxnet_name, _name in _ELEMENTWISE_NAMES.items():
+    globals()[_mxnet_name] = _make_elementwise(_name, _mxnet_name)
+
+
+def _make_unary(name: str) -> Callable[[NDArray], NDArray]:
+    def function(data: NDArray, **_: Any) -> NDArray:
+        return NDArray(nd_ops.unary(name, _operand(data, name)), data.context)
+
+    function.__name__ = name
+    function.__doc__ = f"MXNet's ``nd.{name}``, element-wise, keeping the dtype (integers truncate)."
+    return function
+
+
+for _name in nd_ops.UNARY:
+    globals()[_name] = _make_unary(_name)
+
+
+def clip(data: NDArray, a_min: float, a_max: float, **_: Any) -> NDArray:
+    """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
+    values = _operand(data, "clip")
+    if a_min > a_max:
+        raise NDArrayError(f"clip: a_min={a_min} is greater than a_max={a_max}: swap them")
+    lo, hi = nd_ops.cast_scalar(a_min, values.dtype), nd_ops.cast_scalar(a_max, values.dtype)
+    return NDArray(np.clip(values, lo, hi), data.context)
+
+
+def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False, **_: Any) -> NDArray:
+    """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
+    result = nd_ops.dot(_operand(lhs, "dot"), _operand(rhs, "dot"), transpose_a, transpose_b)
+    return NDArray(result, lhs.context)
+
+
+def transpose(data: NDArray, axes: Sequence[int] | None = None, **_: Any) -> NDArray:
+    """The axes reversed (or permuted by ``axes``), as a copy."""
+    values = _operand(data, "transpose")
+    return NDArray(np.transpose(values, tuple(axes) if axes else None).copy(), data.context)
+
+
+def concat(*data: NDArray, dim: int = 1, **_: Any) -> NDArray:
+    """Arrays joined along axis ``dim`` (MXNet's default: 1)."""
+    arrays = [_operand(a, "concat") for a in data]
+    return NDArray(nd_ops.join("concat", arrays, dim, new_axis=False), data[0].context if data else None)
+
+
+def stack(*data: NDArray, axis: int = 0, **_: Any) -> NDArray:
+    """Same-shape arrays stacked along a new axis ``axis``."""
+    arrays = [_operand(a, "stack") for a in data]
+    return NDArray(nd_ops.join("stack", arrays, axis, new_axis=True), data[0].context if data else None)
 
 
 def waitall() -> None:
     """Nothing to wait for: operations here are synchronous."""
 
 
+def save(fname: str, data: Any) -> None:
+    """Write one NDArray, a list or a ``{name: NDArray}`` dict in MXNet's ``.params`` format."""
+    from kvcli import ndarray_io
+
+    ndarray_io.save(fname, data)
+
+
+def load(fname: str) -> "list[NDArray] | dict[str, NDArray]":
+    """Read a ``.params`` file written by MXNet or by :func:`save` (no pickle involved)."""
+    from kvcli import ndarray_io
+
+    return ndarray_io.load(fname)
+
+
+def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
+    """:func:`load` from bytes already in memory."""
+    from kvcli import ndarray_io
+
+    return ndarray_io.loads(buf)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        module = importlib.import_module(_SUBMODULES[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'kvcli.nd' has no attribute {name!r}")
+
+
 __all__ = [
-    "Context", "NDArray", "arange", "array", "concat", "cpu", "current_context", "dot", "empty",
-    "full", "gpu", "ones", "ones_like", "waitall", "zeros", "zeros_like",
+    "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu",
+    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "ones",
+    "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
+    *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]

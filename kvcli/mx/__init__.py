@@ -1,8 +1,11 @@
 """MXNet-style shim: ``import kvcli.mx as mx`` runs KVStore and visualisation code written
 for MXNet with only the import line changed.
 
-``mx.kv.create``, ``mx.cpu(i)`` / ``mx.gpu(i)``, ``mx.nd``, ``mx.optimizer``, and (loaded on
-first use) ``mx.sym`` / ``mx.symbol`` and ``mx.viz``.
+Loaded at once: ``mx.kv`` (= ``mx.kvstore``), ``mx.nd`` (= ``mx.ndarray``), ``mx.optimizer``,
+``mx.cpu(i)`` / ``mx.gpu(i)`` / ``mx.Context`` / ``mx.current_context``, ``mx.MXNetError``.
+Loaded on first use (see :data:`_LAZY`): ``mx.sym`` / ``mx.symbol``, ``mx.viz`` /
+``mx.visualization``, ``mx.context``, ``mx.base``, ``mx.random``, ``mx.test_utils``.
+Each is also importable by MXNet's module path, e.g. ``import kvcli.mx.kvstore``.
 """
 
 from __future__ import annotations
@@ -12,13 +15,25 @@ from typing import Any
 
 from kvcli import __version__
 from kvcli import nd
+from kvcli.errors import MXNetError
 from kvcli.mx import kv, optimizer
 from kvcli.nd import Context, cpu, current_context, gpu
 
 kvstore = kv
 ndarray = nd
 
-_LAZY = {"sym": "kvcli.symbol.build", "symbol": "kvcli.symbol.build", "viz": "kvcli.symbol.viz"}
+#: Attributes imported on first use, by the module that provides them. One entry per name;
+#: other parts of kvcli add theirs here (e.g. ``"lr_scheduler"``).
+_LAZY: dict[str, str] = {
+    "sym": "kvcli.mx.symbol",
+    "symbol": "kvcli.mx.symbol",
+    "viz": "kvcli.mx.visualization",
+    "visualization": "kvcli.mx.visualization",
+    "context": "kvcli.mx.context",
+    "base": "kvcli.mx.base",
+    "random": "kvcli.mx.random",
+    "test_utils": "kvcli.mx.test_utils",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -30,6 +45,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Context", "__version__", "cpu", "current_context", "gpu", "kv", "kvstore", "nd", "ndarray",
-    "optimizer", "sym", "symbol", "viz",
+    "Context", "MXNetError", "__version__", "cpu", "current_context", "gpu", "kv", "kvstore", "nd",
+    "ndarray", "optimizer", *_LAZY,
 ]

@@ -1,0 +1,96 @@
+"""Devices, as ``mxnet.context``: ``cpu(i)``, ``gpu(i)``, ``Context``, ``current_context()``.
+
+kvcli computes everything on the CPU; a context names the device an array belongs to (the
+``device`` store gives each one a worker process). ``with mx.cpu(1): ...`` makes ``cpu(1)``
+the default context of this thread inside the block, as in MXNet.
+"""
+
+from __future__ import annotations
+
+from _thread import _local  # threading.local itself, without importing threading (import time)
+from typing import Any
+
+#: MXNet's device type ids (``Context.devtype2str``); ``.params`` files store these numbers.
+DEVICE_TYPES: dict[int, str] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES.items()}
+
+_default = _local()  # .value: this thread's default Context
+
+
+class Context:
+    """A device: ``Context('cpu', 0)`` or ``Context(other_context)``; a context manager."""
+
+    __slots__ = ("device_type", "device_id", "_old_ctx")
+    devtype2str = DEVICE_TYPES
+    devstr2type = DEVICE_TYPE_IDS
+
+    def __init__(self, device_type: "str | Context" = "cpu", device_id: int = 0) -> None:
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in DEVICE_TYPE_IDS:
+            raise ValueError(
+                f"unknown device type {device_type!r}: use one of {', '.join(DEVICE_TYPE_IDS)}"
+            )
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self._old_ctx: Context | None = None
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's number for the device type (1 = cpu, 2 = gpu)."""
+        return DEVICE_TYPE_IDS[self.device_type]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Context)
+            and other.device_type == self.device_type
+            and other.device_id == self.device_id
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self) -> "Context":
+        self._old_ctx = current_context()
+        _default.value = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _default.value = self._old_ctx
+
+    def empty_cache(self) -> None:
+        """Nothing cached: kvcli does not pool device memory."""
+
+
+def cpu(device_id: int = 0) -> Context:
+    """The context ``cpu(device_id)``."""
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """The context ``gpu(device_id)`` (computed on the CPU here; kept for MXNet code)."""
+    return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """The context ``cpu_pinned(device_id)`` (plain CPU memory here)."""
+    return Context("cpu_pinned", device_id)
+
+
+def num_gpus() -> int:
+    """kvcli uses no GPU: 0."""
+    return 0
+
+
+def current_context() -> Context:
+    """This thread's default context: ``cpu(0)``, or the context of the enclosing ``with``."""
+    ctx = getattr(_default, "value", None)
+    return ctx if ctx is not None else cpu(0)
+
+
+__all__ = ["Context", "DEVICE_TYPES", "DEVICE_TYPE_IDS", "cpu", "cpu_pinned", "current_context", "gpu", "num_gpus"]

@@ -1,0 +1,142 @@
+"""``nd.random`` / ``mx.random``: sampling and seeding with MXNet's signatures.
+
+Streams are numpy's PCG64, one per context, so **the numbers differ from MXNet's** (which
+uses its own generators per device); what matches is the distribution, the shapes, dtypes
+and the seeding rules:
+
+* ``seed(s)`` (``ctx='all'``) reseeds every context; each context's stream is derived from
+  ``s`` and the device, so ``cpu(0)`` and ``cpu(1)`` draw different numbers, as in MXNet.
+* ``seed(s, ctx=c)`` reseeds only ``c``, from ``s`` alone: the same sequence on any device.
+* Without any ``seed`` call the streams start from seed 0, so a fresh process is
+  reproducible, as MXNet's is.
+
+Parameters may be numbers or NDArrays; with NDArray parameters the result has shape
+``param.shape + shape``, one draw per parameter element (MXNet's rule).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kvcli.nd import DEFAULT_DTYPE, NDArray, _context, _shape
+from kvcli.nd_context import Context
+from kvcli.nd_ops import NDArrayError
+
+DEFAULT_SEED = 0
+_seed_all = DEFAULT_SEED
+_generators: dict[Context, np.random.Generator] = {}
+
+
+def seed(seed_state: int, ctx: Context | str = "all") -> None:
+    """Reseed every context's stream (``ctx='all'``) or only ``ctx``'s."""
+    global _seed_all
+    if not isinstance(seed_state, (numbers.Integral, np.integer)) or isinstance(seed_state, bool):
+        raise NDArrayError(f"seed_state must be int, not {type(seed_state).__name__} ({seed_state!r})")
+    if seed_state < 0:
+        raise NDArrayError(f"seed_state must be >= 0, not {seed_state}")
+    if isinstance(ctx, str) and ctx == "all":
+        _seed_all = int(seed_state)
+        _generators.clear()
+        return
+    context = _context(ctx)
+    _generators[context] = np.random.default_rng(int(seed_state))
+
+
+def generator(ctx: Context | None = None) -> np.random.Generator:
+    """The stream of ``ctx`` (default: the current context), made on first use."""
+    context = _context(ctx)
+    found = _generators.get(context)
+    if found is None:
+        entropy = [_seed_all, context.device_typeid, context.device_id]
+        found = _generators[context] = np.random.default_rng(entropy)
+    return found
+
+
+def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, dtype: Any,
+            ctx: Context | None, out: NDArray | None, default_dtype: Any = DEFAULT_DTYPE) -> NDArray:
+    """One draw per output element; NDArray parameters add their shape in front."""
+    arrays = [p for p in params if isinstance(p, NDArray)]
+    if arrays and len(arrays) != len(params):
+        raise NDArrayError("give every distribution parameter as a number, or every one as an NDArray")
+    extra = () if shape is None else _shape(shape)
+    if out is not None:
+        target_ctx = out.context
+        dtype = out.dtype if dtype is None else dtype
+    else:
+        target_ctx = arrays[0].context if arrays and ctx is None else _context(ctx)
+    if arrays:
+        base = arrays[0].shape
+        if any(a.shape != base for a in arrays):
+            raise NDArrayError(f"distribution parameters have different shapes {[a.shape for a in arrays]}")
+        values = [a.asnumpy().astype(np.float64).reshape(base + (1,) * len(extra)) for a in arrays]
+        size = base + extra
+    else:
+        values = [float(p) for p in params]
+        size = extra or (1,)  # MXNet draws one value when no shape is given
+    result = draw(generator(target_ctx), *values, size=size)
+    result = np.asarray(result).astype(np.dtype(default_dtype if dtype is None else dtype))
+    if out is not None:
+        if out.shape != result.shape:
+            raise NDArrayError(f"out has shape {out.shape}, but the draw has shape {result.shape}")
+        out[:] = NDArray(result, target_ctx)
+        return out
+    return NDArray(result, target_ctx)
+
+
+def uniform(low: Any = 0, high: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **_: Any) -> NDArray:
+    """Samples from ``[low, high)``."""
+    return _sample(lambda g, lo, hi, size: g.uniform(lo, hi, size), (low, high), shape, dtype, ctx, out)
+
+
+def normal(loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+           out: NDArray | None = None, **_: Any) -> NDArray:
+    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
+    return _sample(lambda g, mu, sigma, size: g.normal(mu, sigma, size), (loc, scale), shape, dtype, ctx, out)
+
+
+def randn(*shape: int, loc: Any = 0, scale: Any = 1, dtype: Any = None, ctx: Context | None = None, **_: Any) -> NDArray:
+    """Normal samples of shape ``shape`` given as separate numbers: ``randn(2, 3)``."""
+    return normal(loc, scale, shape or None, dtype, ctx)
+
+
+def exponential(scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+                out: NDArray | None = None, **_: Any) -> NDArray:
+    """Samples from an exponential distribution of mean ``scale``."""
+    return _sample(lambda g, beta, size: g.exponential(beta, size), (scale,), shape, dtype, ctx, out)
+
+
+def poisson(lam: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **_: Any) -> NDArray:
+    """Samples from a Poisson distribution of rate ``lam`` (float32 counts, as in MXNet)."""
+    return _sample(lambda g, rate, size: g.poisson(rate, size), (lam,), shape, dtype, ctx, out)
+
+
+def gamma(alpha: Any = 1, beta: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+          out: NDArray | None = None, **_: Any) -> NDArray:
+    """Samples from a gamma distribution of shape ``alpha`` and scale ``beta``."""
+    return _sample(lambda g, k, theta, size: g.gamma(k, theta, size), (alpha, beta), shape, dtype, ctx, out)
+
+
+def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **_: Any) -> NDArray:
+    """Integers from ``[low, high)`` (int32 unless ``dtype`` says otherwise)."""
+    if not low < high:
+        raise NDArrayError(f"randint needs low < high, not low={low}, high={high}")
+    return _sample(lambda g, lo, hi, size: g.integers(int(lo), int(hi), size), (low, high), shape, dtype, ctx, out,
+                   default_dtype=np.int32)
+
+
+def shuffle(data: NDArray, **_: Any) -> NDArray:
+    """A copy of ``data`` with its rows (first axis) in random order."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"shuffle takes an NDArray, not {type(data).__name__}")
+    values = data.asnumpy()
+    generator(data.context).shuffle(values, axis=0)
+    return NDArray(values, data.context)
+
+
+__all__ = ["exponential", "gamma", "generator", "normal", "poisson", "randint", "randn", "seed", "shuffle", "uniform"]

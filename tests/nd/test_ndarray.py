@@ -1,0 +1,102 @@
+"""NDArray behaviour beyond the recorded cases: errors, identity, in-place rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kvcli.mx as mx
+from kvcli.mx import nd
+from kvcli.nd_ops import NDArrayError
+
+
+def test_float64_numpy_input_becomes_float32_and_works_with_a_store() -> None:
+    value = nd.array(np.ones((2, 2)))
+    assert value.dtype == np.float32
+    assert nd.array(np.ones(2), dtype="float64").dtype == np.float64
+    kv = mx.kv.create("local")
+    kv.init(3, value)
+    kv.push(3, nd.ones((2, 2)) * 4)  # a float32 push onto the float32 value
+    out = nd.zeros((2, 2))
+    kv.pull(3, out=out)
+    assert out.asnumpy().tolist() == [[4, 4], [4, 4]]
+
+
+def test_copyto_self_warns_and_returns_false() -> None:
+    a = nd.ones(2)
+    with pytest.warns(RuntimeWarning, match="copy an array to itself"):
+        assert a.copyto(a) is False
+    with pytest.raises(TypeError, match="copyto does not support type int"):
+        a.copyto(3)  # type: ignore[arg-type]
+
+
+def test_copies_do_not_share_memory() -> None:
+    a = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    for copy in (a.T, a.copyto(mx.cpu(1)), a.as_in_context(mx.gpu(0)), a.astype("float32")):
+        copy[:] = 0
+    assert a.asnumpy().tolist() == [[1, 2], [3, 4]]
+    a[0:1][:] = 7  # but a basic slice is a view, as in MXNet
+    assert a.asnumpy().tolist() == [[7, 7], [3, 4]]
+
+
+def test_truth_value_and_hash() -> None:
+    assert bool(nd.array([2.0])) and not bool(nd.array([0.0])) and not bool(nd.zeros((0,)))
+    with pytest.raises(NDArrayError, match="ambiguous"):
+        bool(nd.ones(2))
+    a = nd.ones(2)
+    assert {a: 1}[a] == 1  # hashable by identity, as in MXNet
+
+
+def test_in_place_ops_keep_shape_and_dtype() -> None:
+    a = nd.ones((1, 3), dtype="int32")
+    with pytest.raises(NDArrayError, match="in-place add"):
+        a += nd.ones((2, 3), dtype="int32")
+    assert a.asnumpy().tolist() == [[1, 1, 1]]
+    with pytest.raises(NDArrayError, match="dtypes float32 and int32"):
+        nd.ones(3) + a[0]
+    with pytest.raises(TypeError, match="type str not supported"):
+        nd.ones(3) + "x"
+
+
+def test_function_errors_name_the_fix() -> None:
+    with pytest.raises(NDArrayError, match="a_min=3 is greater than a_max=1"):
+        nd.clip(nd.ones(2), 3, 1)
+    with pytest.raises(NDArrayError, match=r"shapes \(2,\) and \(3,\)"):
+        nd.dot(nd.ones(2), nd.ones(3))
+    with pytest.raises(NDArrayError, match="int32 is not supported"):
+        nd.dot(nd.ones(2, dtype="int32"), nd.ones(2, dtype="int32"))
+    with pytest.raises(NDArrayError, match="at least one array"):
+        nd.concat()
+    with pytest.raises(TypeError, match="wrap it with nd.array"):
+        nd.sqrt([1.0, 4.0])  # type: ignore[arg-type]
+
+
+def test_elementwise_functions_take_numbers_either_side() -> None:
+    assert nd.maximum(2, 3) == 3 and nd.minimum(2.5, 1) == 1
+    np.testing.assert_array_equal(nd.subtract(10, nd.array([1.0, 2.0])).asnumpy(), [9, 8])
+    np.testing.assert_array_equal(nd.power(nd.array([2.0, 3.0]), 2).asnumpy(), [4, 9])
+    np.testing.assert_array_equal(nd.greater(nd.array([1.0, 3.0]), 2).asnumpy(), [0, 1])
+
+
+def test_numpy_arrays_on_the_left_give_ndarrays() -> None:
+    result = np.ones(2, np.float32) * nd.array([2.0, 3.0])
+    assert isinstance(result, nd.NDArray) and result.asnumpy().tolist() == [2, 3]
+
+
+def test_zeros_with_dtype_none_is_float32() -> None:
+    assert nd.zeros((2,), dtype=None).dtype == np.float32 and nd.empty((1,), dtype=None).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int8", "uint8", "int64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv", "mod", "pow"])
+def test_in_place_equals_out_of_place(dtype: str, op: str) -> None:
+    signed = not dtype.startswith("u")
+    a = nd.array([[7, -3 if signed else 3, 2], [0, 5, -8 if signed else 8]], dtype=dtype)
+    b = nd.array([[2, 2, 3], [1, 4, 3]], dtype=dtype)
+    for other in (b, b[0:1], 2, 1.5):
+        want = getattr(a, f"__{op}__")(other).asnumpy()
+        x = a.copy()
+        view_before = x._kvcli_buffer()
+        getattr(x, f"__i{op}__")(other)
+        assert x._kvcli_buffer() is view_before and x.dtype == a.dtype  # written in place
+        np.testing.assert_array_equal(x.asnumpy(), want)
