@@ -13,6 +13,7 @@ from typing import Any
 from kvcli import __version__
 from kvcli import nd
 from kvcli.mx import kv, optimizer
+from kvcli.mx import lr_scheduler  # noqa: E402
 from kvcli.nd import Context, cpu, current_context, gpu
 
 kvstore = kv
@@ -31,5 +32,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Context", "__version__", "cpu", "current_context", "gpu", "kv", "kvstore", "nd", "ndarray",
-    "optimizer", "sym", "symbol", "viz",
+    "lr_scheduler", "optimizer", "sym", "symbol", "viz",
 ]
