@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, Param, f32, is_row_sparse, lr_param, register
+from kvcli.optim.base import Key, Param, f32, is_row_sparse, lr_param, register, sum_sq
 from kvcli.optim.sgd import NumpyOptimizer, _rows
 
 _EPS = "small value that avoids division by zero"
@@ -235,8 +235,8 @@ class LAMB(NumpyOptimizer):
             step = m_hat / (np.sqrt(v_hat) + f32(self.epsilon)) + wd * w
         else:
             step = mean / (np.sqrt(var) + f32(self.epsilon)) + wd * w
-        r1 = np.sqrt(np.sum(np.square(norm_weight.astype(np.float32)), dtype=np.float32))
-        r2 = np.sqrt(np.sum(np.square(step), dtype=np.float32))
+        r1 = np.sqrt(sum_sq(norm_weight))
+        r2 = np.sqrt(sum_sq(step))
         if self.lower_bound:
             r1 = max(r1, f32(self.lower_bound))
         if self.upper_bound:

@@ -593,6 +593,15 @@ class _RowSparse:
     shape: tuple[int, ...]
 
 
+def sum_sq(array: np.ndarray) -> np.float32:
+    """MXNet's ``multi_sum_sq``: squares in the array's own dtype (float16 rounds them),
+    accumulated one by one in float32."""
+    flat = np.asarray(array).reshape(-1)
+    if flat.size == 0:
+        return np.float32(0)
+    return np.cumsum((flat * flat).astype(np.float32), dtype=np.float32)[-1]
+
+
 def f32(value: float) -> np.float32:
     """A hyper-parameter as the float32 MXNet's kernels receive."""
     return np.float32(value)

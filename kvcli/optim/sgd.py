@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register
+from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register, sum_sq
 
 
 class NumpyOptimizer(Optimizer):
@@ -47,6 +47,14 @@ def _rows(kernel: Any, indices: np.ndarray, weight: np.ndarray, grad_rows: np.nd
     for state, part in zip(states, parts):
         if state is not None:
             state[indices] = part
+
+
+def state_then_master(opt: Optimizer, index: Key, weight: Any) -> Any:
+    """``(state, master)`` for a float16 weight under multi_precision (the SGD family's order)."""
+    if opt.multi_precision and weight.dtype == np.float16:
+        master = weight.astype(np.float32)
+        return (opt.create_state(index, master), master)
+    return Optimizer.create_state_multi_precision(opt, index, weight)
 
 
 def sgd_kernel(opt: NumpyOptimizer, w: np.ndarray, g: np.ndarray, mom: np.ndarray | None,
@@ -99,10 +107,7 @@ class SGD(NumpyOptimizer):
         self.aggregate_num = 4  # MXNet's MXNET_OPTIMIZER_AGGREGATION_SIZE default
 
     def create_state_multi_precision(self, index: Key, weight: Any) -> Any:
-        if self.multi_precision and weight.dtype == np.float16:
-            master = weight.astype(np.float32)
-            return (self.create_state(index, master), master)
-        return super().create_state_multi_precision(index, weight)
+        return state_then_master(self, index, weight)
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
@@ -144,7 +149,7 @@ class NAG(NumpyOptimizer):
         super().__init__(**kwargs)
         self.momentum = momentum
 
-    create_state_multi_precision = SGD.create_state_multi_precision
+    create_state_multi_precision = state_then_master
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
@@ -297,7 +302,7 @@ class LARS(NumpyOptimizer):
         self.last_lr: float | None = None
         self.cur_lr: float | None = None
 
-    create_state_multi_precision = SGD.create_state_multi_precision
+    create_state_multi_precision = state_then_master
     create_state = SGD.create_state
 
     def _get_lrs(self, indices: list[Key]) -> list[float]:
@@ -326,15 +331,14 @@ class LARS(NumpyOptimizer):
             momentum = self.momentum * (self.cur_lr / self.last_lr)
         sparse = is_row_sparse(grad)
         if not self._skips_lars(index):
-            w_norm = math.sqrt(float(np.sum(np.square(norm_weight.astype(np.float32)))))
-            data = np.asarray(grad.data if sparse else grad, dtype=np.float32)
             if sparse:  # MXNet's _get_lars: python arithmetic on the two norms
-                g_norm = float(np.linalg.norm(data * f32(self.rescale_grad)))
+                w_norm = float(np.linalg.norm(norm_weight.astype(np.float32)))
+                g_norm = float(np.linalg.norm(np.asarray(grad.data, np.float32) * f32(self.rescale_grad)))
                 if w_norm > 0 and g_norm > 0:
                     lr = self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
-            else:  # MXNet's multi_lars kernel, in float32
-                g_sq = np.float32(np.sum(np.square(data)))
-                w32 = np.float32(w_norm)
+            else:  # MXNet's multi_sum_sq + multi_lars kernels, in float32
+                g_sq = sum_sq(grad)
+                w32 = np.sqrt(sum_sq(norm_weight))
                 if w32 > 0 and g_sq > 0:
                     lr = f32(lr) * f32(self.eta) * w32 / (np.sqrt(g_sq) * f32(self.rescale_grad) + f32(wd) * w32 + f32(self.eps))
         sgd_step(self, index, weight, grad, mom if self.momentum > 0 else None, float(lr), wd, momentum,
@@ -395,7 +399,7 @@ class LBSGD(NumpyOptimizer):
         self.adaptive = False
         self.admult = 1
 
-    create_state_multi_precision = SGD.create_state_multi_precision
+    create_state_multi_precision = state_then_master
     create_state = SGD.create_state
 
     def _get_lbmult(self, nup: int) -> float:
@@ -425,7 +429,8 @@ class LBSGD(NumpyOptimizer):
         if cgrad and cgrad["num_cums"] > 0:
             cgrad = {"cum_grad": cgrad["cum_grad"] + grad, "num_cums": cgrad["num_cums"] + 1}
         else:
-            cgrad = {"cum_grad": grad, "num_cums": self.init_updates + 1}
+            # A copy: the store may reuse the pushed buffer for the next push.
+            cgrad = {"cum_grad": np.array(grad, copy=True), "num_cums": self.init_updates + 1}
         self.cumgrads[index] = cgrad
         return cgrad
 

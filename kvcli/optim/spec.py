@@ -78,8 +78,7 @@ def create_optimizer(name: str, **kwargs: Any) -> Optimizer:
     if cls is None:
         raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(registered()))}")
     if cls.__module__.startswith("kvcli.optim"):
-        kwargs = {_param(cls, k, f"{name}(...)").kwarg if k in _spec_names(cls) else k: v for k, v in kwargs.items()}
-        _check_kwargs(cls, kwargs)
+        kwargs = {_kwarg(cls, k): v for k, v in kwargs.items()}
     return cls(**kwargs)
 
 
@@ -135,10 +134,6 @@ def _python(path: str, attribute: str) -> Any:
     return opt
 
 
-def _spec_names(cls: type[Optimizer]) -> set[str]:
-    return {p.spec for p in params_of(cls)} | {p.kwarg for p in params_of(cls)} | set(ALIASES)
-
-
 def _param(cls: type[Optimizer], name: str, spec: str) -> Param:
     wanted = ALIASES.get(name, name)
     for p in params_of(cls):
@@ -150,14 +145,20 @@ def _param(cls: type[Optimizer], name: str, spec: str) -> Param:
     )
 
 
-def _check_kwargs(cls: type[Optimizer], kwargs: dict[str, Any]) -> None:
-    known = {p.kwarg for p in params_of(cls)} | {"lr_scheduler", "param_idx2name", "sym", "param_dict"}
-    for name in kwargs:
-        if name not in known:
-            raise UpdaterError(
-                f"{cls.__name__.lower()} has no parameter {name!r}: use "
-                + ", ".join(p.kwarg for p in params_of(cls))
-            )
+_OBJECT_KWARGS = ("lr_scheduler", "param_idx2name", "sym", "param_dict")
+
+
+def _kwarg(cls: type[Optimizer], name: str) -> str:
+    """The constructor keyword for ``name`` (a keyword, a spec name or an alias)."""
+    if name in _OBJECT_KWARGS or any(name == p.kwarg for p in params_of(cls)):
+        return name
+    try:
+        return _param(cls, name, "").kwarg
+    except UpdaterError:
+        raise UpdaterError(
+            f"{cls.__name__.lower()} has no parameter {name!r}: use "
+            + ", ".join([*(p.kwarg for p in params_of(cls)), *_OBJECT_KWARGS])
+        ) from None
 
 
 def _parse_args(cls: type[Optimizer], text: str, spec: str) -> dict[str, Any]:
