@@ -77,9 +77,7 @@ class LRScheduler:
         return ":".join(parts)
 
     def _remember(self, args: dict[str, Any], defaults: dict[str, Any]) -> None:
-        self._init_args = {k: v for k, v in args.items() if k in defaults and v != defaults[k]} | {
-            k: v for k, v in args.items() if k not in defaults
-        }
+        self._init_args = {k: v for k, v in args.items() if k not in defaults or v != defaults[k]}
 
     def __repr__(self) -> str:
         return f"<lr_scheduler {self.spec}>"

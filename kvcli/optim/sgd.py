@@ -347,6 +347,14 @@ class LARS(NumpyOptimizer):
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._step(index, weight, grad, state, weight)
 
+    def _extra_state(self) -> dict[str, Any]:
+        # the rates of the last two updates drive the momentum correction
+        return {**super()._extra_state(), "last_lr": self.last_lr, "cur_lr": self.cur_lr}
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        super()._load_extra_state(extra)
+        self.last_lr, self.cur_lr = extra.get("last_lr"), extra.get("cur_lr")
+
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         if self.multi_precision and weight.dtype == np.float16:
             mom, master = state

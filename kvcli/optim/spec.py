@@ -100,14 +100,14 @@ def spec_of(opt: Optimizer) -> str:
     if override:
         return override
     cls = type(opt)
+    builtin = cls.__module__.startswith("kvcli.optim")
     parts = []
-    if cls.__module__.startswith("kvcli.optim"):
-        for p in params_of(cls):
-            value = getattr(opt, p.attribute, p.default)
-            if value != p.default and not (p.kwarg == "learning_rate" and value is None):
-                parts.append(f"{p.spec}={_show(value)}")
-    else:
-        parts = _user_args(opt)
+    for p in params_of(cls if builtin else Optimizer):
+        value = getattr(opt, p.attribute, p.default)
+        if value != p.default and not (p.kwarg == "learning_rate" and value is None):
+            parts.append(f"{p.spec}={_show(value)}")
+    if not builtin:
+        parts += _user_args(opt)
     schedule = opt.lr_scheduler
     if isinstance(schedule, LRScheduler):
         text = schedule.spec
@@ -176,6 +176,9 @@ def _parse_args(cls: type[Optimizer], text: str, spec: str) -> dict[str, Any]:
         if builtin:
             p = _param(cls, name, spec)
             values[p.kwarg] = _value(p, raw, spec)
+        elif any(ALIASES.get(name, name) in (p.spec, p.kwarg) for p in params_of(Optimizer)):
+            p = _param(Optimizer, name, spec)  # the base class's arguments, typed
+            values[p.kwarg] = _value(p, raw, spec)
         else:  # a user's registered optimizer: pass numbers, booleans and words through
             values[name] = _loose(raw, spec)
     lr = values.get("learning_rate")
@@ -237,7 +240,10 @@ def _user_args(opt: Optimizer) -> list[str]:
         signature = inspect.signature(type(opt).__init__)
     except (TypeError, ValueError):
         return parts
+    base = {p.kwarg for p in params_of(Optimizer)}
     for name, parameter in list(signature.parameters.items())[1:]:
+        if name in base:
+            continue
         if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
             continue
         value = getattr(opt, name, parameter.default)
