@@ -35,14 +35,15 @@ def params_of(cls: type[Optimizer]) -> tuple[Param, ...]:
 
 def spec_help() -> str:
     """The list of updaters and optimizer arguments that ``kvcli set-updater --help`` shows."""
-    lines = [f"{_SIMPLE}, or an optimizer NAME:ARG=VALUE,... :"]
+    lines = [f"{_SIMPLE}, or an optimizer NAME:ARG=VALUE,ARG=VALUE,... (e.g. nag:lr=0.1,momentum=0.9); "
+             "the optimizers and their arguments (defaults):"]
     for name, cls in builtin_optimizers().items():
         if cls.__name__ == "ccSGD":
             continue  # MXNet's deprecated alias of sgd; still accepted
-        args = ",".join(f"{p.spec}={_show(p.default)}" for p in cls.spec_params)
-        lines.append(f"{name}:{args}")
-    common = ",".join(f"{p.spec}={_show(p.default)}" for p in COMMON_PARAMS)
-    lines.append(f"every optimizer also takes {common},schedule=KIND:ARG=V:... ({SCHEDULE_HELP})")
+        args = " ".join(f"{p.spec}={_show(p.default)}" for p in cls.spec_params)
+        lines.append(f"{name} {args}")
+    common = " ".join(f"{p.spec}={_show(p.default)}" for p in COMMON_PARAMS)
+    lines.append(f"every optimizer also takes {common} schedule=KIND:ARG=V:... ({SCHEDULE_HELP})")
     return "  ·  ".join(lines)
 
 

@@ -46,7 +46,7 @@ def test_help_lists_every_optimizer_and_argument() -> None:
     text = spec_help()
     for name, cls in builtin_optimizers().items():
         if name != "ccsgd":
-            assert f"{name}:" in text
+            assert f"  ·  {name} " in text
         for p in cls.spec_params:
             assert f"{p.spec}=" in text
     for p in COMMON_PARAMS:
@@ -149,3 +149,13 @@ def test_real_kvcli_binary_resumes_nag_with_a_schedule(tmp_path: Path) -> None:
     got = np.array(json.loads(kv("pull", "w", "--json"))["value"], np.float32)
     np.testing.assert_array_equal(got, expected)
     assert "nag:lr=0.1,momentum=0.9,schedule=factor:step=2:factor=0.5" in kv("show")
+
+
+def test_set_updater_help_lists_every_optimizer(tmp_path: Path) -> None:
+    done = subprocess.run([str(KVCLI), "set-updater", "--help"], env=kvcli_env(tmp_path), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.replace("│", " ").split()
+    for name in builtin_optimizers():
+        if name != "ccsgd":
+            assert name in words, name
