@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 import numpy as np
 
 from kvcli.errors import OptimizerStateError, UpdaterError
+
+if TYPE_CHECKING:
+    from kvcli.optim.updater import Updater
 
 Key = Any  # int | str, as in kvcli.store.base
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
@@ -333,6 +336,8 @@ class Optimizer:
         return spec_of(self)
 
     def _kv(self) -> "Updater":
+        from kvcli.optim.updater import Updater
+
         updater = self.__dict__.get("_kv_updater")
         if updater is None:
             updater = self.__dict__["_kv_updater"] = Updater(self)
@@ -373,6 +378,8 @@ class Optimizer:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Replace the state by ``state`` (as from :meth:`state_dict`); checks it first."""
+        from kvcli.optim.updater import Updater
+
         pending = self._restore(state)
         updater = Updater(self)  # a new object: shallow copies of this optimizer keep theirs
         updater.pending = pending
@@ -409,9 +416,9 @@ class Optimizer:
         """Names of the leaves of a raw state (path numbers when the class names none)."""
         inner = list(self._state_names())
         names = ([MASTER, *inner] if self.master_first else [*inner, MASTER]) if mp else inner
-        leaves = list(_leaves(raw))
-        if len(names) != len(leaves):
-            return [str(i) for i in range(len(leaves))]
+        count = len(list(leaves(raw)))
+        if len(names) != count:
+            return [str(i) for i in range(count)]
         return names
 
     def _state_names(self) -> tuple[str, ...]:
@@ -426,7 +433,7 @@ class Optimizer:
                 warnings.simplefilter("ignore")
                 raw = self.create_state_multi_precision(key, dummy)
             mp = self.multi_precision and dtype == np.float16
-            allowed.append({n for n, leaf in zip(self._leaf_names(raw, mp), _leaves(raw)) if leaf is not None})
+            allowed.append({n for n, leaf in zip(self._leaf_names(raw, mp), leaves(raw)) if leaf is not None})
         if names not in allowed:
             raise OptimizerStateError(
                 f"the saved state of key {key!r} holds {sorted(names) or 'no arrays'} but {self.spec} keeps "
@@ -444,132 +451,11 @@ class Optimizer:
         return f"<optimizer {self.spec}>"
 
 
-# ---------------------------------------------------------------------- MXNet's Updater
-class Updater:
-    """MXNet's ``Updater``: ``updater(index, grad, weight)`` creates each index's state on
-    first use and calls ``optimizer.update_multi_precision``."""
-
-    def __init__(self, optimizer: Optimizer) -> None:
-        self.optimizer = optimizer
-        self.states: dict[Key, Any] = {}
-        self.states_synced: dict[Key, bool] = {}
-        #: Whether each index's state carries a float32 master copy.
-        self.multi_precision: dict[Key, bool] = {}
-        #: Named arrays loaded from a file, put into place at the index's next update.
-        self.pending: dict[Key, dict[str, np.ndarray]] = {}
-        self.aggregate_updates = optimizer.aggregate_num > 0
-
-    def __call__(self, index: Key | list[Key], grad: Any, weight: Any) -> None:
-        if isinstance(index, (list, tuple)):
-            for i, g, w in zip(index, grad, weight):
-                self._one(i, g, w)
-        else:
-            self._one(index, grad, weight)
-
-    def _one(self, index: Key, grad: Any, weight: Any) -> None:
-        opt = self.optimizer
-        if isinstance(index, bytes):
-            index = index.decode()
-        weight_np = as_numpy(weight)
-        if not opt.numpy_native:
-            if is_row_sparse(grad):
-                grad = densify(grad, weight_np.dtype)  # user code sees a dense gradient
-            grad, weight = opt._wrap(np.asarray(as_numpy(grad))), opt._wrap(weight_np)
-        else:
-            weight = weight_np
-            if not is_row_sparse(grad):
-                grad = np.asarray(as_numpy(grad))
-        if index not in self.states:
-            self.states[index] = self._create(index, weight)
-            self.states_synced[index] = True
-        opt.update_multi_precision(index, weight, grad, self.states[index])
-
-    def _create(self, index: Key, weight: Any) -> Any:
-        opt = self.optimizer
-        state = opt.create_state_multi_precision(index, weight)
-        mp = bool(opt.multi_precision and weight.dtype == np.float16)
-        self.multi_precision[index] = mp
-        loaded = self.pending.pop(index, None)
-        if loaded is not None:
-            template = self._named(index, state)
-            if set(template) != set(loaded):
-                raise OptimizerStateError(
-                    f"the loaded state of key {index!r} holds {sorted(loaded)} but {opt.spec} keeps "
-                    f"{sorted(template)} for this weight: set the optimizer the state was saved with"
-                )
-            for name, array in loaded.items():
-                target = as_numpy(template[name])
-                if target.shape != array.shape:
-                    raise OptimizerStateError(
-                        f"the loaded state {name!r} of key {index!r} has shape {array.shape} but the weight "
-                        f"needs {target.shape}: load the state of this store's keys"
-                    )
-                np.copyto(target, array, casting="same_kind")
-        return state
-
-    def _named(self, index: Key, raw: Any) -> dict[str, Any]:
-        names = self.optimizer._leaf_names(raw, self.multi_precision.get(index, False))
-        return {n: leaf for n, leaf in zip(names, _leaves(raw)) if leaf is not None}
-
-    def named_states(self) -> dict[Key, dict[str, np.ndarray]]:
-        """Every index's state as named numpy arrays (views), loaded-but-unused ones included."""
-        out = {k: {n: as_numpy(a) for n, a in self._named(k, raw).items()} for k, raw in self.states.items()}
-        for key, arrays in self.pending.items():
-            out.setdefault(key, arrays)
-        return out
-
-    def forget(self, index: Key) -> None:
-        for table in (self.states, self.states_synced, self.multi_precision, self.pending):
-            table.pop(index, None)
-
-    def sync_state_context(self, state: Any, context: Any) -> Any:
-        """MXNet moves states to the weight's device; kvcli keeps one host copy, so the state
-        is returned as it is (tuples and lists stay what they are)."""
-        if isinstance(state, tuple):
-            return tuple(self.sync_state_context(s, context) for s in state)
-        if isinstance(state, list):
-            return [self.sync_state_context(s, context) for s in state]
-        return state
-
-    def get_states(self, dump_optimizer: bool = False) -> bytes:
-        """The states as bytes: kvcli's pickle-free ``.npz`` format (MXNet pickles); with
-        ``dump_optimizer`` the bytes also carry the optimizer's spec string."""
-        from kvcli.optim.state import dumps
-
-        state = {
-            "states": {k: {n: np.array(a) for n, a in s.items()} for k, s in self.named_states().items()},
-            "counts": dict(self.optimizer._index_update_count),
-            "extra": self.optimizer._extra_state(),
-        }
-        return dumps(state, self.optimizer.name, self.optimizer.spec if dump_optimizer else None)
-
-    def set_states(self, states: bytes) -> None:
-        """Load bytes from :meth:`get_states`; when they carry a spec, the optimizer becomes
-        the one it names (MXNet's ``dump_optimizer``)."""
-        from kvcli.optim.spec import parse_updater
-        from kvcli.optim.state import loads
-
-        name, spec, state = loads(states)
-        optimizer = self.optimizer
-        if spec:
-            optimizer = parse_updater(spec)
-            if not isinstance(optimizer, Optimizer):
-                raise OptimizerStateError(f"the states name {spec!r}, which is not an optimizer")
-        elif name != optimizer.name:
-            raise OptimizerStateError(
-                f"the states hold {name} state but the optimizer is {optimizer.name}: use a {name} optimizer"
-            )
-        pending = optimizer._restore(state)
-        self.optimizer = optimizer
-        self.states, self.states_synced, self.multi_precision = {}, {}, {}
-        self.pending = pending
-
-
 # ---------------------------------------------------------------------- helpers
-def _leaves(raw: Any) -> Iterator[Any]:
+def leaves(raw: Any) -> Iterator[Any]:
     if isinstance(raw, (tuple, list)):
         for item in raw:
-            yield from _leaves(item)
+            yield from leaves(item)
     else:
         yield raw
 
@@ -606,5 +492,3 @@ def f32(value: float) -> np.float32:
     """A hyper-parameter as the float32 MXNet's kernels receive."""
     return np.float32(value)
 
-
-UpdateFn = Callable[..., None]
