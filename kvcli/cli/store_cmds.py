@@ -14,6 +14,7 @@ import typer
 
 from kvcli.cli import commands
 from kvcli.cli.app import global_options
+from kvcli.optim.spec import spec_help
 
 VALUE_HELP = (
     "An expression like 'ones(3,3)*8', 'zeros(2,2)', 'full((2,2),0.5)', 'arange(9).reshape(3,3)', "
@@ -70,7 +71,7 @@ def pull_cmd(
 def set_updater_cmd(
     ctx: typer.Context,
     spec: str = typer.Argument(
-        ..., metavar="SPEC", help="assign, sum, scale-add:K, sgd:lr=0.1,momentum=0.9, adam:lr=0.001, python:FILE.py:FUNC"
+        ..., metavar="SPEC", help=spec_help()
     ),
 ) -> None:
     """Choose how a push changes the stored value; the session remembers it.

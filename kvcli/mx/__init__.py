@@ -33,6 +33,7 @@ _LAZY: dict[str, str] = {
     "base": "kvcli.mx.base",
     "random": "kvcli.mx.random",
     "test_utils": "kvcli.mx.test_utils",
+    "lr_scheduler": "kvcli.mx.lr_scheduler",
 }
 
 

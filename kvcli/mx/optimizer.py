@@ -1,9 +1,22 @@
-"""``mx.optimizer``: MXNet's SGD and Adam with MXNet's keyword names."""
+"""``mx.optimizer``: MXNet 1.9.1's optimizer module — the ``Optimizer`` base class, every
+optimizer it registers, ``register`` / ``create``, ``Updater`` / ``get_updater``."""
 
 from __future__ import annotations
 
-from kvcli.updaters import SGD, Adam, Optimizer, create_optimizer
+from kvcli.optim import (
+    DCASGD, FTML, LAMB, LARS, LBSGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, Optimizer,
+    RMSProp, Signum, Updater, ccSGD, create_optimizer, register,
+)
 
 create = create_optimizer
 
-__all__ = ["SGD", "Adam", "Optimizer", "create"]
+
+def get_updater(optimizer: Optimizer) -> Updater:
+    """MXNet's ``get_updater``: an :class:`Updater` that keeps one state per index."""
+    return Updater(optimizer)
+
+
+__all__ = [
+    "DCASGD", "FTML", "LAMB", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "AdaDelta", "AdaGrad", "Adam", "Adamax",
+    "Ftrl", "Nadam", "Optimizer", "RMSProp", "Signum", "Updater", "ccSGD", "create", "get_updater", "register",
+]

@@ -67,7 +67,7 @@ def test_updater_sees_ndarrays_with_asnumpy() -> None:
 def test_unknown_optimizer_and_context() -> None:
     from kvcli.errors import UpdaterError
 
-    with pytest.raises(UpdaterError, match="unknown optimizer 'lamb'"):
-        mx.optimizer.create("lamb")
+    with pytest.raises(UpdaterError, match="unknown optimizer 'lamda'"):
+        mx.optimizer.create("lamda")
     with pytest.raises(ValueError, match="unknown device type"):
         mx.Context("tpu", 0)

@@ -1,0 +1,416 @@
+"""MXNet 1.9.1's adaptive optimizers: Adam, Adamax, Nadam, FTML, LAMB, AdaGrad, RMSProp
+(plain and centered), AdaDelta, Ftrl — numpy float32 in the order of MXNet's kernels."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from kvcli.errors import UpdaterError
+from kvcli.optim.base import Key, Param, f32, is_row_sparse, lr_param, register, sum_sq
+from kvcli.optim.sgd import NumpyOptimizer, _rows
+
+_EPS = "small value that avoids division by zero"
+
+
+def _zeros(weight: Any, dtype: Any = None) -> np.ndarray:
+    return np.zeros(weight.shape, dtype or weight.dtype)
+
+
+@register
+class Adam(NumpyOptimizer):
+    """Adam (``adam_update``, bias correction folded into the learning rate); with a
+    row-sparse gradient and ``lazy_update`` only the listed rows and their moments change."""
+
+    spec_params = (
+        lr_param(0.001),
+        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
+        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
+        Param("eps", "epsilon", "float", 1e-8, _EPS),
+        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
+    )
+    state_names = ("mean", "var")
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return (_zeros(weight), _zeros(weight))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        t = self._index_update_count[index]
+        lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+        b1, b2, eps, c = f32(self.beta1), f32(self.beta2), f32(self.epsilon), self._kernel_clip()
+
+        def kernel(w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
+            g = g * f32(self.rescale_grad) + w * wd
+            if c is not None:
+                g = np.clip(g, f32(-c), f32(c))
+            mean[...] = b1 * mean + (f32(1) - b1) * g
+            var[...] = b2 * var + (f32(1) - b2) * g * g
+            w -= f32(lr) * mean / (np.sqrt(var) + eps)
+
+        mean, var = state
+        if is_row_sparse(grad) and self.lazy_update:
+            _rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), mean, var)
+        else:
+            kernel(weight, self._dense(grad, weight), mean, var)
+
+
+@register
+class Adamax(NumpyOptimizer):
+    """AdaMax, Adam's infinity-norm variant: ``u = max(beta2*u, |g|)``."""
+
+    spec_params = (
+        lr_param(0.002),
+        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
+        Param("beta2", "beta2", "float", 0.999, "infinity-norm decay"),
+    )
+    state_names = ("mean", "var")
+
+    def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9, beta2: float = 0.999, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    create_state = Adam.create_state
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        t = self._index_update_count[index]
+        lr /= 1.0 - self.beta1**t
+        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight)
+        m_t, u_t = state
+        m_t *= f32(self.beta1)
+        m_t += f32(1.0 - self.beta1) * g
+        np.maximum(f32(self.beta2) * u_t, np.abs(g), out=u_t)
+        weight -= f32(lr) * m_t / u_t
+
+
+@register
+class Nadam(NumpyOptimizer):
+    """Nesterov Adam. Its momentum schedule ``m_schedule`` is one number for the whole
+    optimizer, multiplied at every update of any key (as in MXNet)."""
+
+    spec_params = (
+        lr_param(0.001),
+        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
+        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
+        Param("eps", "epsilon", "float", 1e-8, _EPS),
+        Param("schedule_decay", "schedule_decay", "float", 0.004, "momentum schedule decay"),
+    )
+    state_names = ("mean", "var")
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, schedule_decay: float = 0.004, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.0
+
+    create_state = Adam.create_state
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        t = self._index_update_count[index]
+        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight)
+        momentum_t = self.beta1 * (1.0 - 0.5 * (pow(0.96, t * self.schedule_decay)))
+        momentum_t_1 = self.beta1 * (1.0 - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+        self.m_schedule = self.m_schedule * momentum_t
+        m_schedule_next = self.m_schedule * momentum_t_1
+        m_t, v_t = state
+        m_t *= f32(self.beta1)
+        m_t += f32(1.0 - self.beta1) * g
+        v_t *= f32(self.beta2)
+        v_t += f32(1.0 - self.beta2) * g * g
+        grad_prime = g / f32(1.0 - self.m_schedule)
+        m_t_prime = m_t / f32(1.0 - m_schedule_next)
+        v_t_prime = v_t / f32(1.0 - pow(self.beta2, t))
+        m_t_bar = f32(1.0 - momentum_t) * grad_prime + f32(momentum_t_1) * m_t_prime
+        weight -= f32(lr) * m_t_bar / (np.sqrt(v_t_prime) + f32(self.epsilon))
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {**super()._extra_state(), "m_schedule": self.m_schedule}
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        super()._load_extra_state(extra)
+        self.m_schedule = float(extra.get("m_schedule", 1.0))
+
+
+@register
+class FTML(NumpyOptimizer):
+    """Follow the Moving Leader (``ftml_update``)."""
+
+    spec_params = (
+        lr_param(0.01),
+        Param("beta1", "beta1", "float", 0.6, "first-moment decay"),
+        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
+        Param("eps", "epsilon", "float", 1e-8, _EPS),
+    )
+    state_names = ("prev_d", "prev_v", "prev_z")
+
+    def __init__(self, beta1: float = 0.6, beta2: float = 0.999, epsilon: float = 1e-8, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return (_zeros(weight), _zeros(weight), _zeros(weight))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        t = f32(self._index_update_count[index])
+        b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
+        g = self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight
+        c = self._kernel_clip()
+        if c is not None:
+            g = np.clip(g, f32(-c), f32(c))
+        d, v, z = state
+        v[...] = b2 * v + (one - b2) * np.square(g)
+        d_t = (one - np.power(b1, t)) / lr * (np.sqrt(v / (one - np.power(b2, t))) + f32(self.epsilon))
+        z[...] = b1 * z + (one - b1) * g - (d_t - b1 * d) * weight
+        d[...] = d_t
+        weight[...] = -z / d_t
+
+
+@register
+class LAMB(NumpyOptimizer):
+    """Layer-wise adaptive moments (MXNet's ``multi_lamb_update``, the path its Updater takes)."""
+
+    spec_params = (
+        lr_param(0.001),
+        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
+        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
+        Param("eps", "epsilon", "float", 1e-6, _EPS),
+        Param("lower_bound", "lower_bound", "optional", None, "lower bound of the weight norm"),
+        Param("upper_bound", "upper_bound", "optional", None, "upper bound of the weight norm"),
+        Param("bias_correction", "bias_correction", "bool", True, "correct the moments' bias"),
+    )
+    state_names = ("mean", "var")
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
+                 lower_bound: float | None = None, upper_bound: float | None = None, bias_correction: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+        self.aggregate_num = 45
+
+    create_state = Adam.create_state
+
+    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        t = f32(self._index_update_count[index])
+        b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
+        g = grad * f32(self.rescale_grad)
+        c = self._kernel_clip()
+        if c is not None:
+            g = np.clip(g, f32(-c), f32(c))
+        mean, var = state
+        mean[...] = b1 * mean + (one - b1) * g
+        var[...] = b2 * var + (one - b2) * g * g
+        if self.bias_correction:
+            m_hat = mean / (one - np.power(b1, t))
+            v_hat = var / (one - np.power(b2, t))
+            step = m_hat / (np.sqrt(v_hat) + f32(self.epsilon)) + wd * w
+        else:
+            step = mean / (np.sqrt(var) + f32(self.epsilon)) + wd * w
+        r1 = np.sqrt(sum_sq(norm_weight))
+        r2 = np.sqrt(sum_sq(step))
+        if self.lower_bound:
+            r1 = max(r1, f32(self.lower_bound))
+        if self.upper_bound:
+            r1 = min(r1, f32(self.upper_bound))
+        r = one if r1 == 0 or r2 == 0 else f32(r1 / r2)
+        w -= (lr * r) * step
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._step(index, weight, self._dense(grad, weight), state, weight)
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if self.multi_precision and weight.dtype == np.float16:
+            master, inner = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), inner, weight)
+            weight[...] = master
+        else:
+            self.update(index, weight, grad, state)
+
+
+@register
+class AdaGrad(NumpyOptimizer):
+    """AdaGrad. A row-sparse gradient updates only its rows (MXNet's sparse
+    ``adagrad_update``, which has no weight decay: it needs ``wd=0``)."""
+
+    spec_params = (lr_param(0.01), Param("eps", "eps", "float", 1e-7, _EPS, attr="float_stable_eps"))
+    state_names = ("history",)
+
+    def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return np.zeros(weight.shape, np.float32)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        eps = f32(self.float_stable_eps)
+        if is_row_sparse(grad):
+            if wd != 0:
+                raise UpdaterError(
+                    f"adagrad cannot apply wd={self.wd} to a row-sparse gradient (MXNet's sparse adagrad "
+                    "has no weight decay): use wd=0 or push a dense gradient"
+                )
+
+            def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
+                g = self._rescaled_clipped(g)
+                history += g * g
+                w -= g / np.sqrt(history + eps) * lr
+
+            _rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), state)
+            return
+        g = self._python_clip(grad * f32(self.rescale_grad))
+        state += np.square(g)
+        div = g / np.sqrt(state + eps)
+        weight += (div + weight * wd) * -lr
+
+
+@register
+class RMSProp(NumpyOptimizer):
+    """RMSProp (``rmsprop_update``) or, with ``centered``, Graves' variant
+    (``rmspropalex_update``); ``clip_weights`` clips the updated weight."""
+
+    spec_params = (
+        lr_param(0.001),
+        Param("gamma1", "gamma1", "float", 0.9, "decay of the squared-gradient average"),
+        Param("gamma2", "gamma2", "float", 0.9, "momentum (centered only)"),
+        Param("eps", "epsilon", "float", 1e-8, _EPS),
+        Param("centered", "centered", "bool", False, "Graves' centered variant"),
+        Param("clip_weights", "clip_weights", "optional", None, "clip weights to [-c, c]"),
+    )
+
+    def __init__(self, learning_rate: float = 0.001, gamma1: float = 0.9, gamma2: float = 0.9, epsilon: float = 1e-8,
+                 centered: bool = False, clip_weights: float | None = None, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def _state_names(self) -> tuple[str, ...]:
+        return ("n", "g", "delta") if self.centered else ("n",)
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        count = 3 if self.centered else 1
+        return tuple(np.zeros(weight.shape, np.float32) for _ in range(count))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        g1, one, eps = f32(self.gamma1), f32(1), f32(self.epsilon)
+        g = f32(self.rescale_grad) * self._dense(grad, weight) + wd * weight
+        c = self._kernel_clip()
+        if c is not None:
+            g = np.clip(g, f32(-c), f32(c))
+        cw = self.clip_weights if self.clip_weights and self.clip_weights >= 0 else None
+        if not self.centered:
+            (n,) = state
+            n[...] = (one - g1) * (g * g) + g1 * n
+            new = weight - lr * (g / np.sqrt(n + eps))
+        else:
+            n, mean_g, delta = state
+            n[...] = (one - g1) * g * g + g1 * n
+            mean_g[...] = (one - g1) * g + g1 * mean_g
+            delta[...] = f32(self.gamma2) * delta - (lr * g / np.sqrt(n - mean_g * mean_g + eps))
+            new = weight + delta
+        if cw is not None:
+            new = np.clip(new, f32(-cw), f32(cw))
+        weight[...] = new
+
+
+@register
+class AdaDelta(NumpyOptimizer):
+    """AdaDelta (no learning rate: ``rho`` and ``epsilon`` set the step)."""
+
+    spec_params = (
+        lr_param(0.01),
+        Param("rho", "rho", "float", 0.9, "decay of the running averages"),
+        Param("eps", "epsilon", "float", 1e-5, _EPS),
+    )
+    state_names = ("acc_g", "acc_delta")
+
+    def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return (np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        wd = f32(self._get_wd(index))  # before the count, as MXNet
+        self._update_count(index)
+        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
+        rho, one, eps = f32(self.rho), f32(1), f32(self.epsilon)
+        acc_g, acc_delta = state
+        acc_g *= rho
+        acc_g += (one - rho) * g * g
+        current_delta = np.sqrt(acc_delta + eps) / np.sqrt(acc_g + eps) * g
+        acc_delta *= rho
+        acc_delta += (one - rho) * current_delta * current_delta
+        weight -= current_delta + wd * weight
+
+
+@register
+class Ftrl(NumpyOptimizer):
+    """Follow the regularized leader, proximal (``ftrl_update``). On a dense weight MXNet
+    updates every row even for a row-sparse gradient, and so does kvcli."""
+
+    spec_params = (
+        lr_param(0.1),
+        Param("lamda1", "lamda1", "float", 0.01, "L1 regularization"),
+        Param("beta", "beta", "float", 1.0, "per-coordinate rate offset"),
+    )
+    state_names = ("z", "n")
+
+    def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if learning_rate is not None and learning_rate < 0:
+            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}")
+        self.lamda1 = lamda1
+        self.beta = beta
+        self.lr = learning_rate
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return (np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        wd, lr = f32(self._get_wd(index)), f32(self._get_lr(index))
+        g = self._rescaled_clipped(self._dense(grad, weight))
+        z, n = state
+        z += g - (np.sqrt(n + np.square(g)) - np.sqrt(n)) * weight / lr
+        n += np.square(g)
+        lamda1 = f32(self.lamda1)
+        weight[...] = (np.sign(z) * lamda1 - z) / ((f32(self.beta) + np.sqrt(n)) / lr + wd) * (np.abs(z) > lamda1)

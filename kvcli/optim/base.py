@@ -1,0 +1,494 @@
+"""MXNet 1.9.1's ``Optimizer`` base class, its registry and its ``Updater``, on numpy arrays.
+
+An optimizer is used two ways:
+
+* MXNet's way: ``opt.create_state(index, weight)`` / ``opt.update(index, weight, grad, state)``
+  and ``mx.optimizer.get_updater(opt)``, an :class:`Updater` that keeps one state per index.
+* kvcli's way: the optimizer *is* a store updater, ``opt(key, merged, stored)`` (what
+  ``kv.set_optimizer(opt)`` installs). It keeps its own :class:`Updater`, exposes the state as
+  named arrays (``opt.states[key] == {"momentum": ...}``), and saves / restores it pickle-free
+  through :meth:`Optimizer.state_dict` / :meth:`Optimizer.load_state_dict`.
+
+Built-in optimizers work on numpy arrays in place (float32 arithmetic like MXNet's kernels);
+a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] += ...``,
+``nd.zeros(weight.shape, weight.context)``) runs unchanged.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+
+import numpy as np
+
+from kvcli.errors import OptimizerStateError, UpdaterError
+
+if TYPE_CHECKING:
+    from kvcli.optim.updater import Updater
+
+Key = Any  # int | str, as in kvcli.store.base
+#: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
+MASTER = "weight32"
+
+
+# ---------------------------------------------------------------------- row-sparse gradients
+def is_row_sparse(value: Any) -> bool:
+    """Whether ``value`` follows the row-sparse protocol (``.indices``, ``.data``, ``.shape``)."""
+    return not isinstance(value, np.ndarray) and all(hasattr(value, a) for a in ("indices", "data", "shape"))
+
+
+def densify(grad: Any, dtype: Any = None) -> np.ndarray:
+    """A dense copy of a row-sparse gradient (rows it does not list are zero)."""
+    data = np.asarray(grad.data)
+    dense = np.zeros(tuple(grad.shape), dtype=dtype or data.dtype)
+    dense[np.asarray(grad.indices, dtype=np.int64)] = data
+    return dense
+
+
+def as_numpy(value: Any) -> Any:
+    """The numpy buffer behind a kvcli NDArray (in place); numpy arrays and None pass through."""
+    buffer = getattr(value, "_kvcli_buffer", None)
+    return buffer() if buffer is not None else value
+
+
+# ---------------------------------------------------------------------- parameters table
+@dataclass(frozen=True)
+class Param:
+    """One constructor argument as a spec string names it (the one table of arguments).
+
+    ``kind`` is ``float``, ``int``, ``bool``, ``str`` or ``optional`` (a float or ``none``).
+    """
+
+    spec: str
+    kwarg: str
+    kind: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    #: The instance attribute holding the value, when it is not ``kwarg``.
+    attr: str = ""
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or ("lr" if self.kwarg == "learning_rate" else self.kwarg)
+
+
+COMMON_PARAMS: tuple[Param, ...] = (
+    Param("wd", "wd", "float", 0.0, "L2 weight decay"),
+    Param("rescale_grad", "rescale_grad", "float", 1.0, "multiply the gradient first"),
+    Param("clip_gradient", "clip_gradient", "optional", None, "clip the gradient to [-c, c]"),
+    Param("multi_precision", "multi_precision", "bool", False, "float32 master copy of float16 weights"),
+    Param("begin_num_update", "begin_num_update", "int", 0, "initial update count"),
+)
+
+
+def lr_param(default: float | None) -> Param:
+    return Param("lr", "learning_rate", "float", default, "learning rate")
+
+
+# ---------------------------------------------------------------------- registry
+_REGISTRY: dict[str, type["Optimizer"]] = {}
+
+
+def register(klass: type["Optimizer"]) -> type["Optimizer"]:
+    """Register an optimizer class under its lower-cased class name (MXNet's ``register``)."""
+    if not isinstance(klass, type) or not issubclass(klass, Optimizer):
+        raise UpdaterError(f"register takes a subclass of Optimizer, not {klass!r}")
+    name = klass.__name__.lower()
+    if name in _REGISTRY and _REGISTRY[name] is not klass:
+        old = _REGISTRY[name]
+        warnings.warn(
+            f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is overriding existing "
+            f"optimizer {old.__module__}.{old.__name__}",
+            stacklevel=2,
+        )
+    _REGISTRY[name] = klass
+    return klass
+
+
+def registered() -> dict[str, type["Optimizer"]]:
+    """Name -> class of every registered optimizer (built-ins first, in registration order)."""
+    return dict(_REGISTRY)
+
+
+def create(name: str, **kwargs: Any) -> "Optimizer":
+    """Instantiate a registered optimizer by (case-insensitive) name: ``create('nag', momentum=0.9)``."""
+    cls = _REGISTRY.get(str(name).lower())
+    if cls is None:
+        raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(_REGISTRY))}")
+    return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------- the base class
+class Optimizer:
+    """The base class of every optimizer, with MXNet 1.9.1's constructor and methods.
+
+    ``learning_rate`` defaults to 0.01 unless ``lr_scheduler`` gives it; given both, the
+    optimizer's learning rate replaces the scheduler's ``base_lr`` (as in MXNet).
+    """
+
+    #: Spec-string arguments beyond :data:`COMMON_PARAMS` (built-ins fill this in).
+    spec_params: ClassVar[tuple[Param, ...]] = (lr_param(0.01),)
+    #: Names of the leaves of :meth:`create_state`'s result, in order (None leaves included).
+    state_names: ClassVar[tuple[str, ...]] = ()
+    #: Whether ``create_state_multi_precision`` returns ``(master, state)`` (MXNet's base)
+    #: rather than ``(state, master)`` (SGD, NAG, LARS, LBSGD).
+    master_first: ClassVar[bool] = True
+    #: Built-ins take numpy arrays; user subclasses get kvcli NDArrays (MXNet's API).
+    numpy_native: ClassVar[bool] = False
+    opt_registry = _REGISTRY
+
+    def __init__(
+        self,
+        rescale_grad: float = 1.0,
+        param_idx2name: dict[int, str] | None = None,
+        wd: float = 0.0,
+        clip_gradient: float | None = None,
+        learning_rate: float | None = None,
+        lr_scheduler: Any = None,
+        sym: Any = None,
+        begin_num_update: int = 0,
+        multi_precision: bool = False,
+        param_dict: dict[int, Any] | None = None,
+    ) -> None:
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        if learning_rate is not None and learning_rate < 0:
+            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}")
+        self.lr = learning_rate
+        if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
+            # MXNet prints this warning and lets the optimizer's rate win.
+            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.")
+            lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.lr_mult: dict[Any, float] = {}
+        self.wd_mult: dict[Any, float] = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts: dict[int, dict[Key, int]] = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise UpdaterError("param_idx2name should be a dict of param indexes to names")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # -- MXNet's registry, as static methods too ---------------------------------------
+    register = staticmethod(register)
+    create_optimizer = staticmethod(create)
+
+    # -- learning rate and per-parameter multipliers ---------------------------------
+    @property
+    def learning_rate(self) -> float:
+        """The current learning rate (the scheduler's at ``num_update`` when there is one)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set the learning rate; refused (as in MXNet) when a scheduler drives it."""
+        if self.lr_scheduler is not None:
+            raise UserWarning(
+                "LRScheduler of the optimizer has already been defined. Note that set_learning_rate can "
+                "mutate the value of the learning rate of the optimizer only when the LRScheduler of the "
+                "optimizer is undefined."
+            )
+        if lr < 0:
+            raise UpdaterError(f"learning rate must not be negative, not {lr!r}")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale: Any) -> None:
+        """[DEPRECATED in MXNet] use :meth:`set_lr_mult`."""
+        raise DeprecationWarning
+
+    def set_lr_mult(self, args_lr_mult: dict[Any, float]) -> None:
+        """Per-parameter learning-rate multipliers, by index or (with ``sym``) by name."""
+        self.lr_mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__lr_mult__" in attr[name]:
+                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult: dict[Any, float]) -> None:
+        """Per-parameter weight-decay multipliers; with ``param_idx2name``, names not ending in
+        ``_weight`` or ``_gamma`` get 0 (MXNet's rule)."""
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        self._sym_wd_mult()
+        self.wd_mult.update(args_wd_mult)
+
+    def _sym_wd_mult(self) -> None:
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__wd_mult__" in attr[name]:
+                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+
+    def _set_current_context(self, device_id: int) -> None:
+        """Switch the per-index update counts to those of device ``device_id``."""
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index: Key | list[Key] | tuple[Key, ...]) -> None:
+        """Count one more update of ``index`` (or of each index of a list); raise ``num_update``."""
+        for idx in index if isinstance(index, (list, tuple)) else [index]:
+            if idx not in self._index_update_count:
+                self._index_update_count[idx] = self.begin_num_update
+            self._index_update_count[idx] += 1
+            self.num_update = max(self._index_update_count[idx], self.num_update)
+
+    def _base_lr(self) -> float:
+        return self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+
+    def _scale(self, values: list[float], indices: list[Key], mult: dict[Any, float], attribute: str) -> list[float]:
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                values[i] *= getattr(self.param_dict[index], attribute)
+            elif index in mult:
+                values[i] *= mult[index]
+            elif index in self.idx2name:
+                values[i] *= mult.get(self.idx2name[index], 1.0)
+        return values
+
+    def _get_lrs(self, indices: list[Key]) -> list[float]:
+        """Learning rates of ``indices`` (scheduler or ``lr``, times each lr multiplier)."""
+        lr = self._base_lr()
+        return self._scale([lr for _ in indices], indices, self.lr_mult, "lr_mult")
+
+    def _get_lr(self, index: Key) -> float:
+        """The learning rate of ``index``."""
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices: list[Key]) -> list[float]:
+        """Weight decays of ``indices`` (``wd`` times each wd multiplier)."""
+        return self._scale([self.wd for _ in indices], indices, self.wd_mult, "wd_mult")
+
+    def _get_wd(self, index: Key) -> float:
+        """The weight decay of ``index``."""
+        return self._get_wds([index])[0]
+
+    # -- state and update (MXNet's API) -----------------------------------------------
+    def create_state(self, index: Key, weight: Any) -> Any:
+        """The auxiliary state of one weight (momentum, moments, ...); None when there is none."""
+        return None
+
+    def create_state_multi_precision(self, index: Key, weight: Any) -> Any:
+        """:meth:`create_state`, plus a float32 master copy for a float16 weight under
+        ``multi_precision`` (``(master, state)``)."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master = weight.astype(np.float32)
+            return (master, self.create_state(index, master))
+        if weight.dtype == np.float16 and not self.multi_precision:
+            warnings.warn(
+                "Accumulating with float16 in optimizer can lead to poor accuracy or slow convergence. "
+                "Consider using multi_precision=True option of the optimizer"
+            )
+        return self.create_state(index, weight)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        """Update ``weight`` in place from ``grad`` and ``state``."""
+        raise UpdaterError(f"{type(self).__name__} does not implement update(index, weight, grad, state)")
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        """:meth:`update`, through the float32 master copy for a float16 weight."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master, inner = state
+            self.update(index, master, _astype(grad, np.float32), inner)
+            _copy_cast(weight, master)
+        else:
+            self.update(index, weight, grad, state)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("param_dict", None)  # as MXNet: the trainer sets it again
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__ = state
+        self.param_dict = {}
+
+    # -- kvcli's store-updater protocol ----------------------------------------------
+    @property
+    def name(self) -> str:
+        """The registered name (``sgd``, ``nag``, ...); a state file records it."""
+        return type(self).__name__.lower()
+
+    @property
+    def spec(self) -> str:
+        """The spec string that re-creates this optimizer (see :mod:`kvcli.optim.spec`)."""
+        from kvcli.optim.spec import spec_of
+
+        return spec_of(self)
+
+    def _kv(self) -> "Updater":
+        from kvcli.optim.updater import Updater
+
+        updater = self.__dict__.get("_kv_updater")
+        if updater is None:
+            updater = self.__dict__["_kv_updater"] = Updater(self)
+        return updater
+
+    def __call__(self, key: Key, merged: Any, stored: np.ndarray) -> None:
+        """The store's updater call: update ``stored`` in place with the pushed ``merged``."""
+        if stored.dtype.kind != "f":
+            raise UpdaterError(
+                f"{self.name} cannot update key {key!r} of dtype {stored.dtype}: "
+                "optimizers need float weights; init the key with a float array"
+            )
+        self._kv()(key, merged, stored)
+
+    @property
+    def counts(self) -> dict[Key, int]:
+        """Updates applied per key (MXNet's ``_index_update_count``)."""
+        return self._index_update_count
+
+    @property
+    def states(self) -> dict[Key, dict[str, np.ndarray]]:
+        """Each key's state as named arrays (views: changing them changes the state)."""
+        return self._kv().named_states()
+
+    def reset(self, key: Key) -> None:
+        """Forget ``key``'s state and count (the key was re-initialised or deleted)."""
+        self._kv().forget(key)
+        self._index_update_count.pop(key, None)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Copies of the per-key named state arrays and counts, and the optimizer's own
+        scalars (``extra``: ``num_update``, schedule position, ...)."""
+        return {
+            "states": {k: {n: np.array(a) for n, a in s.items()} for k, s in self.states.items()},
+            "counts": dict(self._index_update_count),
+            "extra": self._extra_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Replace the state by ``state`` (as from :meth:`state_dict`); checks it first."""
+        from kvcli.optim.updater import Updater
+
+        pending = self._restore(state)
+        updater = Updater(self)  # a new object: shallow copies of this optimizer keep theirs
+        updater.pending = pending
+        self.__dict__["_kv_updater"] = updater
+
+    def _restore(self, state: dict[str, Any]) -> dict[Key, dict[str, np.ndarray]]:
+        """Check ``state``, take its counts and scalars; return the named arrays per key."""
+        states = {k: {n: np.array(a) for n, a in s.items()} for k, s in state["states"].items()}
+        for key, arrays in states.items():
+            self._check_state_names(key, set(arrays))
+        counts = {k: int(c) for k, c in state["counts"].items()}
+        self._all_index_update_counts = {0: counts}
+        self._index_update_count = counts
+        extra = state.get("extra")
+        if extra:
+            self._load_extra_state(extra)
+        else:
+            self.num_update = max([self.begin_num_update, *counts.values()])
+        return states
+
+    def _extra_state(self) -> dict[str, Any]:
+        """JSON-able optimizer-wide state beyond the per-key arrays (subclasses add theirs)."""
+        extra: dict[str, Any] = {"num_update": int(self.num_update)}
+        if self.lr_scheduler is not None and hasattr(self.lr_scheduler, "state_dict"):
+            extra["lr_scheduler"] = self.lr_scheduler.state_dict()
+        return extra
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        self.num_update = int(extra.get("num_update", self.num_update))
+        if "lr_scheduler" in extra and self.lr_scheduler is not None and hasattr(self.lr_scheduler, "load_state_dict"):
+            self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
+
+    def _leaf_names(self, raw: Any, mp: bool) -> list[str]:
+        """Names of the leaves of a raw state (path numbers when the class names none)."""
+        inner = list(self._state_names())
+        names = ([MASTER, *inner] if self.master_first else [*inner, MASTER]) if mp else inner
+        count = len(list(leaves(raw)))
+        if len(names) != count:
+            return [str(i) for i in range(count)]
+        return names
+
+    def _state_names(self) -> tuple[str, ...]:
+        return self.state_names
+
+    def _check_state_names(self, key: Key, names: set[str]) -> None:
+        """Refuse state arrays this optimizer (with these settings) would not keep."""
+        allowed = []
+        for dtype in (np.float32, np.float16):
+            dummy = self._wrap(np.zeros((1,), dtype))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                raw = self.create_state_multi_precision(key, dummy)
+            mp = self.multi_precision and dtype == np.float16
+            allowed.append({n for n, leaf in zip(self._leaf_names(raw, mp), leaves(raw)) if leaf is not None})
+        if names not in allowed:
+            raise OptimizerStateError(
+                f"the saved state of key {key!r} holds {sorted(names) or 'no arrays'} but {self.spec} keeps "
+                f"{sorted(allowed[0]) or 'no arrays'}: set the optimizer the state was saved with"
+            )
+
+    def _wrap(self, array: np.ndarray) -> Any:
+        if self.numpy_native:
+            return array
+        from kvcli.nd import NDArray
+
+        return NDArray(array)
+
+    def __repr__(self) -> str:
+        return f"<optimizer {self.spec}>"
+
+
+# ---------------------------------------------------------------------- helpers
+def leaves(raw: Any) -> Iterator[Any]:
+    if isinstance(raw, (tuple, list)):
+        for item in raw:
+            yield from leaves(item)
+    else:
+        yield raw
+
+
+def _astype(grad: Any, dtype: Any) -> Any:
+    if is_row_sparse(grad):
+        return _RowSparse(np.asarray(grad.indices, dtype=np.int64), np.asarray(grad.data).astype(dtype), tuple(grad.shape))
+    return grad.astype(dtype)
+
+
+def _copy_cast(weight: Any, master: Any) -> None:
+    np.copyto(as_numpy(weight), as_numpy(master), casting="unsafe")
+
+
+@dataclass
+class _RowSparse:
+    """A row-sparse gradient (the protocol: sorted unique ``indices``, ``data``, ``shape``)."""
+
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple[int, ...]
+
+
+def sum_sq(array: np.ndarray) -> np.float32:
+    """MXNet's ``multi_sum_sq``: squares in the array's own dtype (float16 rounds them),
+    accumulated one by one in float32."""
+    flat = np.asarray(array).reshape(-1)
+    if flat.size == 0:
+        return np.float32(0)
+    return np.cumsum((flat * flat).astype(np.float32), dtype=np.float32)[-1]
+
+
+def f32(value: float) -> np.float32:
+    """A hyper-parameter as the float32 MXNet's kernels receive."""
+    return np.float32(value)
+

@@ -1,0 +1,497 @@
+"""The SGD family of MXNet 1.9.1: SGD (and its alias ccSGD), NAG, Signum, LARS, LBSGD,
+DCASGD, SGLD — numpy float32 in the order of MXNet's kernels."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register, sum_sq
+
+
+class NumpyOptimizer(Optimizer):
+    """Base of the built-ins: numpy arrays, clipping as MXNet's kernels do it."""
+
+    numpy_native = True
+
+    def _kernel_clip(self) -> float | None:
+        """Kernels clip when Python passed a truthy ``clip_gradient`` and it is >= 0."""
+        c = self.clip_gradient
+        return float(c) if c and c >= 0 else None
+
+    def _python_clip(self, grad: np.ndarray) -> np.ndarray:
+        """Python-side optimizers clip whenever ``clip_gradient`` is not None (0 included)."""
+        if self.clip_gradient is not None:
+            c = f32(self.clip_gradient)
+            grad = np.clip(grad, -c, c)
+        return grad
+
+    def _rescaled_clipped(self, grad: np.ndarray) -> np.ndarray:
+        g = grad * f32(self.rescale_grad)
+        c = self._kernel_clip()
+        return np.clip(g, f32(-c), f32(c)) if c is not None else g
+
+    @staticmethod
+    def _dense(grad: Any, weight: np.ndarray) -> np.ndarray:
+        return densify(grad, weight.dtype) if is_row_sparse(grad) else grad
+
+
+def _rows(kernel: Any, indices: np.ndarray, weight: np.ndarray, grad_rows: np.ndarray, *states: Any) -> None:
+    """Run an elementwise ``kernel(w, g, *states)`` on the listed rows only (a lazy update)."""
+    w = weight[indices]
+    parts = [None if s is None else s[indices] for s in states]
+    kernel(w, grad_rows, *parts)
+    weight[indices] = w
+    for state, part in zip(states, parts):
+        if state is not None:
+            state[indices] = part
+
+
+def state_then_master(opt: Optimizer, index: Key, weight: Any) -> Any:
+    """``(state, master)`` for a float16 weight under multi_precision (the SGD family's order)."""
+    if opt.multi_precision and weight.dtype == np.float16:
+        master = weight.astype(np.float32)
+        return (opt.create_state(index, master), master)
+    return Optimizer.create_state_multi_precision(opt, index, weight)
+
+
+def sgd_kernel(opt: NumpyOptimizer, w: np.ndarray, g: np.ndarray, mom: np.ndarray | None,
+               lr: float, wd: float, momentum: float) -> None:
+    """MXNet's (multi_)sgd(_mom)_update: ``mom = momentum*mom - lr*wd*w - lr*clip(rescale*g)``,
+    ``w += mom`` (without momentum the ``momentum*mom`` term is absent)."""
+    lr32, wd32 = f32(lr), f32(wd)
+    c = opt._kernel_clip()
+    if c is not None:
+        step = lr32 * np.clip(f32(opt.rescale_grad) * g, f32(-c), f32(c))
+    else:
+        step = (lr32 * f32(opt.rescale_grad)) * g
+    if mom is not None:
+        mom *= f32(momentum)
+        mom -= (lr32 * wd32) * w
+        mom -= step
+        w += mom
+    else:
+        w += (-(lr32 * wd32) * w) - step
+
+
+def sgd_step(opt: NumpyOptimizer, index: Key, weight: np.ndarray, grad: Any, mom: np.ndarray | None,
+             lr: float, wd: float, momentum: float, lazy: bool) -> None:
+    """One SGD step on a dense or row-sparse gradient, lazily when asked (MXNet's rules)."""
+    if is_row_sparse(grad) and lazy:
+        rows = np.asarray(grad.indices, dtype=np.int64)
+        _rows(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), rows, weight,
+              np.asarray(grad.data, dtype=weight.dtype), mom)
+    else:
+        sgd_kernel(opt, weight, opt._dense(grad, weight), mom, lr, wd, momentum)
+
+
+@register
+class SGD(NumpyOptimizer):
+    """SGD with momentum and weight decay (``sgd_update`` / ``sgd_mom_update``); with a
+    row-sparse gradient and ``lazy_update`` only the listed rows (and their momentum) change."""
+
+    spec_params = (
+        lr_param(0.01),
+        Param("momentum", "momentum", "float", 0.0, "momentum"),
+        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
+    )
+    state_names = ("momentum",)
+    master_first = False
+
+    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.lazy_update = lazy_update
+        self.aggregate_num = 4  # MXNet's MXNET_OPTIMIZER_AGGREGATION_SIZE default
+
+    def create_state_multi_precision(self, index: Key, weight: Any) -> Any:
+        return state_then_master(self, index, weight)
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
+
+    def _lr_wd(self, index: Key) -> tuple[float, float]:
+        self._update_count(index)
+        return self._get_lr(index), self._get_wd(index)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        lr, wd = self._lr_wd(index)
+        mom = state if self.momentum > 0 else None
+        sgd_step(self, index, weight, grad, mom, lr, wd, self.momentum, self.lazy_update)
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if self.multi_precision and weight.dtype == np.float16:
+            lr, wd = self._lr_wd(index)
+            mom, master = state
+            g = self._dense(grad, weight).astype(np.float32)  # mp kernels have no sparse form
+            sgd_kernel(self, master, g, mom if self.momentum > 0 else None, lr, wd, self.momentum)
+            weight[...] = master
+        else:
+            self.update(index, weight, grad, state)
+
+
+@register
+class ccSGD(SGD):  # noqa: N801 - MXNet's registered (deprecated) name
+    """MXNet's deprecated alias of :class:`SGD`."""
+
+
+@register
+class NAG(NumpyOptimizer):
+    """Nesterov accelerated SGD (``nag_mom_update``; plain ``sgd_update`` without momentum)."""
+
+    spec_params = (lr_param(0.01), Param("momentum", "momentum", "float", 0.0, "momentum"))
+    state_names = ("momentum",)
+    master_first = False
+
+    def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    create_state_multi_precision = state_then_master
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
+
+    def _step(self, index: Key, w: np.ndarray, grad: Any, mom: np.ndarray | None) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        g = self._rescaled_clipped(self._dense(grad, w).astype(w.dtype, copy=False))
+        if mom is None or self.momentum <= 0:
+            w[...] = (f32(1) - lr * wd) * w - lr * g
+            return
+        m = f32(self.momentum)
+        mom *= m
+        w[...] = w - mom + (m + f32(1)) * (mom - lr * (g + wd * w))
+        # MXNet's kernel writes the weight in place first: the momentum sees the new weight.
+        mom -= lr * (g + wd * w)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._step(index, weight, grad, state)
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list)):
+            mom, master = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
+            weight[...] = master
+        else:
+            self.update(index, weight, grad, state)
+
+
+@register
+class Signum(NumpyOptimizer):
+    """Signum (``signum_update``); signSGD (``signsgd_update``) when momentum is 0."""
+
+    spec_params = (
+        lr_param(0.01),
+        Param("momentum", "momentum", "float", 0.9, "momentum"),
+        Param("wd_lh", "wd_lh", "float", 0.0, "decoupled weight decay"),
+    )
+    state_names = ("momentum",)
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = momentum
+        self.wd_lh = wd_lh
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        g = self._dense(grad, weight)
+        if state is None:  # signSGD ignores rescale_grad and clip_gradient, as MXNet's kernel
+            weight[...] = (f32(1) - lr * wd) * weight - lr * np.sign(g)
+            return
+        m = f32(self.momentum)
+        one_m = f32(1) - m
+        state *= m
+        state -= one_m * wd * weight
+        state -= one_m * self._rescaled_clipped(g)
+        wd_lh = f32(self.wd_lh) if self.wd_lh else f32(0)
+        weight[...] = (f32(1) - lr * wd_lh) * weight + lr * np.sign(state)
+
+
+@register
+class DCASGD(NumpyOptimizer):
+    """Delay-compensated asynchronous SGD.
+
+    MXNet 1.9.1 fails with ``momentum > 0`` on any weight of more than one element (it tests
+    an NDArray for truth); kvcli runs the documented update ``mom = momentum*mom - lr*(g +
+    wd*w + lamda*g*g*(w - w_prev))``.
+    """
+
+    spec_params = (
+        lr_param(0.01),
+        Param("momentum", "momentum", "float", 0.0, "momentum"),
+        Param("lamda", "lamda", "float", 0.04, "delay compensation"),
+    )
+    state_names = ("momentum", "previous_weight")
+
+    def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.weight_previous: dict[Key, Any] = {}
+        self.lamda = lamda
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        momentum = np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
+        return (momentum, np.array(weight, copy=True))
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
+        mom, previous = state
+        step = -lr * (g + wd * weight + f32(self.lamda) * g * g * (weight - previous))
+        if mom is not None:
+            mom *= f32(self.momentum)
+            mom += step
+            step = mom
+        previous[...] = weight
+        weight += step
+
+
+@register
+class SGLD(NumpyOptimizer):
+    """Stochastic gradient Langevin dynamics: ``w += -lr/2*(g + wd*w) + N(0, sqrt(lr))``.
+
+    The noise comes from numpy's global generator (``np.random.seed`` makes runs repeatable).
+    """
+
+    spec_params = (lr_param(0.01),)
+    state_names = ("unused",)  # create_state returns None
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
+        weight += -f32(lr / 2) * (g + wd * weight)
+        weight += np.random.normal(0.0, math.sqrt(lr), size=weight.shape).astype(weight.dtype)
+
+
+@register
+class LARS(NumpyOptimizer):
+    """Layer-wise adaptive rate scaling on top of SGD (MXNet's ``multi_lars`` + preloaded
+    multi-SGD for dense gradients; ``_get_lars`` + lazy SGD for row-sparse ones)."""
+
+    spec_params = (
+        lr_param(0.01),
+        Param("momentum", "momentum", "float", 0.0, "momentum"),
+        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
+        Param("eta", "eta", "float", 0.001, "LARS coefficient"),
+        Param("eps", "eps", "float", 0.0, "LARS epsilon"),
+        Param("momentum_correction", "momentum_correction", "bool", True, "scale momentum when lr changes"),
+    )
+    state_names = ("momentum",)
+    master_first = False
+    _NO_LARS = ("gamma", "beta", "bias")
+
+    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0,
+                 momentum_correction: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.momentum_correction = momentum_correction
+        self.lazy_update = lazy_update
+        self.aggregate_num = 4
+        self.eta = eta
+        self.eps = eps
+        self.skip = 0
+        self.last_lr: float | None = None
+        self.cur_lr: float | None = None
+
+    create_state_multi_precision = state_then_master
+    create_state = SGD.create_state
+
+    def _get_lrs(self, indices: list[Key]) -> list[float]:
+        if self.cur_lr is not None:
+            self.last_lr = self.cur_lr
+        lr = self._base_lr()
+        if self.cur_lr is None:
+            self.last_lr = lr
+        self.cur_lr = lr
+        return self._scale([lr for _ in indices], indices, self.lr_mult, "lr_mult")
+
+    def set_wd_mult(self, args_wd_mult: dict[Any, float]) -> None:
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith("_weight")}
+        self._sym_wd_mult()
+        self.wd_mult.update(args_wd_mult)
+
+    def _skips_lars(self, index: Key) -> bool:
+        name = self.idx2name[index] if index in self.idx2name else str(index)
+        return name.endswith(self._NO_LARS)
+
+    def _step(self, index: Key, weight: np.ndarray, grad: Any, mom: np.ndarray | None, norm_weight: np.ndarray) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        momentum = self.momentum
+        if self.momentum > 0 and self.momentum_correction and self.last_lr != 0:
+            momentum = self.momentum * (self.cur_lr / self.last_lr)
+        sparse = is_row_sparse(grad)
+        if not self._skips_lars(index):
+            if sparse:  # MXNet's _get_lars: python arithmetic on the two norms
+                w_norm = float(np.linalg.norm(norm_weight.astype(np.float32)))
+                g_norm = float(np.linalg.norm(np.asarray(grad.data, np.float32) * f32(self.rescale_grad)))
+                if w_norm > 0 and g_norm > 0:
+                    lr = self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
+            else:  # MXNet's multi_sum_sq + multi_lars kernels, in float32
+                g_sq = sum_sq(grad)
+                w32 = np.sqrt(sum_sq(norm_weight))
+                if w32 > 0 and g_sq > 0:
+                    lr = f32(lr) * f32(self.eta) * w32 / (np.sqrt(g_sq) * f32(self.rescale_grad) + f32(wd) * w32 + f32(self.eps))
+        sgd_step(self, index, weight, grad, mom if self.momentum > 0 else None, float(lr), wd, momentum,
+                 self.lazy_update)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._step(index, weight, grad, state, weight)
+
+    def _extra_state(self) -> dict[str, Any]:
+        # the rates of the last two updates drive the momentum correction
+        return {**super()._extra_state(), "last_lr": self.last_lr, "cur_lr": self.cur_lr}
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        super()._load_extra_state(extra)
+        self.last_lr, self.cur_lr = extra.get("last_lr"), extra.get("cur_lr")
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if self.multi_precision and weight.dtype == np.float16:
+            mom, master = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom, weight)
+            weight[...] = master
+        else:
+            self.update(index, weight, grad, state)
+
+
+_WARMUP = ("linear", "power2", "sqrt", "lars")
+
+
+@register
+class LBSGD(NumpyOptimizer):
+    """Large-batch SGD: gradients accumulate over ``batch_scale`` pushes, the learning rate
+    warms up (``warmup_strategy``) or follows LARS.
+
+    In MXNet 1.9.1 ``multi_precision`` LBSGD swaps its master copy and momentum (its state is
+    ``(momentum, master)`` but the base class reads ``(master, state)``); kvcli updates the
+    float32 master copy as SGD does.
+    """
+
+    spec_params = (
+        lr_param(0.01),
+        Param("momentum", "momentum", "float", 0.0, "momentum"),
+        Param("warmup_strategy", "warmup_strategy", "str", "linear", "lr warm-up", _WARMUP),
+        Param("warmup_epochs", "warmup_epochs", "int", 5, "warm-up epochs"),
+        Param("batch_scale", "batch_scale", "int", 1, "pushes per macro-batch"),
+        Param("updates_per_epoch", "updates_per_epoch", "int", 32, "updates per epoch"),
+        Param("begin_epoch", "begin_epoch", "int", 0, "first epoch"),
+        Param("num_epochs", "num_epochs", "int", 60, "epochs"),
+    )
+    state_names = ("momentum",)
+    master_first = False
+
+    def __init__(self, momentum: float = 0.0, multi_precision: bool = False, warmup_strategy: str = "linear",
+                 warmup_epochs: int = 5, batch_scale: int = 1, updates_per_epoch: int = 32, begin_epoch: int = 0,
+                 num_epochs: int = 60, **kwargs: Any) -> None:
+        super().__init__(multi_precision=multi_precision, **kwargs)
+        self.momentum = momentum
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = warmup_epochs
+        self.batch_scale = batch_scale
+        self.updates_per_epoch = updates_per_epoch
+        self.begin_epoch = begin_epoch
+        self.init_updates = begin_epoch * updates_per_epoch
+        self.num_epochs = num_epochs
+        self.lbmult = 1
+        self.cumgrads: dict[Key, dict[str, Any]] = {}
+        self.adaptive = False
+        self.admult = 1
+
+    create_state_multi_precision = state_then_master
+    create_state = SGD.create_state
+
+    def _get_lbmult(self, nup: int) -> float:
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        maxmult = float(self.batch_scale)
+        if nup >= nwup:
+            return maxmult
+        if nwup <= 1:
+            return 1.0
+        if self.warmup_strategy == "linear":
+            return 1.0 + (maxmult - 1) * nup / nwup
+        if self.warmup_strategy == "power2":
+            return 1.0 + (maxmult - 1) * (nup * nup) / (nwup * nwup)
+        if self.warmup_strategy == "sqrt":
+            return 1.0 + (maxmult - 1) * math.sqrt(float(nup) / nwup)
+        return 1.0
+
+    @staticmethod
+    def _lars(weight: np.ndarray, g: np.ndarray, wd: float) -> float:
+        weight2 = float(np.multiply(weight, weight).sum())
+        grad2 = float(np.multiply(g, g).sum())
+        lars = math.sqrt(weight2 / (grad2 + wd * weight2 + 1e-18))
+        return min(max(lars, 0.01), 100.0)
+
+    def _cumulate(self, grad: np.ndarray, index: Key) -> dict[str, Any]:
+        cgrad = self.cumgrads.get(index)
+        if cgrad and cgrad["num_cums"] > 0:
+            cgrad = {"cum_grad": cgrad["cum_grad"] + grad, "num_cums": cgrad["num_cums"] + 1}
+        else:
+            # A copy: the store may reuse the pushed buffer for the next push.
+            cgrad = {"cum_grad": np.array(grad, copy=True), "num_cums": self.init_updates + 1}
+        self.cumgrads[index] = cgrad
+        return cgrad
+
+    def _step(self, index: Key, weight: np.ndarray, grad: np.ndarray, mom: np.ndarray | None) -> None:
+        lr, wd = self._get_lr(index), self._get_wd(index)  # before the count, as MXNet
+        self._update_count(index)
+        cgrad = self._cumulate(grad, index)
+        if cgrad["num_cums"] % self.batch_scale != 0:
+            return  # MXNet runs sgd_update with lr=0 here: the weight stays
+        g = cgrad["cum_grad"] / f32(self.batch_scale)
+        if self.warmup_strategy == "lars":
+            lr *= self._lars(weight, g, wd)
+        else:
+            lr *= self._get_lbmult(cgrad["num_cums"])
+        lr32, wd32 = f32(lr), f32(wd)
+        gc = self._rescaled_clipped(g)
+        if mom is not None and self.momentum > 0:
+            mom *= f32(self.momentum)
+            mom -= lr32 * wd32 * weight
+            mom -= lr32 * gc
+            weight += mom
+        else:
+            weight[...] = (f32(1) - lr32 * wd32) * weight - lr32 * gc
+        self.cumgrads[index]["cum_grad"] = 0
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        self._step(index, weight, self._dense(grad, weight), state)
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if self.multi_precision and weight.dtype == np.float16:
+            mom, master = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
+            weight[...] = master
+        else:
+            self.update(index, weight, grad, state)
+
+    def reset(self, key: Key) -> None:
+        super().reset(key)
+        self.cumgrads.pop(key, None)
+
+    def _extra_state(self) -> dict[str, Any]:
+        extra = super()._extra_state()
+        extra["cumgrads"] = [
+            [type(k).__name__, k, c["num_cums"], np.asarray(c["cum_grad"]).tolist(), str(np.asarray(c["cum_grad"]).dtype)]
+            for k, c in self.cumgrads.items()
+        ]
+        return extra
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        super()._load_extra_state(extra)
+        self.cumgrads = {}
+        for kind, key, num_cums, cum_grad, dtype in extra.get("cumgrads", []):
+            key = int(key) if kind == "int" else str(key)
+            array = np.asarray(cum_grad, dtype=dtype)
+            self.cumgrads[key] = {"num_cums": int(num_cums), "cum_grad": array if array.ndim else array.item()}
+
