@@ -13,6 +13,7 @@ Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with 
 from __future__ import annotations
 
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,10 @@ from kvcli.errors import (
     KeyTypeError,
     OptimizerStateError,
     ShapeMismatchError,
+    RowSparseError,
     UnknownKeyError,
 )
+from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse, check_row_ids, merge
 
 Key = Union[int, str]
 UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
@@ -35,10 +38,11 @@ UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
 
 @dataclass(frozen=True)
 class ArrayInfo:
-    """Shape and dtype of a stored value."""
+    """Shape, dtype and storage type (``"default"`` or ``"row_sparse"``) of a stored value."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    stype: str = DEFAULT
 
     def describe(self) -> str:
         return f"shape {self.shape} and dtype {self.dtype}"
@@ -93,7 +97,11 @@ def is_value_list(value: Any) -> bool:
     if not isinstance(value, list) or not value:
         return False
     first = value[0]
-    return isinstance(first, np.ndarray) or hasattr(first, "asnumpy") or hasattr(first, "_kvcli_buffer")
+    return (
+        isinstance(first, (np.ndarray, RowSparse))
+        or hasattr(first, "asnumpy")
+        or hasattr(first, "_kvcli_buffer")
+    )
 
 
 class KVStore(ABC):
@@ -115,6 +123,8 @@ class KVStore(ABC):
         self._updater: UpdaterFn | None = None
         self._lock = threading.RLock()
         self._closed = False
+        #: Row-sparse values of the backends that keep them in this process (local, device).
+        self._sparse: dict[Key, RowSparse] = {}
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -167,17 +177,24 @@ class KVStore(ABC):
         with self._lock:
             self._check_open()
             pairs = self._pair(key, value, "init")
-            arrays = []
+            arrays: list[np.ndarray | RowSparse] = []
             for k, v in pairs:
                 if is_value_list(v):
                     raise ArityError(
                         f"init of key {k!r} got a list of {len(v)} arrays: init takes one array "
                         "per key (push is the one that sums per-device values)"
                     )
-                arrays.append(np.array(as_numpy(v), copy=True, order="C"))
+                sparse = as_row_sparse(v)
+                arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v), copy=True, order="C"))
             for (k, _), array in zip(pairs, arrays):
-                self._write(k, array)
-                self._info[k] = ArrayInfo(array.shape, array.dtype)
+                stype = ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT
+                if k in self._info and self._info[k].stype != stype:
+                    self._forget_storage(k)  # the storage kind changes: drop the old one
+                if isinstance(array, RowSparse):
+                    self._write_sparse(k, array)
+                else:
+                    self._write(k, array)
+                self._info[k] = ArrayInfo(array.shape, array.dtype, stype)
                 self._on_reset(k)
             if self._key_kind is None and pairs:
                 self._key_kind = type(pairs[0][0])
@@ -193,7 +210,10 @@ class KVStore(ABC):
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
             for k, arrays in plan:
-                self._push_key(k, arrays)
+                if self._info[k].stype == ROW_SPARSE or any(isinstance(a, RowSparse) for a in arrays):
+                    self._push_sparse_key(k, arrays)
+                else:
+                    self._push_key(k, arrays)  # type: ignore[arg-type]
 
     def pull(
         self,
@@ -204,20 +224,21 @@ class KVStore(ABC):
     ) -> Any:
         """Copy each key's value into ``out``: one array, or a list of arrays (one per device).
 
-        With ``out=None`` a new numpy array is returned (a list of them for a list of keys).
+        With ``out=None`` a new numpy array is returned (a list of them for a list of keys;
+        a :class:`~kvcli.store.sparse.RowSparse` copy for a row-sparse key). A row-sparse
+        ``out`` is skipped while ``ignore_sparse`` is True (MXNet's default: such outputs
+        are meant for :meth:`row_sparse_pull`); with False it receives the whole value.
         """
-        del priority, ignore_sparse
+        del priority
         with self._lock:
             self._check_open()
             if out is None:
                 keys = self._keys_of(key)
-                copies = [np.array(self._read(k), copy=True) for k in keys]
+                copies = [self._pull_copy(k) for k in keys]
                 return copies if isinstance(key, (list, tuple)) else copies[0]
-            plan = [(k, self._out_buffers(k, o)) for k, o in self._pair(key, out, "pull")]
-            for k, buffers in plan:
-                stored = self._read(k)
-                for buffer in buffers:
-                    np.copyto(buffer, stored)
+            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
+            for k, buffers, targets in plan:
+                self._copy_out(k, buffers, targets)
             return out
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
@@ -225,17 +246,22 @@ class KVStore(ABC):
         with self._lock:
             if out is not None:  # validate the pull side too before the push changes anything
                 for k, o in self._pair(key, out, "pull"):
-                    self._out_buffers(k, o)
+                    self._pull_targets(k, o, True)
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
 
     def row_sparse_pull(
         self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
     ) -> Any:
-        """Pull only the rows ``row_ids`` of each value; the other rows of ``out`` become 0.
+        """Copy only the rows ``row_ids`` of a row-sparse key into row-sparse outputs.
 
-        This is the dense form of MXNet's row-sparse pull: ``out`` has the stored shape and
-        holds the requested rows. ``row_ids`` is one index array, or one per output.
+        ``out`` is one row-sparse array or a list of them (one per device); ``row_ids`` is
+        one id array for all of them or a list with one per output (for a list of keys: a
+        list with one such entry per key). Each output ends up holding exactly the requested
+        rows (sorted, each once; zero where the stored value has none) — MXNet's result.
+        The cost grows with the rows requested, not with the size of the table. A dense
+        output, a dense key, or an id outside the table is an error and changes nothing.
+        With ``out=None`` new :class:`~kvcli.store.sparse.RowSparse` values are returned.
         """
         del priority
         if row_ids is None:
@@ -244,19 +270,20 @@ class KVStore(ABC):
             self._check_open()
             if out is None:
                 keys = self._keys_of(key)
-                out = [np.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
-                if not isinstance(key, (list, tuple)):
-                    out = out[0]
+                made = [RowSparse.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
+                out = made if isinstance(key, (list, tuple)) else made[0]
+            pairs = self._pair(key, out, "row_sparse_pull")
+            if isinstance(key, (list, tuple)):  # one row_ids entry per key, as for out
+                ids_per_key = [ids for _, ids in self._pair(key, row_ids, "row_sparse_pull")]
+            else:
+                ids_per_key = [row_ids]
             plan = []
-            for k, o in self._pair(key, out, "row_sparse_pull"):
-                buffers = self._out_buffers(k, o)
-                rows = self._row_ids_for(k, row_ids, len(buffers))
-                plan.append((k, buffers, rows))
-            for k, buffers, rows in plan:
-                stored = self._read(k)
-                for buffer, wanted in zip(buffers, rows):
-                    buffer[...] = 0
-                    buffer[wanted] = stored[wanted]
+            for (k, o), ids in zip(pairs, ids_per_key):
+                targets = self._sparse_targets(k, o)
+                plan.append((k, targets, self._row_ids_for(k, ids, len(targets))))
+            for k, targets, rows in plan:
+                for target, got in zip(targets, self._read_rows(k, rows)):
+                    target.data, target.indices = got.data, got.indices
             return out
 
     def set_updater(self, updater: UpdaterFn | str | None) -> None:
@@ -341,7 +368,9 @@ class KVStore(ABC):
         """
         with self._lock:
             self._check_open()
-            array = self._read(self._keys_of(key)[0])
+            k = self._keys_of(key)[0]
+            # a row-sparse value has no dense array to view: this is a dense copy of it
+            array = self._read_sparse(k).to_dense() if self._info[k].stype == ROW_SPARSE else self._read(k)
             view = array.view()
             view.flags.writeable = False
             return view
@@ -363,7 +392,7 @@ class KVStore(ABC):
         with self._lock:
             k = _normalise_key(key)
             self._info_of(k)
-            self._forget(k)
+            self._forget_storage(k)
             del self._info[k]
             self._on_reset(k)
             if not self._info:
@@ -388,6 +417,7 @@ class KVStore(ABC):
             if not self._closed:
                 self._closed = True
                 self._shutdown()
+                self._sparse.clear()
 
     def __enter__(self) -> "KVStore":
         return self
@@ -465,10 +495,10 @@ class KVStore(ABC):
                 f"key {key!r} is not initialised (known keys: {known}): call init({key!r}, value) first"
             ) from None
 
-    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray]:
+    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray | RowSparse]:
         info = self._info_of(key)
         values = list(value) if is_value_list(value) else [value]
-        arrays = [as_numpy(v) for v in values]
+        arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
             self._check_array(key, array, info, f"{verb}{where}")
@@ -499,27 +529,140 @@ class KVStore(ABC):
             )
 
     def _row_ids_for(self, key: Key, row_ids: Any, count: int) -> list[np.ndarray]:
+        """One checked id array per output: ``row_ids`` is one array for all outputs or a
+        list of ``count`` arrays (a list of plain numbers is one array)."""
         per_output = (
             list(row_ids)
             if isinstance(row_ids, (list, tuple)) and row_ids and not np.isscalar(row_ids[0])
-            else [row_ids] * count
+            else [row_ids]
         )
+        if len(per_output) == 1:
+            per_output *= count
         if len(per_output) != count:
             raise ArityError(
                 f"row_sparse_pull of key {key!r}: {count} outputs but {len(per_output)} row_ids; "
-                "pass one row_ids per output"
+                "pass one row_ids for all outputs or one per output"
             )
-        rows_total = self._info[key].shape[0] if self._info[key].shape else 0
-        result = []
-        for ids in per_output:
-            ids = np.unique(as_numpy(ids).astype(np.int64, copy=False).ravel())
-            if ids.size and (ids[0] < 0 or ids[-1] >= rows_total):
-                raise ShapeMismatchError(
-                    f"row_sparse_pull of key {key!r}: row ids must lie in [0, {rows_total}), "
-                    f"got {ids.min()}..{ids.max()}"
+        rows_total = self._info[key].shape[0]
+        what = f"row_sparse_pull of key {key!r}"
+        return [check_row_ids(ids, rows_total, what) for ids in per_output]
+
+    # ------------------------------------------------------------------ row-sparse values
+    # Backends that keep values in this process store row-sparse ones in ``self._sparse``;
+    # the distributed store overrides these hooks to keep them on its servers.
+    def _write_sparse(self, key: Key, value: RowSparse) -> None:
+        """Store ``value`` (a copy the store owns) as the row-sparse value of ``key``."""
+        self._sparse[key] = value
+
+    def _stored_sparse(self, key: Key) -> RowSparse:
+        """The stored row-sparse value of ``key``, changed in place by the updater."""
+        return self._sparse[key]
+
+    def _read_sparse(self, key: Key) -> RowSparse:
+        """The whole row-sparse value a pull copies out (read-only use)."""
+        return self._stored_sparse(key)
+
+    def _read_rows(self, key: Key, rows: list[np.ndarray]) -> list[RowSparse]:
+        """For each checked id array, those rows of ``key`` (new arrays)."""
+        stored = self._read_sparse(key)
+        return [stored.rows(ids) for ids in rows]
+
+    def _forget_storage(self, key: Key) -> None:
+        self._forget(key)
+        self._sparse.pop(key, None)
+
+    def _push_sparse_key(self, key: Key, values: Sequence[np.ndarray | RowSparse]) -> None:
+        """A push with row-sparse values, or to a row-sparse key (MXNet's rules).
+
+        The values are summed by row (:func:`~kvcli.store.sparse.merge`); the updater gets
+        that row-sparse sum (a dense one when only dense values were pushed) and the stored
+        value: a :class:`RowSparse` for a row-sparse key, the dense array otherwise. With no
+        updater the sum replaces the stored value, which keeps its storage type.
+        """
+        merged = merge(values)
+        if self._info[key].stype == DEFAULT:
+            stored_dense = self._stored(key)
+            if self._updater is None:
+                merged.to_dense(out=stored_dense)  # type: ignore[union-attr]
+            else:
+                self._updater(key, merged, stored_dense)  # type: ignore[arg-type]
+            return
+        stored = self._stored_sparse(key)
+        if self._updater is None:
+            stored.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
+            return
+        self._updater(key, merged, stored)  # type: ignore[arg-type]
+        try:
+            stored.validate()
+        except (RowSparseError, ShapeMismatchError) as error:
+            raise RowSparseError(f"the updater left key {key!r} malformed: {error}") from None
+
+    def _pull_copy(self, key: Key) -> np.ndarray | RowSparse:
+        if self._info[key].stype == ROW_SPARSE:
+            return self._read_sparse(key).copy()
+        return np.array(self._read(key), copy=True)
+
+    def _pull_targets(self, key: Key, out: Any, ignore_sparse: bool) -> tuple[list[np.ndarray], list[RowSparse]]:
+        """The dense buffers and row-sparse outputs a pull writes (checked); row-sparse
+        outputs are left out while ``ignore_sparse``."""
+        info = self._info_of(key)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not outs:
+            raise ArityError(f"pull of key {key!r} got an empty list of outputs: pass at least one")
+        sparse = [as_row_sparse(o) for o in outs]
+        for index, target in enumerate(sparse):
+            if target is not None:
+                where = f" (output {index} of {len(outs)})" if len(outs) > 1 else ""
+                self._check_array(key, target, info, f"pull{where}")  # type: ignore[arg-type]
+        buffers = self._out_buffers(key, [o for o, t in zip(outs, sparse) if t is None]) if None in sparse else []
+        targets = [t for t in sparse if t is not None]
+        if targets and ignore_sparse:
+            warnings.warn(
+                f"pull of key {key!r} skipped {len(targets)} row-sparse output(s) (ignore_sparse=True, "
+                "MXNet's default): use row_sparse_pull(..., row_ids=...) or pull(..., ignore_sparse=False)",
+                stacklevel=3,
+            )
+            targets = []
+        return buffers, targets
+
+    def _copy_out(self, key: Key, buffers: list[np.ndarray], targets: list[RowSparse]) -> None:
+        if self._info[key].stype == ROW_SPARSE:
+            value = self._read_sparse(key)
+            for buffer in buffers:
+                value.to_dense(out=buffer)
+        else:
+            dense = self._read(key)
+            for buffer in buffers:
+                np.copyto(buffer, dense)
+            value = RowSparse.from_dense(dense) if targets else None  # type: ignore[assignment]
+        for target in targets:
+            target.assign(value)
+
+    def _sparse_targets(self, key: Key, out: Any) -> list[RowSparse]:
+        """The row-sparse outputs of a row_sparse_pull (checked; a dense one is an error)."""
+        info = self._info_of(key)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not outs:
+            raise ArityError(f"row_sparse_pull of key {key!r} got an empty list of outputs: pass at least one")
+        targets = []
+        for index, o in enumerate(outs):
+            where = f" (output {index} of {len(outs)})" if len(outs) > 1 else ""
+            target = as_row_sparse(o)
+            if target is None:
+                raise RowSparseError(
+                    f"row_sparse_pull of key {key!r}{where}: the output is dense ({type(o).__name__}); "
+                    "pass row-sparse outputs, e.g. nd.sparse.zeros('row_sparse', shape), or use pull"
                 )
-            result.append(ids)
-        return result
+            targets.append(target)
+        if info.stype != ROW_SPARSE:
+            raise RowSparseError(
+                f"row_sparse_pull of key {key!r}: the key holds a dense value; row_sparse_pull reads "
+                "keys initialised with a row-sparse value (use pull for this one)"
+            )
+        for index, target in enumerate(targets):
+            where = f" (output {index} of {len(outs)})" if len(outs) > 1 else ""
+            self._check_array(key, target, info, f"row_sparse_pull{where}")  # type: ignore[arg-type]
+        return targets
 
 
 def _is_assign(updater: Any) -> bool:
