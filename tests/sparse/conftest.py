@@ -32,6 +32,12 @@ def store_type(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def ref(reference: dict[str, Any], store_type: str) -> dict[str, Any]:
+    """MXNet's numbers for the store type under test."""
+    return reference["stores"][store_type]
+
+
+@pytest.fixture
 def make_kv(store_type: str) -> Iterator[Any]:
     """``make_kv()`` -> a fresh ``mx.kv`` store of the parametrised type (2 devices)."""
     made: list[Any] = []

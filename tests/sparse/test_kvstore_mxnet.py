@@ -30,11 +30,6 @@ def init_kv(kv: Any, stype: str, str_keys: bool = False) -> Any:
     return kv
 
 
-@pytest.fixture
-def ref(reference: dict[str, Any], store_type: str) -> dict[str, Any]:
-    return reference["stores"][store_type]
-
-
 def test_push_row_sparse_to_dense_keys(make_kv: Any, ref: dict[str, Any]) -> None:
     kv = init_kv(make_kv(), "default")
     kv.push(3, mx.nd.ones(SHAPE).tostype("row_sparse"))
