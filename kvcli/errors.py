@@ -56,6 +56,20 @@ class DeviceError(StoreError, RuntimeError):
     """A device worker process failed or could not be started."""
 
 
+class SharedMemoryError(DeviceError, MemoryError):
+    """Shared memory (``/dev/shm``) cannot hold what a ``device`` store needs.
+
+    Attributes:
+        needed: bytes that were asked for.
+        free: bytes free in ``/dev/shm`` when it was checked (None if unknown).
+    """
+
+    def __init__(self, message: str, needed: int, free: int | None = None) -> None:
+        super().__init__(message)
+        self.needed = needed
+        self.free = free
+
+
 class DistributedError(StoreError, RuntimeError):
     """The distributed store failed (Ray missing, a worker died, a timeout)."""
 

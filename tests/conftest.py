@@ -15,3 +15,19 @@ def _isolated_kvcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.delenv("KVCLI_SESSION", raising=False)
     monkeypatch.delenv("KVCLI_TEST_CRASH_POINT", raising=False)
     return home
+
+
+#: Skip reasons that mean "this checkout has no ../shared": counted in one visible line.
+SHARED_MISSING = "reference models not found"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say in one line how many reference tests could not run for want of ../shared."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    missing = [r for r in skipped if SHARED_MISSING in str(getattr(r, "longrepr", ""))]
+    if missing:
+        terminalreporter.write_line(
+            f"NOTE: {len(missing)} MXNet reference test(s) skipped: ../shared (sample_models, "
+            "mxnet_reference) is not next to this checkout",
+            yellow=True, bold=True,
+        )

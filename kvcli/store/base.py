@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
+from kvcli.store.interrupts import deferred_interrupts
 from kvcli.errors import (
     ArityError,
     DTypeMismatchError,
@@ -143,12 +144,8 @@ class KVStore(ABC):
         """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
         np.copyto(self._stored(key), merged)
 
-    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
-        """Reduce one key's validated per-device values and apply the updater.
-
-        Backends whose updater runs elsewhere (on servers) override this.
-        """
-        merged = self._reduce(key, arrays)
+    def _apply(self, key: Key, merged: np.ndarray) -> None:
+        """Make a reduced push take effect: assign it, or hand it to the updater."""
         if self._updater is None:
             self._assign_merged(key, merged)
         else:
@@ -209,11 +206,19 @@ class KVStore(ABC):
         with self._lock:
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
-            for k, arrays in plan:
-                if self._info[k].stype == ROW_SPARSE or any(isinstance(a, RowSparse) for a in arrays):
-                    self._push_sparse_key(k, arrays)
-                else:
-                    self._push_key(k, arrays)  # type: ignore[arg-type]
+            if len({k for k, _ in plan}) < len(plan):
+                # a key listed twice sees its first push applied before the second is summed
+                for k, arrays in plan:
+                    merged = self._reduce_push(k, arrays)
+                    with deferred_interrupts():
+                        self._apply_push(k, merged)
+                return
+            # All sums first — an interrupt or a device failure here changes nothing — then
+            # every key's update at once, which Ctrl-C cannot cut in half.
+            merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
+            with deferred_interrupts():
+                for (k, _), merged in zip(plan, merged_values):
+                    self._apply_push(k, merged)
 
     def pull(
         self,
@@ -571,15 +576,32 @@ class KVStore(ABC):
         self._forget(key)
         self._sparse.pop(key, None)
 
-    def _push_sparse_key(self, key: Key, values: Sequence[np.ndarray | RowSparse]) -> None:
-        """A push with row-sparse values, or to a row-sparse key (MXNet's rules).
+    def _reduce_push(self, key: Key, values: Sequence[np.ndarray | RowSparse]) -> tuple[bool, Any]:
+        """``(row-sparse rules?, the sum)`` of one key's pushed values.
 
-        The values are summed by row (:func:`~kvcli.store.sparse.merge`); the updater gets
-        that row-sparse sum (a dense one when only dense values were pushed) and the stored
-        value: a :class:`RowSparse` for a row-sparse key, the dense array otherwise. With no
-        updater the sum replaces the stored value, which keeps its storage type.
+        A push with row-sparse values, or to a row-sparse key, is summed by row with
+        :func:`~kvcli.store.sparse.merge` (no backend buffer: its cost follows the rows
+        pushed); every other push by the backend's :meth:`_reduce`.
         """
-        merged = merge(values)
+        if self._info[key].stype == ROW_SPARSE or any(isinstance(v, RowSparse) for v in values):
+            return True, merge(values)
+        return False, self._reduce(key, values)  # type: ignore[arg-type]
+
+    def _apply_push(self, key: Key, reduced: tuple[bool, Any]) -> None:
+        sparse, merged = reduced
+        if sparse:
+            self._apply_sparse(key, merged)
+        else:
+            self._apply(key, merged)
+
+    def _apply_sparse(self, key: Key, merged: np.ndarray | RowSparse) -> None:
+        """Apply a push under MXNet's row-sparse rules.
+
+        The updater gets the row-sparse sum (a dense one when only dense values were pushed)
+        and the stored value: a :class:`RowSparse` for a row-sparse key, the dense array
+        otherwise. With no updater the sum replaces the stored value, which keeps its
+        storage type.
+        """
         if self._info[key].stype == DEFAULT:
             stored_dense = self._stored(key)
             if self._updater is None:

@@ -28,7 +28,16 @@ import numpy as np
 
 from kvcli.errors import DeviceError, StoreError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.shm import Descriptor, SharedArray, device_descriptor, live_device_arrays
+from kvcli.store.device_worker import READY
+from kvcli.store.interrupts import deferred_interrupts
+from kvcli.store.shm import (
+    Descriptor,
+    SharedArray,
+    check_space,
+    device_descriptor,
+    live_device_arrays,
+    sweep_orphans,
+)
 
 #: Smallest slice worth sending to a device; smaller pushes use fewer devices.
 MIN_SLICE = 1 << 15
@@ -43,15 +52,24 @@ def default_num_devices() -> int:
 
 
 class _Device:
-    """One worker process and the two pipes that talk to it."""
+    """One worker process and the two pipes that talk to it.
+
+    Requests are numbered; a reply repeats its request's number. ``sent`` and ``answered``
+    say how far each side is, so after an interrupted wait the store drains the replies it
+    no longer waits for (:meth:`settle`) before it touches memory the device may still be
+    writing. A message is always written and read whole: interrupts are deferred meanwhile.
+    """
 
     def __init__(self, index: int) -> None:
         self.index = index
+        self.sent = READY  # the greeting counts as the answer to request 0
+        self.answered = READY - 1
         to_device_read, to_device_write = os.pipe()
         from_device_read, from_device_write = os.pipe()
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")  # a device only adds arrays: no BLAS threads
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "kvcli.store.device_worker",
@@ -59,6 +77,7 @@ class _Device:
                 pass_fds=(to_device_read, from_device_write),
                 stdin=subprocess.DEVNULL,
                 env=env,
+                start_new_session=True,  # the terminal's Ctrl-C is for the store, not its devices
             )
         except OSError as error:
             for fd in (to_device_read, to_device_write, from_device_read, from_device_write):
@@ -73,25 +92,47 @@ class _Device:
     def pid(self) -> int:
         return self.process.pid
 
-    def send(self, message: tuple[Any, ...]) -> None:
-        try:
-            self.outbox.send(message)
-        except OSError:
-            raise self._died() from None
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
-    def receive(self, timeout: float) -> tuple[Any, ...]:
-        if not wait([self.inbox], timeout):
-            raise DeviceError(
-                f"device {self.index} (pid {self.pid}) did not answer within {timeout:g} s; "
-                "the store is closed: create a new one"
-            )
-        try:
-            reply = self.inbox.recv()
-        except (EOFError, OSError):
-            raise self._died() from None
-        if reply[0] == "error":
-            raise DeviceError(f"device {self.index} failed: {reply[1]}")
-        return reply
+    @property
+    def idle(self) -> bool:
+        """Whether every request has been answered."""
+        return self.answered >= self.sent
+
+    def request(self, *message: Any) -> None:
+        """Send one numbered request (whole, even if Ctrl-C comes meanwhile)."""
+        with deferred_interrupts():
+            try:
+                self.outbox.send((self.sent + 1, *message))
+            except OSError:
+                raise self._died() from None
+            self.sent += 1
+
+    def settle(self, timeout: float, report: bool = True) -> None:
+        """Wait until every request is answered; raise the first error if ``report``.
+
+        The wait may be interrupted (nothing is lost: the next call picks up where it
+        stopped); reading a reply is not.
+        """
+        failure = None
+        while not self.idle:
+            if not wait([self.inbox], timeout):
+                raise DeviceError(
+                    f"device {self.index} (pid {self.pid}) did not answer within {timeout:g} s; "
+                    "it is stopped and will be restarted on the next push"
+                )
+            with deferred_interrupts():
+                try:
+                    seq, status, detail = self.inbox.recv()
+                except (EOFError, OSError):
+                    raise self._died() from None
+                self.answered = seq
+            if status == "error" and failure is None:
+                failure = detail
+        if failure is not None and report:
+            raise DeviceError(f"device {self.index} failed: {failure}")
 
     def _died(self) -> DeviceError:
         code = self.process.poll()
@@ -102,14 +143,19 @@ class _Device:
                 code = None
         return DeviceError(
             f"device {self.index} (pid {self.pid}) died (exit code {code}); "
-            "the store is closed: create a new one"
+            "it will be restarted on the next push"
         )
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Ask the device to exit; kill it if it does not."""
         try:
-            self.outbox.send(("stop",))
+            self.outbox.send((self.sent + 1, "stop"))
         except OSError:
             pass
+        self.kill(timeout)
+
+    def kill(self, timeout: float = 0.0) -> None:
+        """Make sure the process is gone and the pipes are closed."""
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -177,6 +223,7 @@ class DeviceStore(KVStore):
         self._unmapped: list[str] = []  # segments freed here that devices still map
         self._mapped_device_arrays: set[str] = set()  # device arrays the devices have mapped
         self._finalizer = weakref.finalize(self, self._resources.release)
+        sweep_orphans()  # segments of stores whose whole process group was killed
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -203,6 +250,9 @@ class DeviceStore(KVStore):
         return self._resources.memory[key].stored.array
 
     def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        # An interrupted push may have left devices summing into this key's buffers: wait
+        # for them before anything here writes those buffers again.
+        self._settle_devices()
         memory = self._resources.memory[key]
         stored = memory.stored.array
         if memory.merged is None:
@@ -235,6 +285,10 @@ class DeviceStore(KVStore):
         sources: list[Descriptor | None] = [device_descriptor(a) for a in arrays]
         self._mapped_device_arrays.update(source[0] for source in sources if source is not None)
         to_copy = [i for i, source in enumerate(sources) if source is None]
+        missing = len(to_copy) - len(memory.slots)
+        if missing > 0:
+            check_space(missing * memory.stored.nbytes,
+                        f"{missing} more device slot{'s' * (missing > 1)} of {memory.stored.nbytes:,} bytes")
         while len(memory.slots) < len(to_copy):
             memory.slots.append(SharedArray(memory.stored.array.shape, memory.stored.array.dtype))
         slots = memory.slots[: len(to_copy)]
@@ -259,17 +313,45 @@ class DeviceStore(KVStore):
         list(self._resources.copy_pool.map(lambda pair: np.copyto(pair[0].array, pair[1]), pairs))
 
     def _devices(self) -> list[_Device]:
+        """The running devices: started on first use, restarted where one has died."""
         devices = self._resources.devices
         if not devices:
-            try:
-                for index in range(self.num_devices):
-                    devices.append(_Device(index))
-                for device in devices:
-                    device.receive(self.timeout)  # "ready"
-            except DeviceError:
-                self.close()
-                raise
+            devices.extend(self._start(range(self.num_devices)))
+        for position, device in enumerate(devices):
+            if not device.alive:
+                device.kill()
+                devices[position] = self._start([device.index])[0]
         return devices
+
+    def _start(self, indices: Sequence[int] | range) -> list[_Device]:
+        """Start devices and wait until each is ready; on any failure, none is left running."""
+        started: list[_Device] = []
+        try:
+            for index in indices:
+                started.append(_Device(index))
+            for device in started:
+                device.settle(self.timeout)
+        except BaseException:  # Ctrl-C included: a half-started set of devices is not kept
+            for device in started:
+                device.process.kill()
+                device.kill()
+            raise
+        return started
+
+    def _settle_devices(self) -> None:
+        """Drain replies to requests an interrupted operation left unanswered.
+
+        Their results belong to an abandoned push and are dropped. A device that does not
+        finish in time is killed (it must not write memory later) and restarted when needed.
+        """
+        for device in self._resources.devices:
+            if device.idle or not device.alive:
+                continue
+            try:
+                device.settle(self.timeout, report=False)
+            except DeviceError:
+                device.process.kill()
+                device.kill()
 
     def _sum_on_devices(self, merged: SharedArray, slot_descs: Sequence[Descriptor]) -> None:
         devices = self._devices()
@@ -279,17 +361,25 @@ class DeviceStore(KVStore):
         gone = self._mapped_device_arrays - live_device_arrays()
         self._mapped_device_arrays -= gone
         unmapped, self._unmapped = [*self._unmapped, *gone], []
-        try:
+        # The requests go out together (an interrupt waits until all are sent); the wait for
+        # the replies may be interrupted: the stored value is untouched until they are in.
+        with deferred_interrupts():
             for device, start, stop in zip(devices, bounds, bounds[1:]):
-                device.send(("reduce", merged.describe(), slot_descs, start, stop, unmapped))
-            for device in devices[:count]:
-                device.receive(self.timeout)
-            for device in devices[count:]:
-                if unmapped:
-                    device.send(("release", unmapped))
-                    device.receive(self.timeout)
+                device.request("reduce", merged.describe(), slot_descs, start, stop, unmapped)
+            if unmapped:
+                for device in devices[count:]:
+                    device.request("release", unmapped)
+        try:
+            for device in devices:
+                device.settle(self.timeout)
         except DeviceError:
-            self.close()
+            # A device died or hung: drop it (it must not write later) and let the others
+            # finish; the store stays usable and the next push restarts the device.
+            self._settle_devices()
+            for device in devices:
+                if not device.idle or not device.alive:
+                    device.process.kill()
+                    device.kill()
             raise
 
     def __repr__(self) -> str:

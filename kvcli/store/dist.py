@@ -73,7 +73,7 @@ import numpy as np
 from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
 from kvcli.store.base import Key, KVStore
 from kvcli.store.local import sum_into
-from kvcli.store.sparse import RowSparse, merge
+from kvcli.store.sparse import RowSparse
 
 ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
 ENV_GROUP = "KVCLI_GROUP"
@@ -524,12 +524,14 @@ class DistStore(KVStore):
         return np.array(self._read(key), copy=True)
 
     def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
+        if len(arrays) == 1:
+            return arrays[0]  # sent as it is: ray.put copies it
         info = self._info[key]
         return sum_into(np.empty(info.shape, info.dtype), arrays)
 
-    def _push_key(self, key: Key, arrays: Sequence[np.ndarray]) -> None:
-        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
-        merged = arrays[0] if len(arrays) == 1 else self._reduce(key, arrays)
+    def _apply(self, key: Key, merged: np.ndarray) -> None:
+        """Send this worker's sum to the servers, which apply the updater."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         for server, rows in self._layouts[key]:
             part = merged if rows is None else merged[rows]
@@ -579,8 +581,8 @@ class DistStore(KVStore):
     def _read_sparse(self, key: Key) -> RowSparse:
         return self._read(key)  # type: ignore[return-value]  (_fetch joins RowSparse parts)
 
-    def _push_sparse_key(self, key: Key, values: Sequence[np.ndarray | RowSparse]) -> None:
-        merged = merge(values)  # this worker's devices, summed by row
+    def _apply_sparse(self, key: Key, merged: np.ndarray | RowSparse) -> None:
+        """Send this worker's row sum (of its devices) to the servers, each only its rows."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         for server, rows in self._layouts[key]:
             # every server of the key gets this step's push (maybe with no rows), so that

@@ -2,13 +2,27 @@
 
 The store's process creates and unlinks every segment, so exactly one process owns each
 one; workers only attach. Python's resource tracker unlinks a creator's segments if the
-creator dies, so a killed store leaks nothing. Before Python 3.13 a process that merely
-*attaches* also registers the segment with a tracker of its own, which would unlink the
-store's memory when the worker exits; :func:`attach` prevents that.
+creator dies alone; when the tracker dies with it (a kill of the whole process group),
+:func:`sweep_orphans` reclaims them at the next start, from the creator pid in the name.
+Before Python 3.13 a process that merely *attaches* also registers the segment with a
+tracker of its own, which would unlink the store's memory when the worker exits;
+:func:`attach` prevents that.
+
+Memory safety: every array is a view of an ``mmap`` of its own, and nothing here ever
+closes that mapping. Freeing a segment only unlinks its name; the pages go when the last
+numpy view of them is garbage-collected. (Closing a mapping that a view still uses would
+make the next read of the view a segmentation fault; numpy 2 does not stop it.)
+
+Space is checked before use: ``/dev/shm`` is a tmpfs that allocates pages lazily, so a
+segment larger than the free space would be created fine and then kill the process with
+SIGBUS on first touch. Each segment is reserved with ``posix_fallocate`` instead, and a
+shortfall is a :class:`~kvcli.errors.SharedMemoryError` that says how much is needed.
 """
 
 from __future__ import annotations
 
+import errno
+import mmap
 import os
 import secrets
 import sys
@@ -18,29 +32,102 @@ from typing import Any, Optional
 
 import numpy as np
 
+from kvcli.errors import SharedMemoryError
+
 #: Every segment kvcli creates starts with this, so tests can look for leftovers.
 PREFIX = "kvcli_"
-
+#: Where POSIX shared memory lives on Linux.
+SHM_DIR = "/dev/shm"
 
 #: What a device needs to map an array: segment name, shape, dtype string.
 Descriptor = tuple[str, tuple[int, ...], str]
 
+_MiB = 1 << 20
 
-def _create_segment(shape: tuple[int, ...], dtype: Any) -> shared_memory.SharedMemory:
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+
+def nbytes_of(shape: tuple[int, ...], dtype: Any) -> int:
+    """Bytes an array of ``shape`` and ``dtype`` occupies."""
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+
+
+def free_bytes() -> int | None:
+    """Bytes free in ``/dev/shm`` (None where it cannot be measured)."""
+    try:
+        stats = os.statvfs(SHM_DIR)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def shortfall_error(needed: int, what: str) -> SharedMemoryError:
+    """The error for ``needed`` bytes of shared memory that do not fit."""
+    free = free_bytes()
+    free_text = "unknown" if free is None else f"{free / _MiB:.1f} MiB"
+    return SharedMemoryError(
+        f"not enough shared memory for {what}: {needed / _MiB:.1f} MiB needed, {free_text} free "
+        f"in {SHM_DIR}; free some, give the container more (docker run --shm-size=...), push "
+        "from fewer devices, or use the 'local' store",
+        needed=needed,
+        free=free,
+    )
+
+
+def check_space(needed: int, what: str) -> None:
+    """Refuse early, before anything is allocated, when ``needed`` bytes cannot fit."""
+    free = free_bytes()
+    if free is not None and needed > free:
+        raise shortfall_error(needed, what)
+
+
+def _map_new(shape: tuple[int, ...], dtype: Any) -> tuple[str, np.ndarray]:
+    """Create a segment, reserve its pages, and map it; the array owns the only mapping."""
+    nbytes = nbytes_of(shape, dtype)
+    size = max(nbytes, 1)
+    check_space(size, f"an array of shape {shape} and dtype {np.dtype(dtype)}")
     name = f"{PREFIX}{os.getpid()}_{secrets.token_hex(6)}"
-    return shared_memory.SharedMemory(name=name, create=True, size=max(nbytes, 1))
+    try:
+        segment = shared_memory.SharedMemory(name=name, create=True, size=size)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.ENOMEM):
+            raise shortfall_error(size, f"an array of shape {shape}") from None
+        raise SharedMemoryError(f"cannot create shared memory ({error.strerror})", needed=size) from None
+    try:
+        try:
+            os.posix_fallocate(segment._fd, 0, size)  # type: ignore[attr-defined]
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.ENOMEM):
+                raise shortfall_error(size, f"an array of shape {shape}") from None
+            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # no fallocate: pages stay lazy
+                raise
+        mapping = mmap.mmap(segment._fd, size)  # type: ignore[attr-defined]
+    except BaseException:
+        segment.close()
+        segment.unlink()
+        raise
+    segment.close()  # our mapping keeps its own descriptor; the segment object is done
+    return name, np.ndarray(shape, dtype=dtype, buffer=mapping)
+
+
+def _unlink(name: str) -> None:
+    """Remove a segment's name (its pages stay while a mapping of them lives)."""
+    path = "/" + name  # POSIX names carry a leading slash, as SharedMemory registers them
+    try:
+        shared_memory._posixshmem.shm_unlink(path)  # type: ignore[attr-defined]
+    except FileNotFoundError:
+        pass
+    try:
+        resource_tracker.unregister(path, "shared_memory")
+    except Exception:  # the tracker is gone (interpreter shutdown): nothing left to tell it
+        pass
 
 
 class SharedArray:
     """A numpy array in a named shared-memory segment that this process created."""
 
-    __slots__ = ("segment", "array", "name")
+    __slots__ = ("array", "name")
 
     def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.segment = _create_segment(shape, dtype)
-        self.name = self.segment.name
-        self.array: np.ndarray = np.ndarray(shape, dtype=dtype, buffer=self.segment.buf)
+        self.name, self.array = _map_new(shape, dtype)
 
     @property
     def nbytes(self) -> int:
@@ -51,16 +138,9 @@ class SharedArray:
         return self.name, self.array.shape, self.array.dtype.str
 
     def free(self) -> None:
-        """Unlink the segment (its memory goes when the last mapping closes)."""
+        """Unlink the segment; its memory goes when the last view of it is collected."""
         self.array = np.empty(0)
-        try:
-            self.segment.close()
-        except BufferError:  # a caller still holds a view; the mapping goes with it
-            pass
-        try:
-            self.segment.unlink()
-        except FileNotFoundError:
-            pass
+        _unlink(self.name)
 
 
 #: Device arrays alive in this process, by the address of their first byte.
@@ -76,21 +156,16 @@ def device_array(shape: int | tuple[int, ...], dtype: Any = np.float32) -> np.nd
     """
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     dtype = np.dtype(dtype)
-    segment = _create_segment(shape, dtype)
-    array = np.ndarray(shape, dtype=dtype, buffer=segment.buf)
+    name, array = _map_new(shape, dtype)
     address = array.ctypes.data
-    _device_arrays[address] = (segment.name, shape, dtype.str)
-    weakref.finalize(array, _free_device_array, address, segment)
+    _device_arrays[address] = (name, shape, dtype.str)
+    weakref.finalize(array, _free_device_array, address, name)
     return array
 
 
-def _free_device_array(address: int, segment: shared_memory.SharedMemory) -> None:
+def _free_device_array(address: int, name: str) -> None:
     _device_arrays.pop(address, None)
-    try:
-        segment.close()
-        segment.unlink()
-    except (BufferError, FileNotFoundError):
-        pass
+    _unlink(name)
 
 
 def device_descriptor(array: np.ndarray) -> Optional[Descriptor]:
@@ -108,8 +183,11 @@ def live_device_arrays() -> set[str]:
     return {descriptor[0] for descriptor in _device_arrays.values()}
 
 
-def attach(name: str, shape: tuple[int, ...], dtype: str) -> tuple[shared_memory.SharedMemory, np.ndarray]:
-    """Map another process's segment without taking ownership of it."""
+def attach(name: str, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Map another process's segment without taking ownership of it.
+
+    The returned array owns its mapping: dropping the last reference unmaps it.
+    """
     if sys.version_info >= (3, 13):
         segment = shared_memory.SharedMemory(name=name, track=False)  # type: ignore[call-arg]
     else:
@@ -119,17 +197,57 @@ def attach(name: str, shape: tuple[int, ...], dtype: str) -> tuple[shared_memory
             segment = shared_memory.SharedMemory(name=name)
         finally:
             resource_tracker.register = register  # type: ignore[assignment]
-    return segment, np.ndarray(shape, dtype=np.dtype(dtype), buffer=segment.buf)
+    try:
+        mapping = mmap.mmap(segment._fd, segment.size)  # type: ignore[attr-defined]
+    finally:
+        segment.close()
+    return np.ndarray(shape, dtype=np.dtype(dtype), buffer=mapping)
 
 
 def _ignore_registration(name: str, rtype: Any) -> None:
     """Stand-in for resource_tracker.register while attaching (see the module docstring)."""
 
 
+def _creator_pid(name: str) -> int | None:
+    head = name[len(PREFIX):].split("_", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def sweep_orphans() -> list[str]:
+    """Unlink kvcli segments whose creating process is gone; returns their names.
+
+    Python's resource tracker normally does this when a creator dies, but it dies too when
+    the whole process group is killed (a closed terminal, ``kill -9 -- -PGID``). A pid that
+    is alive again (reused) keeps its segments: the sweep only ever removes what no living
+    process can own.
+    """
+    removed = []
+    for name in leftover_segments():
+        pid = _creator_pid(name)
+        if pid is None or pid == os.getpid() or _pid_alive(pid):
+            continue
+        try:
+            os.unlink(os.path.join(SHM_DIR, name))
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
 def leftover_segments(pid: int | None = None) -> list[str]:
     """Names of kvcli segments still in ``/dev/shm`` (for one creator pid, or all)."""
     prefix = PREFIX if pid is None else f"{PREFIX}{pid}_"
     try:
-        return sorted(n for n in os.listdir("/dev/shm") if n.startswith(prefix))
+        return sorted(n for n in os.listdir(SHM_DIR) if n.startswith(prefix))
     except FileNotFoundError:  # not Linux: no way to list segments
         return []
