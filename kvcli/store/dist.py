@@ -73,7 +73,7 @@ import numpy as np
 from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
 from kvcli.store.base import Key, KVStore
 from kvcli.store.local import sum_into
-from kvcli.store.sparse import RowSparse
+from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 
 ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
 ENV_GROUP = "KVCLI_GROUP"
@@ -300,7 +300,7 @@ def layout_of(key: Key, shape: tuple[int, ...], num_servers: int, bound: int) ->
 
 
 # ---------------------------------------------------------------------- the store
-class DistStore(KVStore):
+class DistStore(DistRowSparse, KVStore):
     """A worker's handle on a distributed store (see the module docstring)."""
 
     def __init__(
@@ -506,7 +506,7 @@ class DistStore(KVStore):
         if self._rank != 0:
             return
         for server, rows in layout:
-            part = array if rows is None else _rows_part(array, rows)
+            part = array if rows is None else rows_part(array, rows)
             self._inflight.append(
                 (
                     self._servers[server].init.remote(key, self._ray.put(part), self._mode),
@@ -567,63 +567,6 @@ class DistStore(KVStore):
         if self._group.owned:
             self._group.stop(self._ray)
 
-    # ------------------------------------------------------------------ row-sparse keys
-    # A row-sparse key is laid out by rows like a dense one; each server holds a RowSparse
-    # of its row range (ids counted from the range's start). Pushes send each server only
-    # the rows of its range; row_sparse_pull asks each server for only the rows requested.
-    def _write_sparse(self, key: Key, value: RowSparse) -> None:
-        self._write(key, value)  # type: ignore[arg-type]  (the layout and init calls are the same)
-
-    def _stored_sparse(self, key: Key) -> RowSparse:
-        """A *copy* of the value: dist values live on the servers, not here."""
-        return self._read_sparse(key).copy()
-
-    def _read_sparse(self, key: Key) -> RowSparse:
-        return self._read(key)  # type: ignore[return-value]  (_fetch joins RowSparse parts)
-
-    def _apply_sparse(self, key: Key, merged: np.ndarray | RowSparse) -> None:
-        """Send this worker's row sum (of its devices) to the servers, each only its rows."""
-        seq = self._seq[key] = self._seq.get(key, 0) + 1
-        for server, rows in self._layouts[key]:
-            # every server of the key gets this step's push (maybe with no rows), so that
-            # dist_sync's per-step counters stay in step
-            part = merged if rows is None else _rows_part(merged, rows)
-            self._inflight.append(
-                (
-                    self._servers[server].push.remote(key, self._rank, seq, self._ray.put(part)),
-                    f"push of key {key!r} to kvcli server {server}",
-                    server,
-                )
-            )
-
-    def _read_rows(self, key: Key, rows: list[np.ndarray]) -> list[RowSparse]:
-        need = self._seq.get(key, 0)
-        shape = self._info[key].shape
-        calls = []
-        for ids in rows:
-            for server, part in self._layouts[key]:
-                if part is None:
-                    local = ids
-                else:
-                    lo, hi = np.searchsorted(ids, [part.start, part.stop])
-                    local = ids[lo:hi] - part.start
-                    if not len(local):
-                        continue
-                calls.append(self._servers[server].pull_rows.remote(key, self._rank, need, self._timeout, local))
-        got = iter(self._call(calls, f"row_sparse_pull of key {key!r}") if calls else [])
-        result = []
-        for ids in rows:
-            parts = [
-                next(got).data
-                for _, part in self._layouts[key]
-                if part is None or np.searchsorted(ids, part.stop) > np.searchsorted(ids, part.start)
-            ]
-            data = parts[0] if len(parts) == 1 else np.concatenate(
-                parts or [np.zeros((0, *shape[1:]), self._info[key].dtype)], axis=0
-            )
-            result.append(RowSparse._trusted(np.array(data, copy=True), ids, shape))
-        return result
-
     # ------------------------------------------------------------------ helpers
     def _fetch(self, keys: list[Key]) -> dict[Key, np.ndarray]:
         """Each key's value, after this worker's last push to it is applied."""
@@ -639,7 +582,7 @@ class DistStore(KVStore):
         for (key, _, _), part in zip(calls, parts):
             values.setdefault(key, []).append(part)
         # One part: the read-only array in the object store (the base class copies it out).
-        return {k: v[0] if len(v) == 1 else _join_parts(v, self._layouts[k]) for k, v in values.items()}
+        return {k: v[0] if len(v) == 1 else join_parts(v, self._layouts[k]) for k, v in values.items()}
 
     def _wait_inflight(self) -> list[tuple[int, Any]]:
         """Wait for the calls queued by the hooks; returns (server, answer) pairs."""
@@ -764,24 +707,6 @@ class DistStore(KVStore):
             f"<DistStore type={self.type!r} rank={self._rank}/{self._num_workers} "
             f"servers={self._num_servers} keys={len(self._info)} group={self._group.id!r}>"
         )
-
-
-def _rows_part(value: np.ndarray | RowSparse, rows: slice) -> np.ndarray | RowSparse:
-    """The rows ``rows`` of a value, as the server holding them stores it."""
-    if not isinstance(value, RowSparse):
-        return value[rows]
-    lo, hi = np.searchsorted(value.indices, [rows.start, rows.stop])
-    shape = (rows.stop - rows.start, *value.shape[1:])
-    return RowSparse._trusted(value.data[lo:hi], value.indices[lo:hi] - rows.start, shape)
-
-
-def _join_parts(parts: list[Any], layout: Layout) -> np.ndarray | RowSparse:
-    """A value from its servers' row ranges (dense arrays or RowSparse parts)."""
-    if not isinstance(parts[0], RowSparse):
-        return np.concatenate(parts, axis=0)
-    shape = (sum(p.shape[0] for p in parts), *parts[0].shape[1:])
-    indices = np.concatenate([p.indices + rows.start for p, (_, rows) in zip(parts, layout)])
-    return RowSparse._trusted(np.concatenate([p.data for p in parts], axis=0), indices, shape)
 
 
 def create_dist(kind: str, **options: Any) -> DistStore:
