@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kvcli.mx as mx
-from kvcli.errors import RowSparseError, ShapeMismatchError
+from kvcli.errors import RowSparseError, ShapeMismatchError, StoreError
 
 from .conftest import assert_rsp, rsp
 
@@ -156,6 +156,12 @@ def test_invalid_pull(make_kv: Any, ref: dict[str, Any]) -> None:
     with pytest.raises(RowSparseError, match="the key holds a dense value"):
         kv.row_sparse_pull(3, out=mx.nd.sparse.zeros("row_sparse", SHAPE), row_ids=mx.nd.array([1]))
     np.testing.assert_array_equal(dense.asnumpy(), 2 * np.ones(SHAPE))
+    # check_invalid_key_types: a str key on an int-keyed store is refused here too
+    with pytest.raises(StoreError):
+        kv.row_sparse_pull("b", out=rsp_out, row_ids=mx.nd.array([1]))
+    with pytest.raises(StoreError):
+        kv.row_sparse_pull(STR_KEYS, out=rsp_outs, row_ids=[mx.nd.array([1])] * 3)
+    np.testing.assert_array_equal(rsp_out.asnumpy(), expected["ignored_single"])
 
 
 def test_edges(make_kv: Any, ref: dict[str, Any]) -> None:
