@@ -345,6 +345,18 @@ def _tostype(self: NDArray, stype: str) -> Any:
     return sparse.tostype(self, stype)
 
 
+_copyto_default = NDArray.copyto
+
+
+def _copyto(self: NDArray, other: Any) -> Any:
+    """``copyto`` as before; into a row-sparse array it stores the non-zero rows."""
+    if isinstance(other, sparse.RowSparseNDArray):
+        other[:] = self._data
+        return other
+    return _copyto_default(self, other)
+
+
 NDArray.tostype = _tostype  # type: ignore[attr-defined]
+NDArray.copyto = _copyto  # type: ignore[method-assign]
 __all__ += ["sparse"]
 # ---------------------------------------------------------------------- end of row-sparse hooks

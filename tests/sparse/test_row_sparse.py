@@ -133,6 +133,9 @@ def test_row_sparse_ndarray_api() -> None:
     into = mx.nd.sparse.zeros("row_sparse", (4, 3))
     a.copyto(into)
     assert into.indices.asnumpy().tolist() == [0, 2]
+    dense_into = mx.nd.sparse.zeros("row_sparse", (4, 3))
+    assert mx.nd.array([[0, 0, 0], [1, 2, 3], [0, 0, 0], [0, 0, 0]]).copyto(dense_into) is dense_into
+    assert dense_into.indices.asnumpy().tolist() == [1] and dense_into.data.asnumpy().tolist() == [[1, 2, 3]]
     a += a
     assert a.data.asnumpy().tolist() == [[2, 2, 2], [2, 2, 2]]
     assert a[:] is a and a.astype("float64").dtype == np.float64
