@@ -44,6 +44,11 @@ class ArityError(StoreError, ValueError):
     """Lists of keys, values or outputs do not pair up."""
 
 
+class RowSparseError(StoreError, ValueError):
+    """A row-sparse array or row id list is malformed (unsorted, repeated, out of range), or
+    an operation needs row-sparse storage it did not get."""
+
+
 class UpdaterError(KVCliError, ValueError):
     """An updater spec does not parse, or its code cannot be loaded."""
 

@@ -443,3 +443,42 @@ __all__ = [
     "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
     *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]
+
+
+# ---------------------------------------------------------------------- row-sparse hooks
+# Everything nd needs for row-sparse arrays, kept in this one block; the arrays themselves
+# live in kvcli.nd_sparse (exposed as nd.sparse).
+from kvcli import nd_sparse as sparse  # noqa: E402  (nd_sparse imports the names above)
+
+_zeros_default = zeros
+
+
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # noqa: F811
+          stype: str | None = None, **kwargs: Any) -> Any:
+    """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
+    gives a :class:`~kvcli.nd_sparse.RowSparseNDArray` with no rows stored."""
+    if stype is not None and stype != "default":
+        return sparse.zeros(stype, shape, ctx, dtype)
+    return _zeros_default(shape, ctx, dtype, **kwargs)
+
+
+def _tostype(self: NDArray, stype: str) -> Any:
+    """``'row_sparse'``: the non-zero rows as a RowSparseNDArray; ``'default'``: a copy."""
+    return sparse.tostype(self, stype)
+
+
+_copyto_default = NDArray.copyto
+
+
+def _copyto(self: NDArray, other: Any) -> Any:
+    """``copyto`` as before; into a row-sparse array it stores the non-zero rows."""
+    if isinstance(other, sparse.RowSparseNDArray):
+        other[:] = self._data
+        return other
+    return _copyto_default(self, other)
+
+
+NDArray.tostype = _tostype  # type: ignore[attr-defined]
+NDArray.copyto = _copyto  # type: ignore[method-assign]
+__all__ += ["sparse"]
+# ---------------------------------------------------------------------- end of row-sparse hooks

@@ -539,6 +539,14 @@ class Session:
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
+            from kvcli.store.sparse import ROW_SPARSE, stype_of
+
+            for key, value in zip(keys, values):  # files hold dense arrays only
+                if stype_of(value) == ROW_SPARSE:
+                    raise KeyTypeError(
+                        f"init of key {key!r}: a session stores dense values, not row-sparse ones; "
+                        "convert with .tostype('default') or use a store from kvcli.create()"
+                    )
             arrays = [np.asarray(v) for v in values]
             for key, array in zip(keys, arrays):
                 if array.dtype.name not in _SAFE_DTYPES:

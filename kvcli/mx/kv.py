@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kvcli.nd import NDArray
+from kvcli.nd_sparse import wrap as _as_nd
 from kvcli.store.base import Key
 from kvcli.store.base import KVStore as _CoreStore
 
@@ -32,7 +32,7 @@ class KVStore:
             user_updater = updater
 
             def updater(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-                user_updater(key, NDArray(merged), NDArray(stored))
+                user_updater(key, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
 
         self._store.set_updater(updater)
 
@@ -40,6 +40,10 @@ class KVStore:
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
         result = self._store.pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+        return _wrap(result) if out is None else out
+
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> Any:
+        result = self._store.row_sparse_pull(key, out=out, priority=priority, row_ids=row_ids)
         return _wrap(result) if out is None else out
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> Any:
@@ -62,7 +66,7 @@ class KVStore:
 def _wrap(result: Any) -> Any:
     if isinstance(result, list):
         return [_wrap(r) for r in result]
-    return NDArray(result)
+    return _as_nd(result)
 
 
 def create(name: str = "local", **options: Any) -> KVStore:

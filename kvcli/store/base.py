@@ -29,6 +29,8 @@ from kvcli.errors import (
     ShapeMismatchError,
     UnknownKeyError,
 )
+from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
+from kvcli.store.sparse_contract import RowSparseContract
 
 Key = Union[int, str]
 UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
@@ -36,10 +38,11 @@ UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
 
 @dataclass(frozen=True)
 class ArrayInfo:
-    """Shape and dtype of a stored value."""
+    """Shape, dtype and storage type (``"default"`` or ``"row_sparse"``) of a stored value."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    stype: str = DEFAULT
 
     def describe(self) -> str:
         return f"shape {self.shape} and dtype {self.dtype}"
@@ -94,10 +97,14 @@ def is_value_list(value: Any) -> bool:
     if not isinstance(value, list) or not value:
         return False
     first = value[0]
-    return isinstance(first, np.ndarray) or hasattr(first, "asnumpy") or hasattr(first, "_kvcli_buffer")
+    return (
+        isinstance(first, (np.ndarray, RowSparse))
+        or hasattr(first, "asnumpy")
+        or hasattr(first, "_kvcli_buffer")
+    )
 
 
-class KVStore(ABC):
+class KVStore(RowSparseContract, ABC):
     """A store of arrays by key, shared by devices (MXNet's KVStore contract).
 
     ``init`` a key with an array; ``push`` one array (or a list of per-device arrays, summed
@@ -116,6 +123,8 @@ class KVStore(ABC):
         self._updater: UpdaterFn | None = None
         self._lock = threading.RLock()
         self._closed = False
+        #: Row-sparse values of the backends that keep them in this process (local, device).
+        self._sparse: dict[Key, RowSparse] = {}
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -164,17 +173,24 @@ class KVStore(ABC):
         with self._lock:
             self._check_open()
             pairs = self._pair(key, value, "init")
-            arrays = []
+            arrays: list[np.ndarray | RowSparse] = []
             for k, v in pairs:
                 if is_value_list(v):
                     raise ArityError(
                         f"init of key {k!r} got a list of {len(v)} arrays: init takes one array "
                         "per key (push is the one that sums per-device values)"
                     )
-                arrays.append(np.array(as_numpy(v), copy=True, order="C"))
+                sparse = as_row_sparse(v)
+                arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v), copy=True, order="C"))
             for (k, _), array in zip(pairs, arrays):
-                self._write(k, array)
-                self._info[k] = ArrayInfo(array.shape, array.dtype)
+                stype = ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT
+                if k in self._info and self._info[k].stype != stype:
+                    self._forget_storage(k)  # the storage kind changes: drop the old one
+                if isinstance(array, RowSparse):
+                    self._write_sparse(k, array)
+                else:
+                    self._write(k, array)
+                self._info[k] = ArrayInfo(array.shape, array.dtype, stype)
                 self._on_reset(k)
             if self._key_kind is None and pairs:
                 self._key_kind = type(pairs[0][0])
@@ -192,16 +208,16 @@ class KVStore(ABC):
             if len({k for k, _ in plan}) < len(plan):
                 # a key listed twice sees its first push applied before the second is summed
                 for k, arrays in plan:
-                    merged = self._reduce(k, arrays)
+                    merged = self._reduce_push(k, arrays)
                     with deferred_interrupts():
-                        self._apply(k, merged)
+                        self._apply_push(k, merged)
                 return
             # All sums first — an interrupt or a device failure here changes nothing — then
             # every key's update at once, which Ctrl-C cannot cut in half.
-            merged_values = [self._reduce(k, arrays) for k, arrays in plan]
+            merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
             with deferred_interrupts():
                 for (k, _), merged in zip(plan, merged_values):
-                    self._apply(k, merged)
+                    self._apply_push(k, merged)
 
     def pull(
         self,
@@ -212,20 +228,21 @@ class KVStore(ABC):
     ) -> Any:
         """Copy each key's value into ``out``: one array, or a list of arrays (one per device).
 
-        With ``out=None`` a new numpy array is returned (a list of them for a list of keys).
+        With ``out=None`` a new numpy array is returned (a list of them for a list of keys;
+        a :class:`~kvcli.store.sparse.RowSparse` copy for a row-sparse key). A row-sparse
+        ``out`` is skipped while ``ignore_sparse`` is True (MXNet's default: such outputs
+        are meant for :meth:`row_sparse_pull`); with False it receives the whole value.
         """
-        del priority, ignore_sparse
+        del priority
         with self._lock:
             self._check_open()
             if out is None:
                 keys = self._keys_of(key)
-                copies = [np.array(self._read(k), copy=True) for k in keys]
+                copies = [self._pull_copy(k) for k in keys]
                 return copies if isinstance(key, (list, tuple)) else copies[0]
-            plan = [(k, self._out_buffers(k, o)) for k, o in self._pair(key, out, "pull")]
-            for k, buffers in plan:
-                stored = self._read(k)
-                for buffer in buffers:
-                    np.copyto(buffer, stored)
+            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
+            for k, buffers, targets in plan:
+                self._copy_out(k, buffers, targets)
             return out
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
@@ -233,17 +250,22 @@ class KVStore(ABC):
         with self._lock:
             if out is not None:  # validate the pull side too before the push changes anything
                 for k, o in self._pair(key, out, "pull"):
-                    self._out_buffers(k, o)
+                    self._pull_targets(k, o, True)
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
 
     def row_sparse_pull(
         self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
     ) -> Any:
-        """Pull only the rows ``row_ids`` of each value; the other rows of ``out`` become 0.
+        """Copy only the rows ``row_ids`` of a row-sparse key into row-sparse outputs.
 
-        This is the dense form of MXNet's row-sparse pull: ``out`` has the stored shape and
-        holds the requested rows. ``row_ids`` is one index array, or one per output.
+        ``out`` is one row-sparse array or a list of them (one per device); ``row_ids`` is
+        one id array for all of them or a list with one per output (for a list of keys: a
+        list with one such entry per key). Each output ends up holding exactly the requested
+        rows (sorted, each once; zero where the stored value has none) — MXNet's result.
+        The cost grows with the rows requested, not with the size of the table. A dense
+        output, a dense key, or an id outside the table is an error and changes nothing.
+        With ``out=None`` new :class:`~kvcli.store.sparse.RowSparse` values are returned.
         """
         del priority
         if row_ids is None:
@@ -252,19 +274,20 @@ class KVStore(ABC):
             self._check_open()
             if out is None:
                 keys = self._keys_of(key)
-                out = [np.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
-                if not isinstance(key, (list, tuple)):
-                    out = out[0]
+                made = [RowSparse.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
+                out = made if isinstance(key, (list, tuple)) else made[0]
+            pairs = self._pair(key, out, "row_sparse_pull")
+            if isinstance(key, (list, tuple)):  # one row_ids entry per key, as for out
+                ids_per_key = [ids for _, ids in self._pair(key, row_ids, "row_sparse_pull")]
+            else:
+                ids_per_key = [row_ids]
             plan = []
-            for k, o in self._pair(key, out, "row_sparse_pull"):
-                buffers = self._out_buffers(k, o)
-                rows = self._row_ids_for(k, row_ids, len(buffers))
-                plan.append((k, buffers, rows))
-            for k, buffers, rows in plan:
-                stored = self._read(k)
-                for buffer, wanted in zip(buffers, rows):
-                    buffer[...] = 0
-                    buffer[wanted] = stored[wanted]
+            for (k, o), ids in zip(pairs, ids_per_key):
+                targets = self._sparse_targets(k, o)
+                plan.append((k, targets, self._row_ids_for(k, ids, len(targets))))
+            for k, targets, rows in plan:
+                for target, got in zip(targets, self._read_rows(k, rows)):
+                    target.data, target.indices = got.data, got.indices
             return out
 
     def set_updater(self, updater: UpdaterFn | str | None) -> None:
@@ -349,7 +372,9 @@ class KVStore(ABC):
         """
         with self._lock:
             self._check_open()
-            array = self._read(self._keys_of(key)[0])
+            k = self._keys_of(key)[0]
+            # a row-sparse value has no dense array to view: this is a dense copy of it
+            array = self._read_sparse(k).to_dense() if self._info[k].stype == ROW_SPARSE else self._read(k)
             view = array.view()
             view.flags.writeable = False
             return view
@@ -371,7 +396,7 @@ class KVStore(ABC):
         with self._lock:
             k = _normalise_key(key)
             self._info_of(k)
-            self._forget(k)
+            self._forget_storage(k)
             del self._info[k]
             self._on_reset(k)
             if not self._info:
@@ -396,6 +421,7 @@ class KVStore(ABC):
             if not self._closed:
                 self._closed = True
                 self._shutdown()
+                self._sparse.clear()
 
     def __enter__(self) -> "KVStore":
         return self
@@ -473,10 +499,10 @@ class KVStore(ABC):
                 f"key {key!r} is not initialised (known keys: {known}): call init({key!r}, value) first"
             ) from None
 
-    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray]:
+    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray | RowSparse]:
         info = self._info_of(key)
         values = list(value) if is_value_list(value) else [value]
-        arrays = [as_numpy(v) for v in values]
+        arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
             self._check_array(key, array, info, f"{verb}{where}")
@@ -505,29 +531,6 @@ class KVStore(ABC):
                 f"{verb} of key {key!r}: dtype {array.dtype} does not match the stored "
                 f"{info.dtype}; convert with .astype('{info.dtype}') or init the key again"
             )
-
-    def _row_ids_for(self, key: Key, row_ids: Any, count: int) -> list[np.ndarray]:
-        per_output = (
-            list(row_ids)
-            if isinstance(row_ids, (list, tuple)) and row_ids and not np.isscalar(row_ids[0])
-            else [row_ids] * count
-        )
-        if len(per_output) != count:
-            raise ArityError(
-                f"row_sparse_pull of key {key!r}: {count} outputs but {len(per_output)} row_ids; "
-                "pass one row_ids per output"
-            )
-        rows_total = self._info[key].shape[0] if self._info[key].shape else 0
-        result = []
-        for ids in per_output:
-            ids = np.unique(as_numpy(ids).astype(np.int64, copy=False).ravel())
-            if ids.size and (ids[0] < 0 or ids[-1] >= rows_total):
-                raise ShapeMismatchError(
-                    f"row_sparse_pull of key {key!r}: row ids must lie in [0, {rows_total}), "
-                    f"got {ids.min()}..{ids.max()}"
-                )
-            result.append(ids)
-        return result
 
 
 def _is_assign(updater: Any) -> bool:

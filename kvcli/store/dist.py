@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import warnings
 import math
 import os
 import time
@@ -73,6 +74,7 @@ from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, Store
 from kvcli.store.base import Key, KVStore
 from kvcli.store.dist_server import INLINE_BYTES
 from kvcli.store.local import sum_into
+from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 
 ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
 ENV_GROUP = "KVCLI_GROUP"
@@ -312,7 +314,7 @@ def layout_of(key: Key, shape: tuple[int, ...], num_servers: int, bound: int) ->
 
 
 # ---------------------------------------------------------------------- the store
-class DistStore(KVStore):
+class DistStore(DistRowSparse, KVStore):
     """A worker's handle on a distributed store (see the module docstring)."""
 
     def __init__(
@@ -493,8 +495,10 @@ class DistStore(KVStore):
                 keys = self._keys_of(key)
             else:  # validate exactly as the base class does before fetching anything
                 pairs = self._pair(key, out, "pull")
-                for k, o in pairs:
-                    self._out_buffers(k, o)
+                with warnings.catch_warnings():  # the base class warns once, below
+                    warnings.simplefilter("ignore")
+                    for k, o in pairs:
+                        self._pull_targets(k, o, ignore_sparse)
                 keys = [k for k, _ in pairs]
             self._prefetched = self._fetch(keys)  # all keys from all servers at once
             try:
@@ -522,7 +526,7 @@ class DistStore(KVStore):
         if self._rank != 0:
             return
         for server, rows in layout:
-            part = array if rows is None else array[rows]
+            part = array if rows is None else rows_part(array, rows)
             self._inflight.append(
                 (
                     self._servers[server].init.remote(key, self._ray.put(part), self._mode),
@@ -637,7 +641,7 @@ class DistStore(KVStore):
         for key in dict.fromkeys(keys):
             pieces = [parts[key, server] for server, _ in self._layouts[key]]
             # One part: the read-only array as it came (the base class copies it out).
-            values[key] = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=0)
+            values[key] = pieces[0] if len(pieces) == 1 else join_parts(pieces, self._layouts[key])
         return values
 
     def _wait_inflight(self) -> list[tuple[int, Any]]:

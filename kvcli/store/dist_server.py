@@ -30,6 +30,7 @@ import numpy as np
 
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
 from kvcli.store.local import sum_into
+from kvcli.store.sparse import RowSparse, merge
 
 Key = Any  # int | str
 
@@ -71,7 +72,9 @@ class _Changes:
 class _Slot:
     """One key (or one row range of a big key) on one server."""
 
-    value: np.ndarray
+    #: The value of this key (or row range): a dense array, or a RowSparse whose row ids
+    #: count from the start of the range.
+    value: np.ndarray | RowSparse
     num_workers: int
     #: applied[r]: how many of rank r's pushes have been applied.
     applied: list[int] = field(default_factory=list)
@@ -93,7 +96,7 @@ class _Slot:
 
     def writable_value(self) -> np.ndarray:
         """The value, made writable first if it is a push kept from the object store."""
-        if not self.value.flags.writeable:
+        if isinstance(self.value, np.ndarray) and not self.value.flags.writeable:
             self.value = np.array(self.value, copy=True)
         return self.value
 
@@ -172,7 +175,8 @@ class KeyServer:
                 f"dist_{mode}: every worker must create the same store type"
             )
         old = self.slots.get(key)
-        self.slots[key] = _Slot(np.array(value, copy=True, order="C"), self.num_workers)
+        held = value.copy() if isinstance(value, RowSparse) else np.array(value, copy=True, order="C")
+        self.slots[key] = _Slot(held, self.num_workers)
         reset = getattr(self.updater, "reset", None)
         if reset is not None:
             reset(key)
@@ -281,6 +285,9 @@ class KeyServer:
         slot.version += 1
         slot.snapshot = None  # frees the old copy in the object store once pullers let go
         arrays = [array for array, _ in pushes]
+        if isinstance(slot.value, RowSparse) or any(isinstance(a, RowSparse) for a in arrays):
+            self._apply_sparse(key, slot, arrays, step)
+            return
         if self.updater is None:
             if len(pushes) == 1 and pushes[0][1] is not None:
                 # Assign of one push that came through the object store: that object *is*
@@ -295,14 +302,29 @@ class KeyServer:
         if slot.scratch is None:
             slot.scratch = np.empty_like(slot.value)
         merged = sum_into(slot.scratch, arrays)
+        self._update(key, slot, merged, step)
+
+    def _update(self, key: Key, slot: _Slot, merged: Any, step: int | None) -> None:
         try:
-            self.updater(key, merged, slot.writable_value())
+            self.updater(key, merged, slot.writable_value())  # type: ignore[misc]
         except Exception as error:
             if step is not None:
                 slot.errors[step] = error
                 for old in [s for s in slot.errors if s < step - 16]:
                     del slot.errors[old]
             raise
+
+    def _apply_sparse(self, key: Key, slot: _Slot, arrays: list[Any], step: int | None) -> None:
+        """A step with row-sparse pushes or on a row-sparse value: the workers' values are
+        summed by row in rank order (:func:`kvcli.store.sparse.merge`), as the local store
+        sums devices; the stored value keeps its storage type."""
+        merged = merge(arrays)
+        if self.updater is not None:
+            self._update(key, slot, merged, step)
+        elif isinstance(slot.value, RowSparse):
+            slot.value.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
+        else:
+            merged.to_dense(out=slot.value)
 
     async def pull_many(self, rank: int, needs: list[tuple[Key, int]], timeout: float) -> list[Any]:
         """Each key's value once rank ``rank``'s ``need``-th push to it is applied.
@@ -315,22 +337,35 @@ class KeyServer:
 
         results: list[Any] = []
         for key, need in needs:
-            slot = self._slot(key, "pull")
-            if need > slot.applied[rank]:
-                await self._wait_applied(key, slot, rank, need, timeout)
-            error = slot.errors.get(need) if self.mode == "sync" else None
-            if error is not None:  # every rank learns that the step it pushed to failed
-                raise DistributedError(
-                    f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
-                    f"{type(error).__name__}: {error}"
-                )
-            if slot.value.nbytes <= INLINE_BYTES:
+            slot = await self._applied_slot(key, rank, need, timeout)
+            if isinstance(slot.value, np.ndarray) and slot.value.nbytes <= INLINE_BYTES:
                 results.append(slot.value.copy())  # a later push must not change what we send
                 continue
             if slot.snapshot is None or slot.snapshot[0] != slot.version:
                 slot.snapshot = (slot.version, ray.put(slot.value))
             results.append([slot.snapshot[1]])
         return results
+
+    async def pull_rows(self, key: Key, rank: int, need: int, timeout: float, rows: np.ndarray) -> RowSparse:
+        """The rows ``rows`` (sorted ids counted from this range's start) of a row-sparse
+        key, once rank ``rank``'s ``need``-th push is applied: only those rows travel."""
+        slot = await self._applied_slot(key, rank, need, timeout)
+        if not isinstance(slot.value, RowSparse):
+            raise DistributedError(f"row_sparse_pull of key {key!r}: {self._name()} holds a dense value for it")
+        return slot.value.rows(rows)
+
+    async def _applied_slot(self, key: Key, rank: int, need: int, timeout: float) -> _Slot:
+        """The slot of ``key`` once rank ``rank``'s ``need``-th push is applied."""
+        slot = self._slot(key, "pull")
+        if need > slot.applied[rank]:
+            await self._wait_applied(key, slot, rank, need, timeout)
+        error = slot.errors.get(need) if self.mode == "sync" else None
+        if error is not None:  # every rank learns that the step it pushed to failed
+            raise DistributedError(
+                f"pull of key {key!r}: the updater failed on {self._name()} at step {need}: "
+                f"{type(error).__name__}: {error}"
+            )
+        return slot
 
     async def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
         def missing() -> list[int]:

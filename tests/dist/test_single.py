@@ -17,6 +17,7 @@ from kvcli.errors import (  # noqa: E402
     UnknownKeyError,
 )
 from kvcli.store.dist import layout_of  # noqa: E402
+from kvcli.store.sparse import RowSparse  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
 
@@ -90,8 +91,11 @@ def test_big_arrays_are_split_by_rows(kv):
     assert np.array_equal(kv.pull(40), value * 3)
     held = [stats.get(40) for stats in kv.server_stats()]
     assert sorted(h["shape"] for h in held) == [(5, 8), (5, 8)]
-    rows = kv.row_sparse_pull(40, row_ids=np.array([1, 7]))
-    assert np.array_equal(rows[[1, 7]], value[[1, 7]] * 3) and not rows[[0, 2, 8]].any()
+    kv.init(43, RowSparse.all_rows(value))  # a row-sparse key is split by rows the same way
+    kv.push(43, [RowSparse(value[[1, 7]], [1, 7], value.shape)] * 2)
+    rows = kv.row_sparse_pull(43, row_ids=np.array([7, 1, 0]))
+    assert rows.indices.tolist() == [0, 1, 7]
+    assert np.array_equal(rows.data, [value[0], value[1] * 3, value[7] * 3])
 
 
 def test_optimizer_runs_on_servers_and_state_is_gathered(kv, tmp_path):

@@ -17,12 +17,14 @@ from kvcli.errors import (
     DTypeMismatchError,
     KeyTypeError,
     OptimizerStateError,
+    RowSparseError,
     ShapeMismatchError,
     StoreError,
     UnknownKeyError,
     UpdaterError,
 )
 from kvcli.store.base import KVStore
+from kvcli.store.sparse import RowSparse
 
 
 def snapshot(kv: KVStore) -> dict:
@@ -96,18 +98,23 @@ def test_python_updater_from_file(store: KVStore, tmp_path: Path) -> None:
 
 
 def test_pushpull_and_row_sparse_pull(store: KVStore) -> None:
-    store.init("emb", np.zeros((4, 2), np.float32))
+    store.init("emb", RowSparse.all_rows(np.zeros((4, 2), np.float32)))
     out = np.empty((4, 2), np.float32)
     store.pushpull("emb", np.arange(8, dtype=np.float32).reshape(4, 2), out=out)
     np.testing.assert_array_equal(out, np.arange(8).reshape(4, 2))
-    rows = np.full((4, 2), 9, np.float32)
+    rows = RowSparse.zeros((4, 2))
     store.row_sparse_pull("emb", out=rows, row_ids=np.array([3, 1, 3]))
-    np.testing.assert_array_equal(rows, [[0, 0], [2, 3], [0, 0], [6, 7]])
-    two = [np.empty((4, 2), np.float32) for _ in range(2)]
+    np.testing.assert_array_equal(rows.indices, [1, 3])
+    np.testing.assert_array_equal(rows.data, [[2, 3], [6, 7]])
+    two = [RowSparse.zeros((4, 2)) for _ in range(2)]
     store.row_sparse_pull("emb", out=two, row_ids=[[0], [2]])
-    np.testing.assert_array_equal(two[0][0], [0, 1])
-    np.testing.assert_array_equal(two[1][2], [4, 5])
-    assert two[0][1:].sum() == 0 and two[1][[0, 1, 3]].sum() == 0
+    assert (two[0].indices.tolist(), two[1].indices.tolist()) == ([0], [2])
+    np.testing.assert_array_equal(two[0].data, [[0, 1]])
+    np.testing.assert_array_equal(two[1].data, [[4, 5]])
+    dense = np.full((4, 2), 9, np.float32)
+    with pytest.raises(RowSparseError, match="the output is dense"):
+        store.row_sparse_pull("emb", out=dense, row_ids=[1])
+    assert (dense == 9).all()
 
 
 def test_delete_and_reinit_with_new_shape(store: KVStore) -> None:
