@@ -80,7 +80,11 @@ def check_same_dtype(what: str, *arrays: np.ndarray) -> np.dtype:
 
 def _operand(name: str, lhs: np.ndarray, rhs: Any) -> Any:
     """``rhs`` checked against ``lhs`` and ready for numpy: an equal-dtype array that
-    broadcasts with ``lhs``, or a scalar cast to ``lhs``'s dtype."""
+    broadcasts with ``lhs``, or a scalar cast to ``lhs``'s dtype. A row-sparse operand
+    counts as its dense form (dense <op> row-sparse is dense in MXNet)."""
+    row_sparse = getattr(rhs, "_kvcli_row_sparse", None)
+    if row_sparse is not None:
+        rhs = np.asarray(row_sparse())
     if isinstance(rhs, np.ndarray):
         check_same_dtype(name, lhs, rhs)
         try:
