@@ -199,13 +199,18 @@ def _read_from(
     header = read_header(stream)
     if dtype is not None or shape is not None:
         _check_expected(header, dtype, shape)
+    if fd is not None:
+        _check_size(handle, header, exact=mappable)
+    else:
+        left = _bytes_left(handle)
+        if left is not None and left < header.nbytes:
+            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
     if limit is not None and header.count > limit:
         raise NpyError(
             f"holds {header.count:,} elements {header.shape}, more than the limit of {limit:,} "
             "(set KVCLI_MAX_ELEMENTS to raise it)", "limit",
         )
     if fd is not None:
-        _check_size(handle, header, exact=mappable)
         if mappable and header.nbytes >= MMAP_BYTES:
             array = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
                               shape=header.shape, order="F" if header.fortran else "C")
@@ -231,7 +236,22 @@ def _check_size(handle: Any, header: Header, exact: bool = True) -> None:
     size = os.fstat(handle.fileno()).st_size
     expected = header.offset + header.nbytes
     if size < expected or (exact and size != expected):
-        raise NpyError(f"has {size} bytes, {expected} expected (truncated?)", "bad")
+        if size < expected:
+            raise NpyError(f"is truncated: {size - header.offset} of {header.nbytes} data bytes", "bad")
+        raise NpyError(f"has {size} bytes, {expected} expected", "bad")
+
+
+def _bytes_left(handle: Any) -> int | None:
+    """Bytes after the position of a seekable in-memory stream (None for pipes and FIFOs)."""
+    try:
+        if not handle.seekable():
+            return None
+        position = handle.tell()
+        end = handle.seek(0, io.SEEK_END)
+        handle.seek(position)
+        return end - position
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 def _regular_fd(handle: Any) -> int | None:
@@ -316,8 +336,6 @@ def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
     write fails (a full disk, an I/O error) a new file is removed before the ``OSError``
     propagates, so nothing half-written is left behind.
     """
-    from numpy.lib import format as npy
-
     if overwrite:
         fd = os.open(path, os.O_WRONLY | NOFOLLOW)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -326,14 +344,28 @@ def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
     else:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
     try:
-        with os.fdopen(fd, "wb") as handle:  # a real file: numpy writes the buffer directly (no copy)
-            npy.write_array(handle, array, allow_pickle=False)
+        with os.fdopen(fd, "wb") as handle:
+            _write_array(handle, array)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
         if not overwrite:
             remove_quietly(path)
         raise
+
+
+def _write_array(handle: Any, array: np.ndarray) -> None:
+    """The header, then the buffer in one write (no copy for a C-ordered array). Not numpy's
+    ``tofile``: its error on a full disk has no errno ("N requested and M written")."""
+    from numpy.lib import format as npy
+
+    array = np.ascontiguousarray(array)
+    if array.dtype.name not in DTYPES:
+        raise NpyError(f"cannot hold dtype {array.dtype} (use one of {', '.join(DTYPES)})")
+    header = npy.header_data_from_array_1_0(array)
+    npy.write_array_header_1_0(handle, header)
+    if array.size:
+        handle.write(memoryview(array.reshape(-1)).cast("B"))
 
 
 def remove_quietly(path: Path) -> None:
