@@ -28,8 +28,9 @@ def header_bytes(shape: tuple[int, ...], descr: str = "<f4") -> bytes:
     return buffer.getvalue()
 
 
-def in_thread(function, timeout: float = 20.0):
-    """Run ``function`` in a thread; fail (instead of hanging the suite) if it blocks."""
+def in_thread(function, timeout: float = 20.0, unblock=None):
+    """Run ``function`` in a thread; fail (instead of hanging the suite) if it blocks, after
+    ``unblock()`` lets the blocked thread finish."""
     box: dict = {}
 
     def run() -> None:
@@ -41,19 +42,30 @@ def in_thread(function, timeout: float = 20.0):
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(timeout)
-    assert not thread.is_alive(), f"blocked for more than {timeout} s"
+    blocked = thread.is_alive()
+    if blocked and unblock is not None:
+        unblock()
+        thread.join(timeout)
+    assert not blocked, f"blocked for more than {timeout} s"
     return box
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def test_pipe_with_a_header_claiming_2_to_the_40_elements_is_refused_before_its_body() -> None:
     """A header claiming 2**40 float32 followed by an endless body (was read to MemoryError)."""
     read_fd, write_fd = os.pipe()
     os.write(write_fd, header_bytes((1 << 40,)) + bytes(4096))  # the writer stays open: more would come
-    try:
-        with os.fdopen(read_fd, "rb") as stream:
-            box = in_thread(lambda: load_npy(stream, "standard input"))
-    finally:
-        os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as stream:
+        try:
+            box = in_thread(lambda: load_npy(stream, "standard input"), unblock=lambda: os.close(write_fd))
+        finally:
+            _close_quietly(write_fd)
     error = box.get("error")
     assert isinstance(error, ValueLanguageError), box
     assert "1,099,511,627,776 elements" in str(error) and "more than the limit" in str(error)
@@ -82,9 +94,7 @@ def test_fifo_without_a_writer_times_out(tmp_path: Path, monkeypatch: pytest.Mon
     fifo = tmp_path / "in.npy"
     os.mkfifo(fifo)
     monkeypatch.setenv("KVCLI_STREAM_TIMEOUT", "0.3")
-    box = in_thread(lambda: load_npy_file(str(fifo)))
-    if "error" not in box and "value" not in box:  # pragma: no cover - old code: unblock the open
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    box = in_thread(lambda: load_npy_file(str(fifo)), unblock=lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
     error = box.get("error")
     assert isinstance(error, ValueLanguageError), box
     assert "sent no data for 0.3 s" in str(error) and "KVCLI_STREAM_TIMEOUT" in str(error)
@@ -95,11 +105,11 @@ def test_stalled_pipe_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVCLI_STREAM_TIMEOUT", "0.3")
     read_fd, write_fd = os.pipe()
     os.write(write_fd, header_bytes((8,)) + bytes(8))
-    try:
-        with os.fdopen(read_fd, "rb") as stream:
-            box = in_thread(lambda: load_npy(stream, "standard input"))
-    finally:
-        os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as stream:
+        try:
+            box = in_thread(lambda: load_npy(stream, "standard input"), unblock=lambda: os.close(write_fd))
+        finally:
+            _close_quietly(write_fd)
     assert isinstance(box.get("error"), ValueLanguageError) and "sent no data" in str(box["error"]), box
 
 
