@@ -14,6 +14,13 @@ fsynced, the manifest is written to a temporary file, fsynced and renamed over t
 (the commit point), the folder is fsynced, and files no longer referenced are removed. A
 crash at any point leaves the last committed state.
 
+Nothing in a session folder is trusted: every manifest is checked field by field
+(:mod:`kvcli.session_schema`), every file is read and written by :mod:`kvcli.npyio` with
+``O_NOFOLLOW`` (regular files only), a failed write removes what it wrote and says how much
+space it needed, a ``python:`` updater runs only from the file and content the user named
+with ``set_updater`` in this home (:mod:`kvcli.session_trust`), and a manifest's Ray address
+off this machine is used only when the caller names it too.
+
 A :class:`Session` object may live across many commands (the ``kvcli shell`` does this):
 it keeps its store — and so the device workers — and on each command re-reads the manifest
 and reloads only what another process changed.
@@ -1295,13 +1302,11 @@ def check_store_request(store_type: str, options: dict[str, Any] | None) -> tupl
 
 
 def _absolute_python_spec(spec: str) -> str:
-    name, sep, rest = spec.partition(":")
-    if name.strip().lower() != "python" or not sep:
+    """A ``python:`` spec with its path resolved now, against the caller's directory."""
+    python = _python_spec(spec)
+    if python is None:
         return spec
-    path, sep, function = rest.rpartition(":")
-    if not sep or not path:
-        return spec
-    return f"python:{Path(path).expanduser().resolve()}:{function}"
+    return f"python:{Path(python[0]).expanduser().resolve()}:{python[1]}"
 
 
 def _python_spec(spec: str) -> tuple[str, str] | None:
