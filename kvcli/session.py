@@ -809,6 +809,7 @@ class Session:
             read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
+            _check_regular(state_path, "the optimizer state file")
             from kvcli.updaters import load_state
 
             load_state(state_path, None)
@@ -1016,8 +1017,7 @@ class Session:
             ) from None
         if manifest.optimizer_state:
             path = self.path / DATA / manifest.optimizer_state
-            if not path.exists():
-                raise corrupted(path, "the optimizer state file is missing")
+            _check_regular(path, "the optimizer state file")
             try:
                 store.load_optimizer_states(path)
             except KVCliError as error:
@@ -1307,6 +1307,23 @@ def _absolute_python_spec(spec: str) -> str:
     if python is None:
         return spec
     return f"python:{Path(python[0]).expanduser().resolve()}:{python[1]}"
+
+
+def _check_regular(path: Path, what: str) -> None:
+    """``path`` is a regular file, not a symlink (files read by name, such as the optimizer
+    state's zip archive, get this check instead of O_NOFOLLOW)."""
+    import stat as stat_
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise corrupted(path, f"{what} is missing") from None
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if stat_.S_ISLNK(info.st_mode):
+        raise corrupted(path, f"{what} is a symbolic link, not a file inside the session")
+    if not stat_.S_ISREG(info.st_mode):
+        raise corrupted(path, f"{what} is not a regular file")
 
 
 def _python_spec(spec: str) -> tuple[str, str] | None:

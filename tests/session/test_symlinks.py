@@ -89,3 +89,17 @@ def test_planted_temporary_manifest_symlink_is_not_written_through(tmp_path: Pat
         session.push(["w"], [np.ones(4, np.float32)])
         assert outside.read_text() == "keep"
         assert session.pull(["w"])[0][0].tolist() == [1, 1, 1, 1]
+
+
+def test_optimizer_state_replaced_by_a_symlink_is_refused(tmp_path: Path) -> None:
+    with Session("s", tmp_path / "home") as session:
+        session.init(["w"], [np.ones(4, np.float32)])
+        session.set_updater("sgd:lr=0.1,momentum=0.9")
+        session.push(["w"], [np.ones(4, np.float32)])
+        state = session.path / DATA / json.loads((session.path / MANIFEST).read_text())["optimizer_state"]
+    outside = tmp_path / "state.npz"
+    shutil.move(state, outside)
+    state.symlink_to(outside)
+    with Session("s", tmp_path / "home") as session:
+        with pytest.raises(SessionError, match="optimizer state file is a symbolic link"):
+            session.push(["w"], [np.ones(4, np.float32)])
