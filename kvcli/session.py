@@ -14,6 +14,13 @@ fsynced, the manifest is written to a temporary file, fsynced and renamed over t
 (the commit point), the folder is fsynced, and files no longer referenced are removed. A
 crash at any point leaves the last committed state.
 
+Nothing in a session folder is trusted: every manifest is checked field by field
+(:mod:`kvcli.session_schema`), every file is read and written by :mod:`kvcli.npyio` with
+``O_NOFOLLOW`` (regular files only), a failed write removes what it wrote and says how much
+space it needed, a ``python:`` updater runs only from the file and content the user named
+with ``set_updater`` in this home (:mod:`kvcli.session_trust`), and a manifest's Ray address
+off this machine is used only when the caller names it too.
+
 A :class:`Session` object may live across many commands (the ``kvcli shell`` does this):
 it keeps its store — and so the device workers — and on each command re-reads the manifest
 and reloads only what another process changed.
@@ -35,6 +42,9 @@ from typing import Any, Callable, Iterator, Sequence, Union
 import numpy as np
 
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
+from kvcli.npyio import DTYPES, NOFOLLOW, NpyError, check_file, read_array, remove_quietly, write_file
+from kvcli.session_schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
+from kvcli.session_trust import Trust
 
 Key = Union[int, str]
 
@@ -45,7 +55,6 @@ DATA = "data"
 LOCK = ".lock"
 DEFAULT_SESSION = "default"
 DEFAULT_LOCK_TIMEOUT = 120.0
-MMAP_BYTES = 1 << 20  # files at least this big are read through mmap (one copy, not two)
 #: Values at least this big keep their previous file as a spare that the next write
 #: overwrites in place: rewriting existing blocks costs less than allocating a new file
 #: and freeing the old one (about 0.6x on ext4 for 256 MiB), for twice the disk space.
@@ -55,9 +64,7 @@ _SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 _INT_KEY_RE = re.compile(r"[0-9]{1,18}")
 _STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
-_SAFE_DTYPES = frozenset(
-    "float16 float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool".split()
-)
+_SAFE_DTYPES = frozenset(DTYPES)
 #: Store options the session remembers, per store type.
 STORE_OPTIONS = {
     "local": (),
@@ -161,6 +168,8 @@ class Manifest:
     keys: dict[Key, KeyEntry] = field(default_factory=dict)
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
+    #: for a ``python:`` updater: the file the user named, its sha256 and MAC (see kvcli.session_trust)
+    updater_trust: Trust | None = None
 
     @property
     def key_kind(self) -> str | None:
@@ -184,6 +193,7 @@ class Manifest:
             "updated": self.updated,
             "store": {"type": self.store_type, "options": self.store_options},
             "updater": self.updater,
+            "updater_trust": self.updater_trust.to_json() if self.updater_trust else None,
             "optimizer_state": self.optimizer_state,
             "key_kind": self.key_kind,
             "keys": [entry.to_json() for entry in self.keys.values()],
@@ -207,44 +217,30 @@ class Manifest:
                 f"{FORMAT_VERSION}): upgrade kvcli"
             )
         try:
-            store = data["store"]
-            store_type = store["type"]
-            options = store["options"]
-            updater = data["updater"]
-            state = data["optimizer_state"]
-            generation = data["generation"]
-            raw_keys = data["keys"]
-        except (KeyError, TypeError) as error:
-            raise bad(f"field {error} is missing") from None
-        if store_type not in STORE_OPTIONS or not isinstance(options, dict):
-            raise bad(f"store type {store_type!r} is not known")
-        if not isinstance(updater, str) or not isinstance(generation, int) or not isinstance(raw_keys, list):
-            raise bad("updater, generation or keys has the wrong type")
-        if state is not None and (not isinstance(state, str) or not _FILE_RE.fullmatch(state)):
-            raise bad(f"optimizer_state {state!r} is not a session file name")
-        manifest = cls(store_type, options, updater, state, generation,
-                       created=float(data.get("created") or 0), updated=float(data.get("updated") or 0))
+            validate(data)
+        except ManifestProblem as problem:
+            raise bad(str(problem)) from None
+        store = data["store"]
+        trust = data.get("updater_trust")
+        manifest = cls(
+            store["type"], dict(store["options"]), data["updater"], data["optimizer_state"], data["generation"],
+            created=float(data.get("created", 0)), updated=float(data.get("updated", 0)),
+            updater_trust=Trust(**trust) if trust else None,
+        )
         kinds = set()
-        for raw in raw_keys:
+        for raw in data["keys"]:
             try:
                 key = check_key(raw["key"])
-                file, dtype, shape, key_version = raw["file"], raw["dtype"], raw["shape"], raw["version"]
-            except (KeyError, TypeError, KeyTypeError) as error:
+            except KeyTypeError as error:
                 raise bad(f"a key entry is malformed ({error})") from None
-            spare = raw.get("spare")
-            for named in (file, spare) if spare is not None else (file,):
-                if not isinstance(named, str) or not _FILE_RE.fullmatch(named) or not named.endswith(".npy"):
-                    raise bad(f"key {key!r} names the file {named!r}, which is not a session file name")
-            if dtype not in _SAFE_DTYPES:
-                raise bad(f"key {key!r} has dtype {dtype!r}, which kvcli does not load")
-            if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
-                raise bad(f"key {key!r} has a malformed shape {shape!r}")
-            if not isinstance(key_version, int) or key in manifest.keys:
-                raise bad(f"key {key!r} has a malformed or repeated entry")
+            if key in manifest.keys:
+                raise bad(f"key {key!r} has a repeated entry")
             kinds.add(type(key))
-            manifest.keys[key] = KeyEntry(key, file, dtype, tuple(shape), key_version, spare)
+            manifest.keys[key] = KeyEntry(key, raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"], raw.get("spare"))
         if len(kinds) > 1:
             raise bad("it mixes int and str keys")
+        if data.get("key_kind") not in (None, manifest.key_kind):
+            raise bad(f"key_kind says {data.get('key_kind')!r} but the keys are {manifest.key_kind}")
         return manifest
 
 
@@ -279,7 +275,7 @@ class _FileLock:
                 raise self._busy() from None
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
         except OSError as error:
             raise SessionError(f"cannot open the session lock {self.path}: {error.strerror}") from None
         mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
@@ -342,89 +338,110 @@ def _crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+#: errno values that mean the disk cannot take the write, with how to say so.
+_DISK_PROBLEMS = {
+    "ENOSPC": "no space left on the device",
+    "EDQUOT": "the disk quota is exceeded",
+    "EROFS": "the file system is read-only",
+    "EIO": "an input/output error (a failing disk?)",
+}
+
+
+class DiskError(SessionError):
+    """A session file could not be written (a full, read-only or failing disk)."""
+
+    def __init__(self, message: str, errno_: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno_
+
+    @property
+    def no_space(self) -> bool:
+        import errno
+
+        return self.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def disk_error(path: Path, error: OSError, needed: int | None = None) -> DiskError:
+    """The one-line error for a failed write: the path, the cause, the space needed and free."""
+    import errno
+
+    names = {getattr(errno, name, None): text for name, text in _DISK_PROBLEMS.items()}
+    cause = names.get(error.errno) or error.strerror or str(error)
+    detail = ""
+    if needed is not None and error.errno in (getattr(errno, "ENOSPC", None), getattr(errno, "EDQUOT", None)):
+        detail = f"; it needs {_human(needed)}"
+        try:
+            usage = os.statvfs(path.parent)
+            detail += f", {_human(usage.f_bavail * usage.f_frsize)} are free"
+        except OSError:
+            pass
+    return DiskError(
+        f"cannot write {path}: {cause}{detail}; nothing was changed: free some space (or fix the disk) and try again",
+        error.errno,
+    )
+
+
+def _human(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} bytes"  # pragma: no cover
+
+
 def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
-    """Write ``array`` as a ``.npy`` file and fsync it (never pickled).
+    """Write ``array`` as a ``.npy`` session file and fsync it (never pickled, never through
+    a symlink); on a full or failing disk the new file is removed and the error is a
+    :class:`SessionError` naming the path and the space needed.
 
     ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
     its blocks are reused); otherwise the file must not exist yet.
     """
-    from numpy.lib import format as npy
+    try:
+        write_file(path, array, overwrite=overwrite)
+    except NpyError as error:
+        raise SessionError(f"session file {path} {error}; nothing was written to it") from None
+    except OSError as error:
+        raise disk_error(path, error, int(array.nbytes) + 128) from None
 
-    if overwrite:
-        handle = os.fdopen(os.open(path, os.O_WRONLY), "wb")
-    else:
-        handle = open(path, "xb")
-    with handle:  # a real file: numpy writes the buffer directly (no copy)
-        npy.write_array(handle, array, allow_pickle=False)
-        handle.flush()
-        os.fsync(handle.fileno())
+
+def _npy_error(path: Path, error: NpyError) -> SessionError:
+    if error.kind == "pickle":
+        return SessionError(
+            f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
+            "nothing was changed: run `kvcli reset` to start the session over"
+        )
+    if error.kind == "missing":
+        return corrupted(path, "the file is missing")
+    return corrupted(path, str(error))
 
 
 def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """Read a ``.npy`` file without pickle; a damaged file is a :class:`SessionError` naming it."""
+    """Read a session ``.npy`` file (a regular file, not a symlink; big ones mapped) with the
+    one reader of :mod:`kvcli.npyio`; a damaged file is a :class:`SessionError` naming it."""
     try:
-        size = path.stat().st_size
-        array = np.load(path, allow_pickle=False, mmap_mode="r" if size >= MMAP_BYTES else None)
-    except FileNotFoundError:
-        raise corrupted(path, "the file is missing") from None
-    except ValueError as error:
-        if "pickle" in str(error).lower() or "object" in str(error).lower():
-            raise SessionError(
-                f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
-                "nothing was changed: run `kvcli reset` to start the session over"
-            ) from None
-        raise corrupted(path, f"not a readable .npy file: {error}") from None
-    except (OSError, EOFError) as error:
-        raise corrupted(path, f"not a readable .npy file: {error}") from None
-    if not isinstance(array, np.ndarray):
-        raise corrupted(path, "it is not a single array")
-    if array.dtype.name not in _SAFE_DTYPES or (dtype is not None and array.dtype.name != dtype):
-        raise corrupted(path, f"it holds dtype {array.dtype}, the manifest says {dtype}")
-    if shape is not None and array.shape != tuple(shape):
-        raise corrupted(path, f"it holds shape {array.shape}, the manifest says {tuple(shape)}")
-    return array
+        return read_array(path, dtype=dtype, shape=shape, session_file=True)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
 
 
 def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
     """Check a value file without reading its data: header, dtype, shape and size."""
-    from numpy.lib import format as npy
-
     try:
-        with open(path, "rb") as handle:
-            magic = handle.read(6)
-            if magic != npy.MAGIC_PREFIX:
-                if magic[:1] == b"\x80":
-                    raise SessionError(
-                        f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
-                        "nothing was changed: run `kvcli reset` to start the session over"
-                    )
-                raise corrupted(path, "not a .npy file")
-            major, _minor = handle.read(2)
-            reader = npy.read_array_header_1_0 if major == 1 else npy.read_array_header_2_0
-            found_shape, _, found_dtype = reader(handle)
-            data_start = handle.tell()
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise corrupted(path, "the file is missing") from None
-    except (OSError, ValueError, EOFError) as error:
-        raise corrupted(path, f"not a readable .npy file: {error}") from None
-    if found_dtype.hasobject:
-        raise SessionError(
-            f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
-            "nothing was changed: run `kvcli reset` to start the session over"
-        )
-    if found_dtype.name != dtype or tuple(found_shape) != tuple(shape):
-        raise corrupted(path, f"it holds {found_dtype} {tuple(found_shape)}, the manifest says {dtype} {tuple(shape)}")
-    expected = data_start + int(np.prod(shape, dtype=np.int64)) * found_dtype.itemsize
-    if size != expected:
-        raise corrupted(path, f"it has {size} bytes, {expected} expected (truncated?)")
+        check_file(path, dtype, shape)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
 
 
 def _same_size(path: Path, other: Path) -> bool:
+    """Both are regular files (not symlinks) of the same size: the spare can be reused."""
+    import stat as stat_
+
     try:
-        return path.stat().st_size == other.stat().st_size
+        first, second = os.lstat(path), os.lstat(other)
     except OSError:
         return False
+    return stat_.S_ISREG(first.st_mode) and stat_.S_ISREG(second.st_mode) and first.st_size == second.st_size
 
 
 def _new_file(suffix: str) -> str:
@@ -491,6 +508,8 @@ class Session:
         self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
         self._updater_sig: tuple[str, str | None] | None = None
         self._manifest: Manifest | None = None
+        #: what the last operation wants the user to know (e.g. an import that dropped code)
+        self.notices: list[str] = []
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":
@@ -648,11 +667,21 @@ class Session:
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             store = self._store_for(manifest, [])
-            store.set_updater(spec)
+            python = _python_spec(spec)
+            if python is not None:  # the user names this file now: record what it is
+                from kvcli.session_trust import trust_file
+                from kvcli.updaters import PythonUpdater
+
+                trust, source = trust_file(self.home, python[0])
+                store.set_updater(PythonUpdater(python[0], python[1], source))
+            else:
+                trust = None
+                store.set_updater(spec)
             new_spec = store.updater_spec
             manifest.updater = new_spec
+            manifest.updater_trust = trust
             manifest.optimizer_state = None
-            self._updater_sig = (new_spec, None)
+            self._updater_sig = self._updater_signature(manifest)
             txn.dirty = True
             txn.save_state = False
         return new_spec
@@ -693,7 +722,16 @@ class Session:
         """Everything ``kvcli show`` prints: store, updater, and each key's entry."""
         with self._transaction(write=False) as txn:
             m = txn.manifest
+            warnings = []
+            python = _python_spec(m.updater)
+            if python is not None:
+                problem = self.updater_problem(m)
+                warnings.append(
+                    f"this session runs Python code from {python[0]} (function {python[1]}) on every push"
+                    + (f"; it is refused now: {problem}" if problem else "; check that the file is yours")
+                )
             return {
+                "warnings": warnings,
                 "session": self.name,
                 "path": str(self.path),
                 "exists": self.exists(),
@@ -736,7 +774,15 @@ class Session:
                     self._store.delete(key)
                 self._store.set_updater(None)
             self._updater_sig = None
-            self._write_manifest(manifest)
+            try:
+                self._write_manifest(manifest)
+            except DiskError as error:
+                if not error.no_space:
+                    raise
+                # A full disk: every key goes anyway, so free their files first. A crash in
+                # between leaves a session without files, which `reset` repairs.
+                self._collect_garbage(Manifest(store_type_, options))
+                self._write_manifest(manifest)
             self._collect_garbage(manifest)
         return manifest
 
@@ -771,6 +817,7 @@ class Session:
             read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
+            _check_regular(state_path, "the optimizer state file")
             from kvcli.updaters import load_state
 
             load_state(state_path, None)
@@ -782,8 +829,16 @@ class Session:
                 _copy_file(folder / DATA / entry.file, self.path / DATA / name)
                 manifest.keys[key] = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
             manifest.updater = source.updater
+            manifest.updater_trust = None
+            self.notices = []
+            if _python_spec(source.updater) is not None:  # an export never brings code to run
+                manifest.updater = "assign"
+                self.notices.append(
+                    f"the exported updater {source.updater} was not adopted (an import never brings code to run); "
+                    "the session uses assign: set the updater again if you trust that file"
+                )
             manifest.optimizer_state = None
-            if source.optimizer_state:
+            if source.optimizer_state and manifest.updater != "assign":
                 manifest.optimizer_state = _new_file(".npz")
                 _copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
             txn.dirty = True
@@ -802,6 +857,9 @@ class Session:
                 (self.path / DATA).mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise SessionError(f"cannot create the session folder {self.path}: {error.strerror}") from None
+        data = self.path / DATA
+        if data.is_symlink():  # O_NOFOLLOW guards each file; the folder holding them must be real too
+            raise corrupted(data, "the data folder is a symbolic link, not a folder inside the session")
         lock = _FileLock(self.path / LOCK, _lock_timeout())
         lock.acquire(shared=shared)
         try:
@@ -879,6 +937,7 @@ class Session:
         if self._store is None:
             import kvcli
 
+            self._check_ray_address(manifest)
             self._store = kvcli.create(manifest.store_type, **manifest.store_options)
             self._store_sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
             self._loaded = {}
@@ -906,24 +965,67 @@ class Session:
                     store.set_updater(updater)
         return store
 
+    @staticmethod
+    def _updater_signature(manifest: Manifest) -> tuple[str, str | None, str | None]:
+        trust = manifest.updater_trust
+        return manifest.updater, manifest.optimizer_state, trust.mac if trust else None
+
+    def _check_ray_address(self, manifest: Manifest) -> None:
+        """A Ray address from the manifest alone is used only when it is on this machine:
+        anything else must be confirmed by the caller (``--ray-address`` / the store
+        options asked for, or ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
+        address = manifest.store_options.get("address")
+        if not address or _is_loopback_address(address):
+            return
+        if address in (self.requested_options.get("address"), os.environ.get("KVCLI_RAY_ADDRESS")):
+            return
+        raise SessionError(
+            f"session {self.name!r} names the Ray cluster {address!r}, which is not on this machine; kvcli "
+            "connects to it only when you confirm it: pass --ray-address with that address, or set KVCLI_RAY_ADDRESS"
+        )
+
+    def updater_problem(self, manifest: Manifest) -> str | None:
+        """Why the session's ``python:`` updater would be refused (None: it would run, or it is
+        not a python updater)."""
+        python = _python_spec(manifest.updater)
+        if python is None:
+            return None
+        from kvcli.session_trust import verified_source
+
+        try:
+            verified_source(self.home, python[0], manifest.updater_trust)
+        except SessionError as error:
+            return str(error)
+        return None
+
     def _sync_updater(self, manifest: Manifest) -> None:
-        sig = (manifest.updater, manifest.optimizer_state)
+        sig = self._updater_signature(manifest)
         if self._updater_sig == sig:
             return
         from kvcli.errors import KVCliError
 
         store = self._store
+        python = _python_spec(manifest.updater)
         try:
-            store.set_updater(manifest.updater)
+            if python is not None:  # only code the user named here, with the content they named
+                from kvcli.session_trust import verified_source
+                from kvcli.updaters import PythonUpdater
+
+                source, _digest = verified_source(self.home, python[0], manifest.updater_trust)
+                store.set_updater(PythonUpdater(python[0], python[1], source))
+            else:
+                store.set_updater(manifest.updater)
         except KVCliError as error:
+            if isinstance(error, SessionError):
+                raise
+
             raise SessionError(
                 f"the session's updater {manifest.updater!r} cannot be set up ({error}): "
                 "choose another with `kvcli set-updater SPEC`"
             ) from None
         if manifest.optimizer_state:
             path = self.path / DATA / manifest.optimizer_state
-            if not path.exists():
-                raise corrupted(path, "the optimizer state file is missing")
+            _check_regular(path, "the optimizer state file")
             try:
                 store.load_optimizer_states(path)
             except KVCliError as error:
@@ -934,7 +1036,7 @@ class Session:
         """Whether the live updater is the manifest's and keeps state worth saving."""
         return (
             self._store is not None
-            and self._updater_sig == (manifest.updater, manifest.optimizer_state)
+            and self._updater_sig == self._updater_signature(manifest)
             and hasattr(self._store.updater, "state_dict")
         )
 
@@ -960,32 +1062,65 @@ class Session:
         data = self.path / DATA
         data.mkdir(parents=True, exist_ok=True)
         store = self._store
-        for key in txn.changed:
-            entry = manifest.keys.get(key)
-            if entry is None:
-                continue
-            direct = txn.direct.get(key)
-            self._write_value(data, entry, txn.before.get(key), direct if direct is not None else store.view(key))
-            if direct is None:
-                self._loaded[key] = entry.signature
-            elif store is not None and store.has(key):  # the store's copy is now stale
-                store.delete(key)
-                self._loaded.pop(key, None)
+        written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
+        try:
+            for key in txn.changed:
+                entry = manifest.keys.get(key)
+                if entry is None:
+                    continue
+                direct = txn.direct.get(key)
+                array = direct if direct is not None else store.view(key)
+                self._write_value(data, entry, txn.before.get(key), array, written)
+                if direct is None:
+                    self._loaded[key] = entry.signature
+                elif store is not None and store.has(key):  # the store's copy is now stale
+                    store.delete(key)
+                    self._loaded.pop(key, None)
+            if txn.save_state:
+                name = _new_file(".npz")
+                written.append(data / name)
+                try:
+                    store.save_optimizer_states(data / name, dump_optimizer=True)
+                except OSError as error:
+                    raise disk_error(data / name, error) from None
+                manifest.optimizer_state = name
+                self._updater_sig = None
+            _crash_point("after-data")
+            _fsync_dir(data)
+            manifest.generation += 1
+            manifest.updated = time.time()
+            try:
+                self._write_manifest(manifest)
+            except DiskError as error:
+                freeable = self._freeable(txn) if error.no_space else []
+                if not freeable:
+                    raise
+                # A full disk: free what this commit drops anyway (old spares, files of deleted
+                # keys) before the new manifest is in place, so `delete` and `reset` still work.
+                # A crash in between leaves deleted keys without files: deleting them again works.
+                for path in freeable:
+                    remove_quietly(path)
+                self._write_manifest(manifest)
+        except BaseException:
+            for path in written:
+                remove_quietly(path)
+            raise
         if txn.save_state:
-            name = _new_file(".npz")
-            store.save_optimizer_states(data / name, dump_optimizer=True)
-            manifest.optimizer_state = name
-            self._updater_sig = (manifest.updater, name)
-        _crash_point("after-data")
-        _fsync_dir(data)
-        manifest.generation += 1
-        manifest.updated = time.time()
-        self._write_manifest(manifest)
+            self._updater_sig = self._updater_signature(manifest)
         self._collect_garbage(manifest)
+
+    def _freeable(self, txn: _Txn) -> list[Path]:
+        """Committed files the new manifest does not need and no committed value is in:
+        spares, and the files of keys this transaction deletes."""
+        keep = txn.manifest.files()
+        names = {spare for _, spare, _, _ in txn.before.values() if spare}
+        names.update(file for key, (file, _, _, _) in txn.before.items() if key not in txn.manifest.keys)
+        return [self.path / DATA / name for name in sorted(names - keep)]
 
     @staticmethod
     def _write_value(
-        data: Path, entry: KeyEntry, before: tuple[str, str | None, str, tuple[int, ...]] | None, array: np.ndarray
+        data: Path, entry: KeyEntry, before: tuple[str, str | None, str, tuple[int, ...]] | None, array: np.ndarray,
+        written: list[Path],
     ) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
@@ -1003,6 +1138,7 @@ class Session:
                 return
             entry.spare = old_file
         entry.file = _new_file(".npy")
+        written.append(data / entry.file)
         write_npy(data / entry.file, array)
 
     def _write_manifest(self, manifest: Manifest) -> None:
@@ -1048,7 +1184,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
         try:
             manifest = _load_manifest_file(folder / MANIFEST)
-        except SessionError as error:
+        except (SessionError, OSError) as error:  # one damaged session must not hide the others
             row["error"] = str(error)
         else:
             if manifest is None:
@@ -1068,34 +1204,81 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------- helpers
 def _load_manifest_file(path: Path) -> Manifest | None:
+    """The manifest at ``path`` (None if there is none), validated; never follows a symlink."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as error:
+        import errno
+
+        if error.errno == errno.ELOOP:
+            raise corrupted(path, "it is a symbolic link, not a file of the session") from None
         raise SessionError(f"cannot read {path}: {error.strerror}") from None
     try:
+        with os.fdopen(fd, "rb") as handle:
+            import stat as stat_
+
+            if not stat_.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise corrupted(path, "it is not a regular file")
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise corrupted(path, f"it is over {MAX_MANIFEST_BYTES >> 20} MiB")
+    try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise corrupted(path, f"not valid JSON: {error}") from None
+    except RecursionError:
+        raise corrupted(path, "JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as error:  # also a 5000-digit number
+        raise corrupted(path, f"not valid JSON: {str(error)[:120]}") from None
     return Manifest.from_json(data, path)
 
 
 def _write_json(path: Path, payload: Any) -> None:
+    """Write ``payload`` to a new file (never through a symlink) and fsync it; on failure
+    nothing is left behind and the error names the path."""
     data = json.dumps(payload, indent=1, ensure_ascii=False).encode()
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    remove_quietly(path)  # a stale temporary file (or a planted symlink) of the same name
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    except OSError as error:
+        raise disk_error(path, error, len(data)) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        remove_quietly(path)
+        raise disk_error(path, error, len(data)) from None
 
 
 def _copy_file(source: Path, target: Path) -> None:
+    """Copy a regular file (a symlink in the source is refused) into a new file."""
     import shutil
+    import stat as stat_
 
-    with open(source, "rb") as src, open(target, "xb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-        dst.flush()
-        os.fsync(dst.fileno())
+    try:
+        src_fd = os.open(source, os.O_RDONLY | NOFOLLOW)
+    except OSError as error:
+        raise SessionError(f"cannot read {source}: {error.strerror} (a session file must be a regular file)") from None
+    with os.fdopen(src_fd, "rb") as src:
+        info = os.fstat(src.fileno())
+        if not stat_.S_ISREG(info.st_mode):
+            raise SessionError(f"cannot copy {source}: it is not a regular file")
+        try:
+            dst_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+        except OSError as error:
+            raise disk_error(target, error, info.st_size) from None
+        try:
+            with os.fdopen(dst_fd, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+                dst.flush()
+                os.fsync(dst.fileno())
+        except OSError as error:
+            remove_quietly(target)
+            raise disk_error(target, error, info.st_size) from None
 
 
 def _normal_type(store_type: str) -> str:
@@ -1127,10 +1310,59 @@ def check_store_request(store_type: str, options: dict[str, Any] | None) -> tupl
 
 
 def _absolute_python_spec(spec: str) -> str:
+    """A ``python:`` spec with its path resolved now, against the caller's directory."""
+    python = _python_spec(spec)
+    if python is None:
+        return spec
+    return f"python:{Path(python[0]).expanduser().resolve()}:{python[1]}"
+
+
+def _check_regular(path: Path, what: str) -> None:
+    """``path`` is a regular file, not a symlink (files read by name, such as the optimizer
+    state's zip archive, get this check instead of O_NOFOLLOW)."""
+    import stat as stat_
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise corrupted(path, f"{what} is missing") from None
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if stat_.S_ISLNK(info.st_mode):
+        raise corrupted(path, f"{what} is a symbolic link, not a file inside the session")
+    if not stat_.S_ISREG(info.st_mode):
+        raise corrupted(path, f"{what} is not a regular file")
+
+
+def _python_spec(spec: str) -> tuple[str, str] | None:
+    """``(path, function)`` of a ``python:PATH:FUNC`` spec, else None."""
     name, sep, rest = spec.partition(":")
     if name.strip().lower() != "python" or not sep:
-        return spec
+        return None
     path, sep, function = rest.rpartition(":")
-    if not sep or not path:
-        return spec
-    return f"python:{Path(path).expanduser().resolve()}:{function}"
+    if not sep or not path or not function:
+        return None
+    return path, function
+
+
+def _is_loopback_address(address: str) -> bool:
+    """Whether a Ray address stays on this machine: ``auto``/``local``, or a loopback host."""
+    import ipaddress
+
+    text = address.strip()
+    if text.lower() in ("auto", "local"):
+        return True
+    if "://" in text:
+        text = text.split("://", 1)[1]
+    host = text.rsplit("@", 1)[-1]
+    if host.startswith("["):  # [::1]:6379
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    host = host.split("/", 1)[0]
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

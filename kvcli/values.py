@@ -18,10 +18,8 @@ not an out-of-memory kill; integers, exponents and nesting depth are capped as w
 from __future__ import annotations
 
 import ast
-import io
 import math
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -29,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from kvcli.errors import ValueLanguageError
+from kvcli.npyio import DTYPES, NpyError, read_array
 
 DEFAULT_DTYPE = "float32"
 DEFAULT_MAX_ELEMENTS = 1 << 27
@@ -37,15 +36,7 @@ MAX_DEPTH = 64  # nesting of the expression tree
 MAX_NODES = 200_000
 MAX_NDIM = 32
 MAX_INT = 1 << 63  # |integers| in the expression (shapes, exponents, constants)
-READ_CHUNK = 1 << 24  # bytes read at a time from a pipe
 
-#: dtypes a value may have (numeric only: no object, no strings, nothing to unpickle).
-DTYPES = (
-    "float16", "float32", "float64",
-    "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64",
-    "bool",
-)
 
 FUNCTIONS = ("ones", "zeros", "full", "arange", "eye", "linspace", "array")
 METHODS = ("reshape", "astype")
@@ -100,106 +91,40 @@ def parse_value(
     target = check_dtype(dtype, "--dtype") if dtype is not None else None
     default = check_dtype(default_dtype)
     if text == "-":
-        array = load_npy(stdin if stdin is not None else sys.stdin.buffer, "standard input")
+        array = load_npy(stdin if stdin is not None else sys.stdin.buffer, "standard input", limit)
     elif text.startswith("@"):
-        array = load_npy_file(text[1:])
+        array = load_npy_file(text[1:], limit)
     else:
         array = evaluate(text, default_dtype=default, limit=limit)
     if target is not None and array.dtype != target:
-        array = array.astype(target)
+        problem = cast_problem(array, target)
+        if problem:
+            raise ValueLanguageError(f"--dtype {target}: {problem}")
+        with np.errstate(over="raise", invalid="raise"):
+            try:
+                array = array.astype(target)
+            except FloatingPointError:
+                raise ValueLanguageError(f"--dtype {target}: a value does not fit {target}; use a wider dtype") from None
     return array
 
 
-def load_npy_file(path: str) -> np.ndarray:
-    """Read a ``.npy`` file without unpickling; errors name the file."""
+def load_npy_file(path: str, limit: int | None = None) -> np.ndarray:
+    """Read a ``.npy`` file (or FIFO) without unpickling, within the element cap; errors name it."""
     if not path:
         raise ValueLanguageError("'@' needs a file name: write @weights.npy")
-    file = Path(path).expanduser()
     try:
-        with open(file, "rb") as handle:
-            return load_npy(handle, str(path))
-    except FileNotFoundError:
-        raise ValueLanguageError(f"value file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise ValueLanguageError(f"value file {path!r} is a folder: give a .npy file") from None
-    except PermissionError:
-        raise ValueLanguageError(f"value file {path!r} cannot be read (permission denied)") from None
+        return read_array(Path(path).expanduser(), limit=max_elements() if limit is None else limit)
+    except NpyError as error:
+        raise ValueLanguageError(f"value file {path!r} {error}") from None
 
 
-def load_npy(handle: IO[bytes], name: str) -> np.ndarray:
-    """Read one ``.npy`` array from an open binary stream, refusing pickles and objects."""
-    from numpy.lib import format as npy
-
+def load_npy(handle: IO[bytes], name: str, limit: int | None = None) -> np.ndarray:
+    """Read one ``.npy`` array from an open binary stream (stdin), refusing pickles and objects,
+    more elements than the cap, and a stream that stays silent (see :mod:`kvcli.npyio`)."""
     try:
-        start = handle.read(6)
-        handle_rest = start + handle.read(2) if start == npy.MAGIC_PREFIX else start
-        if start != npy.MAGIC_PREFIX:
-            if handle_rest[:1] == b"\x80":
-                raise ValueLanguageError(f"{name} holds a Python pickle, which kvcli refuses to load: save it with numpy.save")
-            raise ValueLanguageError(f"{name} is not a .npy file (save arrays with numpy.save)")
-        version = (handle_rest[6], handle_rest[7])
-        if version == (1, 0):
-            shape, fortran, dtype = npy.read_array_header_1_0(handle)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = npy.read_array_header_2_0(handle)
-        else:
-            raise ValueLanguageError(f"{name} has an unknown .npy version {version}")
-        if dtype.hasobject or dtype.kind not in "biuf":
-            raise ValueLanguageError(
-                f"{name} holds dtype {dtype} (Python objects or non-numbers), which kvcli refuses to load"
-            )
-        count = math.prod(shape)
-        data = _read_exact(handle, count * dtype.itemsize, name)
-        array = np.frombuffer(data, dtype=dtype, count=count)
-        if fortran:
-            return array.reshape(shape[::-1]).transpose()
-        return array.reshape(shape)
-    except ValueLanguageError:
-        raise
-    except (ValueError, OSError, EOFError, IndexError) as error:
-        raise ValueLanguageError(f"{name} is not a valid .npy file ({error})") from None
-
-
-def _read_exact(handle: IO[bytes], size: int, name: str) -> bytearray:
-    """The next ``size`` bytes of ``handle``; a header claiming more data than there is is
-    refused before anything that size is allocated (a 100-byte file may say 10**12 elements)."""
-    left = _bytes_left(handle)
-    if left is not None and left < size:
-        raise ValueLanguageError(f"{name} is truncated: {left} of {size} data bytes")
-    if left is None:  # a pipe: grow with the data that actually arrives
-        data = bytearray()
-        while len(data) < size:
-            chunk = handle.read(min(size - len(data), READ_CHUNK))
-            if not chunk:
-                raise ValueLanguageError(f"{name} is truncated: {len(data)} of {size} data bytes")
-            data += chunk
-        return data
-    data = bytearray(size)
-    view = memoryview(data)
-    got = 0
-    reader = getattr(handle, "readinto", None)
-    while got < size:
-        if reader is not None:
-            n = reader(view[got:])
-        else:  # pragma: no cover - streams without readinto
-            chunk = handle.read(size - got)
-            n = len(chunk)
-            view[got:got + n] = chunk
-        if not n:
-            raise ValueLanguageError(f"{name} is truncated: {got} of {size} data bytes")
-        got += n
-    return data
-
-
-def _bytes_left(handle: IO[bytes]) -> int | None:
-    """Bytes from the position to the end of a regular file; None for pipes and other streams."""
-    try:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        return max(0, info.st_size - handle.tell())
-    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
-        return None
+        return read_array(handle, limit=max_elements() if limit is None else limit)
+    except NpyError as error:
+        raise ValueLanguageError(f"{name} {error}") from None
 
 
 # ---------------------------------------------------------------------- expressions
@@ -258,7 +183,7 @@ class _Evaluator:
     def finish(self, value: Any) -> np.ndarray:
         array = self.to_array(value)
         if not self.explicit and array.dtype != self.default and np.can_cast(array.dtype, self.default, "same_kind"):
-            array = array.astype(self.default)
+            array = self.cast(array, self.default)
         return array if array.flags.c_contiguous else np.array(array, order="C")
 
     def fail(self, message: str) -> ValueLanguageError:
@@ -323,7 +248,14 @@ class _Evaluator:
     def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> Any:
         operand = self.eval(node.operand, depth)
         if isinstance(node.op, ast.USub):
-            return self.check_int(-operand) if _is_number(operand) else np.negative(self.to_array(operand))
+            if _is_number(operand):
+                return self.check_int(-operand)
+            array = self.to_array(operand)
+            if array.dtype.kind in "iu" and array.size and (
+                array.min() == np.iinfo(array.dtype).min if array.dtype.kind == "i" else array.max() > 0
+            ):
+                raise self.fail(f"-x does not fit {array.dtype} (integers would wrap around): use a wider or signed dtype")
+            return np.negative(array)
         if isinstance(node.op, ast.UAdd):
             return operand if _is_number(operand) else self.to_array(operand)
         raise self.fail(f"operator {type(node.op).__name__} is not allowed: use + - * / // % **")
@@ -367,9 +299,13 @@ class _Evaluator:
             self.held -= operands
         try:
             with np.errstate(under="ignore"):
-                return ufunc(a, b)
+                result = ufunc(a, b)
         except (ValueError, OverflowError, TypeError) as error:
             raise self.fail(f"{symbol} failed: {error}") from None
+        if isinstance(result, np.ndarray) and result.dtype.kind in "iu" and _int_overflows(symbol, a, b, result):
+            raise self.fail(f"the result of {symbol} does not fit {result.dtype} (integers would wrap around): "
+                            f"use a wider dtype (int64, float64) or smaller numbers")
+        return result
 
     def scalar_op(self, symbol: str, a: float, b: float) -> float:
         try:
@@ -424,7 +360,7 @@ class _Evaluator:
             if name == "astype":  # the argument is a dtype name, not a value
                 if len(node.args) + len(node.keywords) != 1 or (node.keywords and node.keywords[0].arg != "dtype"):
                     raise self.fail("astype takes one dtype name: .astype(int32)")
-                return target.astype(self.dtype_arg(node.args[0] if node.args else node.keywords[0].value))
+                return self.cast(target, self.dtype_arg(node.args[0] if node.args else node.keywords[0].value))
         else:
             raise self.fail(f"{_describe(func)} cannot be called")
         args = self.eval_items(node.args, depth, f"the arguments of {name}()")
@@ -463,6 +399,7 @@ class _Evaluator:
         if len(args) != 2 or not _is_number(args[1]):
             raise self.fail("full takes a shape and a number: full((2,2), 0.5)")
         shape = self.shape_of([args[0]], "full")
+        self.check_fits([args[1]], self.dtype_of(kwargs), "full")
         try:
             return np.full(shape, args[1], self.dtype_of(kwargs))
         except (OverflowError, ValueError) as error:
@@ -482,6 +419,8 @@ class _Evaluator:
             raise self.fail(f"arange({start}, {stop}, {step}) would have too many elements") from None
         self.check_size((count,), "arange")
         dtype = self.dtype_of(kwargs)
+        if count:
+            self.check_fits([start, start + (count - 1) * step], dtype, "arange")
         if count == 0:  # numpy overflows on some empty ranges, e.g. arange(0, -1e19)
             return np.zeros(0, dtype)
         try:
@@ -504,6 +443,7 @@ class _Evaluator:
             raise self.fail("linspace takes start, stop[, num]: linspace(0, 1, 5)")
         num = self.dim(args[2], "linspace") if len(args) == 3 else 50
         self.check_size((num,), "linspace")
+        self.check_fits(args[:2], self.dtype_of(kwargs), "linspace")
         return np.linspace(args[0], args[1], num, dtype=self.dtype_of(kwargs))
 
     def call_array(self, args: list[Any], kwargs: dict[str, Any]) -> np.ndarray:
@@ -524,6 +464,24 @@ class _Evaluator:
             raise self.fail(f"cannot reshape an array of shape {target.shape}: {error}") from None
 
     # -- helpers ----------------------------------------------------------------------
+    def cast(self, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """``array.astype(dtype)``, refusing values the integer dtype cannot hold (numpy would wrap)."""
+        problem = cast_problem(array, dtype)
+        if problem:
+            raise self.fail(problem)
+        return array.astype(dtype)
+
+    def check_fits(self, numbers: list[Any], dtype: np.dtype, what: str) -> None:
+        """Refuse numbers an integer dtype cannot hold (``arange(1000, dtype=int8)``)."""
+        if dtype.kind not in "iu":
+            return
+        info = np.iinfo(dtype)
+        for number in numbers:
+            if not math.isfinite(number) or not info.min <= math.trunc(number) <= info.max:
+                raise self.fail(
+                    f"{what}: {number} does not fit {dtype} ({info.min} to {info.max}); use a wider dtype such as int64"
+                )
+
     def dim(self, value: Any, what: str) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -562,13 +520,79 @@ class _Evaluator:
 
     def to_array(self, value: Any, dtype: np.dtype | None = None) -> np.ndarray:
         if isinstance(value, np.ndarray):
-            return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+            return value if dtype is None or value.dtype == dtype else self.cast(value, dtype)
         self.check_size((_count(value),), "the list")
         try:
             array = np.array(value, dtype=dtype or self.default)
         except (ValueError, TypeError, OverflowError) as error:
             raise self.fail(f"the list is not a regular array ({error})") from None
         return array
+
+
+def cast_problem(array: np.ndarray, dtype: np.dtype) -> str | None:
+    """Why ``array.astype(dtype)`` would change values by wrapping (None when it would not):
+    an integer dtype must hold every value, and a float must be finite to become an int."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or array.size == 0 or array.dtype.kind not in "iuf":
+        return None
+    info = np.iinfo(dtype)
+    if array.dtype.kind == "f":
+        if not np.isfinite(array).all():
+            return f"inf or nan cannot become {dtype}"
+        low, high = float(np.trunc(array.min())), float(np.trunc(array.max()))
+        # float(info.max) rounds up for 64-bit ints; 2**bits and -2**bits are exact
+        fits = low >= float(info.min) and high < 2.0 ** (info.bits - (info.kind == "i"))
+    else:
+        low, high = int(array.min()), int(array.max())
+        fits = info.min <= low and high <= info.max
+    if fits:
+        return None
+    return f"values from {low} to {high} do not fit {dtype} ({info.min} to {info.max}): use a wider dtype"
+
+
+def _int_overflows(symbol: str, a: Any, b: Any, result: np.ndarray) -> bool:
+    """Whether an integer ``a symbol b`` wrapped around (numpy never says so for integers).
+
+    Each check is exact and works in the result's dtype (no float64 copies): sign rules for
+    + and -, a division for *, the lone ``min // -1`` (numpy raises it already), and for **
+    an exact recheck of the elements a float estimate puts near or past the limits."""
+    dtype = result.dtype
+    x = np.asarray(a).astype(dtype, copy=False)
+    y = np.asarray(b).astype(dtype, copy=False)
+    signed = dtype.kind == "i"
+    with np.errstate(all="ignore"):
+        if symbol == "+":
+            return bool((((x ^ result) & (y ^ result)) < 0).any()) if signed else bool((result < x).any())
+        if symbol == "-":
+            return bool((((x ^ y) & (x ^ result)) < 0).any()) if signed else bool((x < y).any())
+        if symbol == "*":
+            nonzero = x != 0
+            safe = np.where(nonzero, x, 1)
+            if signed:  # min * -1 wraps to min, and min // -1 is itself the overflow
+                bad = (safe == -1) & (y == np.iinfo(dtype).min)
+                safe = np.where(bad, 1, safe)
+                return bool(bad.any() or (nonzero & (result // safe != y)).any())
+            return bool((nonzero & (result // safe != y)).any())
+        if symbol == "**":
+            return _power_overflows(x, y, result)
+    return False
+
+
+def _power_overflows(x: np.ndarray, y: np.ndarray, result: np.ndarray) -> bool:
+    info = np.iinfo(result.dtype)
+    with np.errstate(all="ignore"):
+        estimate = np.power(x.astype(np.float64), y.astype(np.float64))
+    limit = 2.0 ** (info.bits - (info.kind == "i"))
+    near = ~(np.abs(estimate) < limit * (1 - 2.0**-40))  # also inf and nan
+    if not near.any():
+        return False
+    xs, ys = np.broadcast_to(x, result.shape)[near], np.broadcast_to(y, result.shape)[near]
+    for base, exponent in zip(xs.tolist(), ys.tolist()):
+        if abs(base) > 1 and exponent * math.log2(abs(base)) > info.bits + 1:
+            return True
+        if not info.min <= base**exponent <= info.max:
+            return True
+    return False
 
 
 def _is_number(value: Any) -> bool:

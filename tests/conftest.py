@@ -12,6 +12,8 @@ def _isolated_kvcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     """Point KVCLI_HOME at a fresh folder (tests that need their own pass --home or set it)."""
     home = tmp_path_factory.mktemp("kvcli-home")
     monkeypatch.setenv("KVCLI_HOME", str(home))
+    # the per-user key that trusts python: updaters lives outside every home: keep it per test too
+    monkeypatch.setenv("KVCLI_TRUST_KEY", str(home.parent / (home.name + "-trust.key")))
     monkeypatch.delenv("KVCLI_SESSION", raising=False)
     monkeypatch.delenv("KVCLI_TEST_CRASH_POINT", raising=False)
     return home

@@ -183,3 +183,47 @@ def test_numbers_that_do_not_fit_are_errors_not_warnings(text: str, message: str
         with pytest.raises(ValueLanguageError, match=message):
             parse_value(text)
     assert parse_value("full(2, 1e39, dtype=float64)")[0] == 1e39
+
+
+# ---------------------------------------------------------------------- integer overflow (issue 15, item 9)
+@pytest.mark.parametrize("text", [
+    "arange(1000, dtype=int8)",
+    "ones(3, dtype=uint8) - 2",
+    "ones(3, dtype=int8) * 100 + 100",
+    "ones(2, dtype=int64) * 2**62 * 2",
+    "array([3], dtype=uint8) ** 9",
+    "array([2], dtype=int64) ** 63",
+    "-array([-128], dtype=int8)",
+    "-ones(2, dtype=uint16)",
+    "(ones(2) * 300).astype(int8)",
+    "full((2,), 1e10, dtype=int8)",
+    "linspace(0, 1000, 5, dtype=int8)",
+    "array([nan]).astype(int32)",
+    "array([-1], dtype=int16).astype(uint16)",
+])
+def test_integer_overflow_is_an_error_like_float_overflow(text: str) -> None:
+    """numpy wraps integers silently (arange(1000, dtype=int8) ends in -25, uint8 1-2 is 255)."""
+    with pytest.raises(ValueLanguageError, match="fit|cannot become"):
+        evaluate(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ones(3, dtype=int8) * 127", [127, 127, 127]),
+    ("arange(125, 128, dtype=int8)", [125, 126, 127]),
+    ("-array([-127], dtype=int8)", [127]),
+    ("array([2], dtype=int64) ** 62", [2**62]),
+    ("array([-2], dtype=int64) ** 63", [-(2**63)]),
+    ("ones(2, dtype=uint8) * 255", [255, 255]),
+    ("array([250], dtype=uint8) + 5", [255]),
+    ("array([-100], dtype=int8) - 28", [-128]),
+    ("array([9223372036854775807], dtype=int64) - 1", [2**63 - 2]),
+    ("(ones(2) * 127.9).astype(int8)", [127, 127]),
+])
+def test_integers_at_the_limits_still_work(text: str, expected: list) -> None:
+    assert evaluate(text).tolist() == expected
+
+
+def test_dtype_option_does_not_wrap() -> None:
+    with pytest.raises(ValueLanguageError, match="--dtype int8"):
+        parse_value("ones(2) * 300", dtype="int8")
+    assert parse_value("ones(2) * 100", dtype="int8").tolist() == [100, 100]

@@ -58,6 +58,13 @@ class Shell:
         text = line.strip()
         if not text or text.startswith("#"):
             return True
+        from kvcli.values import MAX_TEXT  # the value language's cap, plus room for the command and keys
+
+        if len(text) > MAX_TEXT + 4096:  # checked first: shlex would take minutes on megabytes
+            output.print_error(
+                f"the line is {len(text):,} characters long, over {MAX_TEXT + 4096:,}: put big values in a .npy file (@file.npy)"
+            )
+            return True
         try:
             args = shlex.split(text)
         except ValueError as error:

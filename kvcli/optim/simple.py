@@ -81,10 +81,12 @@ class PythonUpdater(StoreUpdater):
 
     name = "python"
 
-    def __init__(self, path: str, function: str) -> None:
+    def __init__(self, path: str, function: str, source: bytes | None = None) -> None:
+        """``source``: the file's bytes, already read and checked by the caller (a session
+        verifies them against its trust record); None reads ``path`` here."""
         self.path = path
         self.function_name = function
-        self.function = load_attribute(path, function)
+        self.function = load_attribute(path, function, source)
         if not callable(self.function):
             raise UpdaterError(f"updater file {path!r}: {function!r} is not callable; define def {function}(key, input, stored)")
 
@@ -96,19 +98,35 @@ class PythonUpdater(StoreUpdater):
         self.function(key, merged, stored)
 
 
-def load_attribute(path: str, attribute: str) -> Any:
-    """``attribute`` of the Python file ``path`` (executed once per call)."""
+#: Modules of python updaters by (path, sha256 of their source): each is run once per
+#: process, not again on every set_updater or push; changed code is a new entry.
+_MODULES: dict[tuple[str, str], Any] = {}
+
+
+def load_attribute(path: str, attribute: str, source: bytes | None = None) -> Any:
+    """``attribute`` of the Python file ``path``, compiled from ``source`` when given (so
+    what runs is what was checked), else from the file; each version runs once per process."""
+    import hashlib
+    import types
+
     file = Path(path).expanduser()
-    if not file.is_file():
-        raise UpdaterError(f"updater file {path!r} does not exist: give the path of a .py file")
-    module_spec = importlib.util.spec_from_file_location(f"kvcli_user_updater_{abs(hash(str(file)))}", file)
-    if module_spec is None or module_spec.loader is None:
-        raise UpdaterError(f"updater file {path!r} cannot be loaded as Python: give a .py file")
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as error:  # user code: report, do not crash
-        raise UpdaterError(f"updater file {path!r} failed to load: {type(error).__name__}: {error}") from None
+    if source is None:
+        if not file.is_file():
+            raise UpdaterError(f"updater file {path!r} does not exist: give the path of a .py file")
+        try:
+            source = file.read_bytes()
+        except OSError as error:
+            raise UpdaterError(f"updater file {path!r} cannot be read ({error.strerror})") from None
+    cache_key = (str(file), hashlib.sha256(source).hexdigest())
+    module = _MODULES.get(cache_key)
+    if module is None:
+        module = types.ModuleType(f"kvcli_user_updater_{cache_key[1][:16]}")
+        module.__file__ = str(file)
+        try:
+            exec(compile(source, str(file), "exec"), module.__dict__)
+        except Exception as error:  # user code: report, do not crash
+            raise UpdaterError(f"updater file {path!r} failed to load: {type(error).__name__}: {error}") from None
+        _MODULES[cache_key] = module
     found = getattr(module, attribute, None)
     if found is None:
         raise UpdaterError(

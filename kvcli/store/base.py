@@ -28,6 +28,7 @@ from kvcli.errors import (
     OptimizerStateError,
     ShapeMismatchError,
     UnknownKeyError,
+    UpdaterError,
 )
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
@@ -148,7 +149,34 @@ class KVStore(RowSparseContract, ABC):
         if self._updater is None:
             self._assign_merged(key, merged)
         else:
-            self._updater(key, merged, self._stored(key))
+            self._apply_updater(key, merged, self._stored(key))
+
+    def _apply_updater(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
+        """Call the updater, then hold it to the contract: ``stored`` is changed in place,
+        keeping its shape and dtype, and stays the stored array. An updater that reshapes,
+        retypes or replaces it (``stored.shape = (1, 3)``) gets an :class:`UpdaterError` and
+        the stored array gets its shape, dtype and place back (values it wrote stay, as with
+        any updater that raises)."""
+        shape, dtype = stored.shape, stored.dtype
+        self._updater(key, merged, stored)
+        replaced = self._stored(key) is not stored
+        if stored.shape == shape and stored.dtype == dtype and not replaced:
+            return
+        found = f"{stored.dtype} {stored.shape}" + (" and replaced it" if replaced else "")
+        try:  # a view change of the same buffer: undo it (dtype first, it rescales the shape)
+            if stored.dtype != dtype:
+                stored.dtype = dtype
+            if stored.shape != shape:
+                stored.shape = shape
+        except (ValueError, AttributeError, TypeError):  # pragma: no cover - cannot be undone: drop the key's copy
+            stored = np.zeros(shape, dtype)
+            replaced = True
+        if replaced:
+            self._write(key, stored)
+        raise UpdaterError(
+            f"the updater changed the stored value of key {key!r} to {found}, not in place as "
+            f"{dtype} {shape}: an updater must change stored's values (stored[:] = ...), never its shape or dtype"
+        )
 
     def _read(self, key: Key) -> np.ndarray:
         """The value a pull copies out (read-only use)."""

@@ -178,10 +178,27 @@ def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
                               f"{error.colno}); expected MXNet symbol JSON") from None
         except RecursionError:
             raise SymbolError(f"{source}: JSON nested too deeply to be a symbol file") from None
+        except ValueError as error:  # e.g. a number of more than 4300 digits
+            raise SymbolError(f"{source}: not usable JSON ({str(error)[:100]}); expected MXNet symbol JSON") from None
+        if _lone_surrogate(text, doc):
+            raise SymbolError(f"{source}: a string holds a lone surrogate (such as \\ud800), which is not "
+                              "valid Unicode; expected MXNet symbol JSON")
         return from_dict(doc, source=source)
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def _lone_surrogate(text: Union[str, bytes], doc: Any) -> bool:
+    """Whether the decoded JSON holds a lone surrogate (only a \\uD8xx-\\uDFxx escape, or a
+    str given directly, can make one: the full check runs only then)."""
+    if isinstance(text, bytes) and b"\\u" not in text:
+        return False
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def from_dict(doc: Any, source: str = "<json>") -> Graph:

@@ -1,0 +1,384 @@
+"""The one ``.npy`` reader and writer of kvcli: never pickled, bounded, symlink-safe.
+
+Everything that reads an array from a file or a stream goes through :func:`read_array`
+(the value language's ``@FILE.npy`` and ``-``, session files, imports), and session
+files are written by :func:`write_file`:
+
+* the header is parsed here (a bounded size, ``ast.literal_eval`` of a dict), so a header
+  claiming 2**40 elements is refused before one byte of the body is read or allocated;
+* only the numeric dtypes of :data:`DTYPES` load (no objects, no pickles, no structures);
+* the body of a regular file is checked against the file's size first; a pipe, FIFO or
+  terminal is read in chunks that grow only as data arrives, each wait bounded by
+  ``KVCLI_STREAM_TIMEOUT`` seconds (a FIFO nobody writes to is an error, not a hang);
+* session files are opened with ``O_NOFOLLOW`` and must be regular files.
+
+Problems are raised as :class:`NpyError` (a message and a kind); callers turn them into
+their own error class with the wording their users expect.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import io
+import math
+import os
+import select
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: dtypes an array may have (numeric only: no object, no strings, nothing to unpickle).
+DTYPES = (
+    "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "bool",
+)
+MAGIC = b"\x93NUMPY"
+MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
+READ_CHUNK = 1 << 24  # bytes read at a time from a stream
+DEFAULT_STREAM_TIMEOUT = 30.0
+MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
+#: O_NOFOLLOW where the platform has it: a symlink in place of a session file is refused.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class NpyError(Exception):
+    """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
+    ``timeout``, ``mismatch`` or ``bad``; ``str()`` is the problem, without the file name."""
+
+    def __init__(self, problem: str, kind: str = "bad") -> None:
+        super().__init__(problem)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Header:
+    """A parsed ``.npy`` header."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran: bool
+    offset: int  # where the data starts
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+def stream_timeout() -> float:
+    """Seconds a stream may stay silent: ``KVCLI_STREAM_TIMEOUT`` or 30."""
+    raw = os.environ.get("KVCLI_STREAM_TIMEOUT")
+    try:
+        value = float(raw) if raw else DEFAULT_STREAM_TIMEOUT
+    except ValueError:
+        raise NpyError(f"KVCLI_STREAM_TIMEOUT={raw!r} is not a number of seconds") from None
+    return value if value > 0 else DEFAULT_STREAM_TIMEOUT
+
+
+# ---------------------------------------------------------------------- reading
+def read_header(handle: Any) -> Header:
+    """Parse the header at the start of ``handle`` (anything with ``read(n)``)."""
+    magic = _read_exactly(handle, 8, "the header")
+    if magic[:6] != MAGIC:
+        if magic[:1] == b"\x80":
+            raise NpyError("holds a Python pickle, which kvcli refuses to load (save arrays with numpy.save)", "pickle")
+        raise NpyError("is not a .npy file (save arrays with numpy.save)")
+    version = (magic[6], magic[7])
+    if version == (1, 0):
+        size_bytes = _read_exactly(handle, 2, "the header")
+    elif version in ((2, 0), (3, 0)):
+        size_bytes = _read_exactly(handle, 4, "the header")
+    else:
+        raise NpyError(f"has an unknown .npy version {version[0]}.{version[1]}")
+    length = int.from_bytes(size_bytes, "little")
+    if length > MAX_HEADER:
+        raise NpyError(f"has a {length}-byte header (at most {MAX_HEADER}): not a plain array")
+    text = _read_exactly(handle, length, "the header")
+    try:
+        header = ast.literal_eval(text.decode("utf-8" if version == (3, 0) else "latin1"))
+    except (SyntaxError, ValueError, UnicodeDecodeError, MemoryError, RecursionError, TypeError):
+        raise NpyError("has a malformed header") from None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise NpyError("has a malformed header (it needs descr, fortran_order and shape)")
+    shape, fortran, descr = header["shape"], header["fortran_order"], header["descr"]
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise NpyError(f"has a malformed shape {_short(shape)}")
+    if len(shape) > 32 or not isinstance(fortran, bool):
+        raise NpyError("has a malformed header (more than 32 dimensions or a bad fortran_order)")
+    try:
+        from numpy.lib.format import descr_to_dtype
+
+        dtype = descr_to_dtype(descr)
+    except (TypeError, ValueError, KeyError):
+        raise NpyError(f"has an unknown dtype {_short(descr)}") from None
+    if dtype.hasobject:
+        raise NpyError("holds Python objects, which kvcli refuses to load (they would be unpickled)", "pickle")
+    if dtype.name not in DTYPES or dtype.fields is not None or dtype.subdtype is not None:
+        raise NpyError(f"holds dtype {dtype}, which kvcli does not load (use one of {', '.join(DTYPES)})")
+    offset = 8 + len(size_bytes) + length
+    return Header(tuple(shape), dtype, fortran, offset)
+
+
+def read_array(
+    source: Any,
+    *,
+    limit: int | None = None,
+    dtype: str | None = None,
+    shape: tuple[int, ...] | None = None,
+    session_file: bool = False,
+    timeout: float | None = None,
+) -> np.ndarray:
+    """Read one array from a path or an open binary stream.
+
+    Args:
+        source: a path (opened here) or a binary stream (stdin, a BytesIO, an open file).
+        limit: refuse more elements than this (before the body is read).
+        dtype, shape: what the array must be (a session file against its manifest).
+        session_file: the path is a session file: refuse a symlink or anything but a regular
+            file, and map big files instead of reading them.
+        timeout: seconds a pipe or FIFO may stay silent (default :func:`stream_timeout`).
+    """
+    if isinstance(source, (str, Path)):
+        fd = _open_for_reading(Path(source), session_file)
+        with os.fdopen(fd, "rb") as handle:
+            return _read_from(handle, limit, dtype, shape, session_file, timeout)
+    return _read_from(source, limit, dtype, shape, False, timeout)
+
+
+def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
+    """Check a session file without reading its data: a regular file whose header, dtype,
+    shape and size are what the manifest says."""
+    fd = _open_for_reading(path, True)
+    with os.fdopen(fd, "rb") as handle:
+        header = read_header(handle)
+        _check_expected(header, dtype, shape)
+        _check_size(handle, header)
+
+
+def _open_for_reading(path: Path, session_file: bool) -> int:
+    flags = os.O_RDONLY | os.O_NONBLOCK | (NOFOLLOW if session_file else 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise NpyError("does not exist", "missing") from None
+    except IsADirectoryError:
+        raise NpyError("is a folder, not a .npy file", "not-regular") from None
+    except PermissionError:
+        raise NpyError("cannot be read (permission denied)", "bad") from None
+    except OSError as error:
+        if session_file and error.errno == errno.ELOOP:
+            raise NpyError("is a symbolic link, not a regular file inside the session (refused)", "not-regular") from None
+        raise NpyError(f"cannot be opened ({error.strerror})") from None
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
+        os.close(fd)
+        raise NpyError("is a folder, not a .npy file", "not-regular")
+    if session_file and not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NpyError("is not a regular file (refused)", "not-regular")
+    if stat.S_ISREG(info.st_mode):
+        os.set_blocking(fd, True)
+    return fd
+
+
+def _read_from(
+    handle: Any, limit: int | None, dtype: str | None, shape: tuple[int, ...] | None, mappable: bool,
+    timeout: float | None,
+) -> np.ndarray:
+    fd = _regular_fd(handle)
+    stream: Any = handle if fd is not None else _Stream(handle, stream_timeout() if timeout is None else timeout)
+    header = read_header(stream)
+    if dtype is not None or shape is not None:
+        _check_expected(header, dtype, shape)
+    if fd is not None:
+        _check_size(handle, header, exact=mappable)
+    else:
+        left = _bytes_left(handle)
+        if left is not None and left < header.nbytes:
+            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
+    if limit is not None and header.count > limit:
+        raise NpyError(
+            f"holds {header.count:,} elements {header.shape}, more than the limit of {limit:,} "
+            "(set KVCLI_MAX_ELEMENTS to raise it)", "limit",
+        )
+    if fd is not None:
+        if mappable and header.nbytes >= MMAP_BYTES:
+            array = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
+                              shape=header.shape, order="F" if header.fortran else "C")
+            return np.asarray(array)
+        data = _read_regular(handle, header.nbytes)
+    else:
+        data = _read_stream(stream, header.nbytes)
+    array = np.frombuffer(data, dtype=header.dtype, count=header.count)
+    array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
+    if not header.dtype.isnative:
+        array = array.astype(header.dtype.newbyteorder("="))
+    return array
+
+
+def _check_expected(header: Header, dtype: str | None, shape: tuple[int, ...] | None) -> None:
+    if (dtype is not None and header.dtype.name != dtype) or (shape is not None and header.shape != tuple(shape)):
+        raise NpyError(
+            f"holds {header.dtype.name} {header.shape}, the manifest says {dtype} {tuple(shape or ())}", "mismatch"
+        )
+
+
+def _check_size(handle: Any, header: Header, exact: bool = True) -> None:
+    size = os.fstat(handle.fileno()).st_size
+    expected = header.offset + header.nbytes
+    if size < expected or (exact and size != expected):
+        if size < expected:
+            raise NpyError(f"is truncated: {size - header.offset} of {header.nbytes} data bytes", "bad")
+        raise NpyError(f"has {size} bytes, {expected} expected", "bad")
+
+
+def _bytes_left(handle: Any) -> int | None:
+    """Bytes after the position of a seekable in-memory stream (None for pipes and FIFOs)."""
+    try:
+        if not handle.seekable():
+            return None
+        position = handle.tell()
+        end = handle.seek(0, io.SEEK_END)
+        handle.seek(position)
+        return end - position
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def _regular_fd(handle: Any) -> int | None:
+    """The descriptor of a regular file, or None for pipes, FIFOs, terminals and BytesIO."""
+    try:
+        fd = handle.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def _read_regular(handle: Any, size: int) -> bytearray:
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        n = handle.readinto(view[got:])
+        if not n:
+            raise NpyError(f"is truncated: {got} of {size} data bytes")
+        got += n
+    return data
+
+
+def _read_stream(stream: "_Stream", size: int) -> bytearray:
+    """Grow with the data that actually arrives (a header may lie about the size)."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = stream.read(min(size - len(data), READ_CHUNK))
+        if not chunk:
+            raise NpyError(f"is truncated: {len(data)} of {size} data bytes")
+        data += chunk
+    return data
+
+
+def _read_exactly(handle: Any, size: int, what: str) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = handle.read(size - len(data))
+        if not chunk:
+            if not data and what == "the header" and size == 8:
+                raise NpyError("is empty, not a .npy file (save arrays with numpy.save)")
+            raise NpyError(f"ends inside {what}: not a .npy file")
+        data += chunk
+    return data
+
+
+class _Stream:
+    """Reads a pipe, FIFO or terminal, waiting at most ``timeout`` s for each piece of data."""
+
+    def __init__(self, handle: Any, timeout: float) -> None:
+        self.handle = handle
+        self.timeout = timeout
+        try:
+            self.fd: int | None = handle.fileno()
+        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+            self.fd = None  # an in-memory stream: never blocks
+        if self.fd is not None and os.isatty(self.fd):
+            raise NpyError("is a terminal, not a .npy stream: redirect a file into it (< w.npy) or pipe one in")
+
+    def read(self, size: int) -> bytes:
+        if self.fd is None:
+            return self.handle.read(size)
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], self.timeout)
+            if not ready:
+                raise NpyError(
+                    f"sent no data for {self.timeout:g} s (a FIFO with no writer, or a stalled pipe); "
+                    "start the writer first, or raise KVCLI_STREAM_TIMEOUT", "timeout",
+                )
+            try:
+                return os.read(self.fd, size)
+            except BlockingIOError:  # woken without data (another reader took it)
+                continue
+
+
+# ---------------------------------------------------------------------- writing
+def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
+    """Write ``array`` as a ``.npy`` session file and fsync it (never pickled).
+
+    ``overwrite`` rewrites an existing regular file of the same size in place (its blocks
+    are reused); otherwise the file must not exist yet. Neither follows a symlink. If the
+    write fails (a full disk, an I/O error) a new file is removed before the ``OSError``
+    propagates, so nothing half-written is left behind.
+    """
+    if overwrite:
+        fd = os.open(path, os.O_WRONLY | NOFOLLOW)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise NpyError("is not a regular file (refused)", "not-regular")
+    else:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            _write_array(handle, array)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        if not overwrite:
+            remove_quietly(path)
+        raise
+
+
+def _write_array(handle: Any, array: np.ndarray) -> None:
+    """The header, then the buffer in one write (no copy for a C-ordered array). Not numpy's
+    ``tofile``: its error on a full disk has no errno ("N requested and M written")."""
+    from numpy.lib import format as npy
+
+    array = np.ascontiguousarray(array)
+    if array.dtype.name not in DTYPES:
+        raise NpyError(f"cannot hold dtype {array.dtype} (use one of {', '.join(DTYPES)})")
+    header = npy.header_data_from_array_1_0(array)
+    npy.write_array_header_1_0(handle, header)
+    if array.size:
+        handle.write(memoryview(array.reshape(-1)).cast("B"))
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove ``path`` (a file or a symlink, never what it points to) if it is there."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+__all__ = ["DTYPES", "Header", "NpyError", "check_file", "read_array", "read_header", "write_file"]

@@ -1,0 +1,171 @@
+"""The schema of a session manifest: the type and range of every field, checked before use.
+
+:func:`validate` is run on every manifest a command reads (:mod:`kvcli.session` turns its
+:class:`ManifestProblem` into a one-line "corrupted" error naming the file). A manifest is
+written by kvcli, but a folder can come from anywhere (a copy, an import, someone else's
+home), so nothing in it is trusted: unknown fields, wrong types, out-of-range numbers,
+strings that are not valid Unicode (a lone surrogate) and oversized lists are refused.
+Nesting is bounded by the schema itself (every field has a known, flat type) and by the
+JSON parser's recursion limit, which the reader turns into the same one-line error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from kvcli.npyio import DTYPES
+
+MAX_MANIFEST_BYTES = 256 << 20  # a manifest of ~2 million keys; anything bigger is not ours
+MAX_KEYS = 2_000_000
+MAX_NDIM = 32
+MAX_DIM = 1 << 62
+MAX_BYTES = 1 << 62
+MAX_COUNTER = 1 << 63  # generation and key versions
+MAX_TIME = 1e11  # seconds since 1970 (the year 5138)
+MAX_TEXT = 4096  # an updater spec or a Ray address
+FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
+HEX64_RE = re.compile(r"[0-9a-f]{64}")
+
+#: Store options each store type keeps, with their (type, smallest, largest).
+OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
+    "local": {},
+    "device": {"num_devices": (int, 1, 64)},
+    "dist_sync": {"address": (str, 1, MAX_TEXT), "num_servers": (int, 1, 1024)},
+    "dist_async": {"address": (str, 1, MAX_TEXT), "num_servers": (int, 1, 1024)},
+}
+#: Every top-level field of the manifest (the ones marked optional may be absent).
+FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",
+          "updater_trust", "optimizer_state", "key_kind", "keys")
+OPTIONAL = ("created", "updated", "updater_trust", "key_kind")
+KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare")
+TRUST_FIELDS = ("path", "sha256", "mac")
+
+
+class ManifestProblem(ValueError):
+    """What is wrong with a manifest (one line, without the file name)."""
+
+
+def validate(data: Any) -> None:
+    """Check every field of a decoded manifest (format and version already checked)."""
+    if not isinstance(data, dict):
+        raise ManifestProblem("it is not a JSON object")
+    unknown = [name for name in data if name not in FIELDS]
+    if unknown:
+        raise ManifestProblem(f"it has unknown fields {_short(unknown)}")
+    missing = [name for name in FIELDS if name not in data and name not in OPTIONAL]
+    if missing:
+        raise ManifestProblem(f"field {missing[0]!r} is missing")
+    _int(data["generation"], "generation", 0, MAX_COUNTER - 1)
+    for name in ("created", "updated"):
+        if name in data:
+            _time(data[name], name)
+    _store(data["store"])
+    _text(data["updater"], "updater", MAX_TEXT)
+    if data.get("updater_trust") is not None:
+        _trust(data["updater_trust"])
+    state = data["optimizer_state"]
+    if state is not None and (not isinstance(state, str) or not FILE_RE.fullmatch(state) or not state.endswith(".npz")):
+        raise ManifestProblem(f"optimizer_state {_short(state)} is not a session file name")
+    kind = data.get("key_kind")
+    if kind not in (None, "int", "str"):
+        raise ManifestProblem(f"key_kind {_short(kind)} is not 'int', 'str' or null")
+    keys = data["keys"]
+    if not isinstance(keys, list) or len(keys) > MAX_KEYS:
+        raise ManifestProblem(f"keys must be a list of at most {MAX_KEYS:,} entries")
+    for entry in keys:
+        _key_entry(entry)
+
+
+def _key_entry(entry: Any) -> None:
+    if not isinstance(entry, dict):
+        raise ManifestProblem(f"a key entry is a {type(entry).__name__}, not an object")
+    extra = [name for name in entry if name not in KEY_FIELDS]
+    missing = [name for name in KEY_FIELDS if name not in entry and name != "spare"]
+    if extra or missing:
+        raise ManifestProblem(f"a key entry has {'unknown' if extra else 'missing'} fields {_short(extra or missing)}")
+    key = entry["key"]
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise ManifestProblem(f"a key is a {type(key).__name__}, not a whole number or a name")
+    shown = _short(key)
+    for name in ("file", "spare") if entry.get("spare") is not None else ("file",):
+        value = entry[name]
+        if not isinstance(value, str) or not FILE_RE.fullmatch(value) or not value.endswith(".npy"):
+            raise ManifestProblem(f"key {shown} names the file {_short(value)}, which is not a session file name")
+    dtype = entry["dtype"]
+    if dtype not in DTYPES:
+        raise ManifestProblem(f"key {shown} has dtype {_short(dtype)}, which kvcli does not load")
+    shape = entry["shape"]
+    if not isinstance(shape, list) or len(shape) > MAX_NDIM or not all(
+        isinstance(n, int) and not isinstance(n, bool) and 0 <= n < MAX_DIM for n in shape
+    ):
+        raise ManifestProblem(f"key {shown} has a malformed shape {_short(shape)}")
+    itemsize = 1 if dtype in ("int8", "uint8", "bool") else int(re.sub(r"\D", "", dtype)) // 8
+    if math.prod(shape) * itemsize > MAX_BYTES:
+        raise ManifestProblem(f"key {shown} has an impossible size (shape {_short(shape)})")
+    _int(entry["version"], f"key {shown}'s version", 0, MAX_COUNTER - 1)
+
+
+def _store(store: Any) -> None:
+    if not isinstance(store, dict) or set(store) != {"type", "options"}:
+        raise ManifestProblem("store must be an object with 'type' and 'options'")
+    kind, options = store["type"], store["options"]
+    if kind not in OPTION_RULES:
+        raise ManifestProblem(f"store type {_short(kind)} is not known")
+    if not isinstance(options, dict):
+        raise ManifestProblem("store options must be an object")
+    rules = OPTION_RULES[kind]
+    for name, value in options.items():
+        if name not in rules:
+            raise ManifestProblem(f"store option {_short(name)} does not apply to the {kind!r} store")
+        expected, low, high = rules[name]
+        if expected is int:
+            _int(value, f"store option {name}", low, high)
+        else:
+            _text(value, f"store option {name}", high)
+
+
+def _trust(trust: Any) -> None:
+    if not isinstance(trust, dict) or set(trust) != set(TRUST_FIELDS):
+        raise ManifestProblem(f"updater_trust must be an object with {', '.join(TRUST_FIELDS)}")
+    _text(trust["path"], "updater_trust path", MAX_TEXT)
+    for name in ("sha256", "mac"):
+        if not isinstance(trust[name], str) or not HEX64_RE.fullmatch(trust[name]):
+            raise ManifestProblem(f"updater_trust {name} is not 64 hex digits")
+
+
+def _int(value: Any, what: str, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ManifestProblem(f"{what} must be a whole number from {low} to {high}, not {_short(value)}")
+
+
+def _time(value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+        math.isfinite(value) and 0 <= value <= MAX_TIME
+    ):
+        raise ManifestProblem(f"{what} must be a time in seconds since 1970, not {_short(value)}")
+
+
+def _text(value: Any, what: str, longest: int) -> None:
+    if not isinstance(value, str) or not 1 <= len(value) <= longest:
+        raise ManifestProblem(f"{what} must be a string of 1 to {longest} characters, not {_short(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ManifestProblem(f"{what} {_short(value)} is not valid Unicode (a lone surrogate)") from None
+    if any(ord(c) < 32 for c in value):
+        raise ManifestProblem(f"{what} {_short(value)} holds control characters")
+
+
+def _short(value: Any) -> str:
+    """A bounded ``repr`` (a 4000-digit integer or a huge list must not flood the message)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<a {len(str(abs(value)))}-digit integer>"
+    if isinstance(value, (list, dict)) and len(value) > 8:
+        return f"<a {type(value).__name__} of {len(value)} items>"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
