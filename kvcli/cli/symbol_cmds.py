@@ -6,8 +6,9 @@ graphviz and rich are imported inside the commands so ``kvcli --help`` stays fas
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
@@ -56,11 +57,11 @@ def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool)
     # row); the cyclic GC would rescan them again and again on big graphs. The process ends
     # right after, so switch it off.
     gc.disable()
-    from kvcli.symbol.graph import load_file
+    from kvcli.symbol.graph import load_file, load_json
     from kvcli.symbol.shapespec import parse_shape_specs
 
     parse_shape_specs(shape or [], source=str(file))  # a bad --shape fails before reading
-    graph = load_file(file)
+    graph = load_json(sys.stdin.buffer.read(), source="<stdin>") if str(file) == "-" else load_file(file)
     if not allow_unknown_ops:
         _refuse_unknown_ops(file, graph)
     return graph
@@ -119,17 +120,31 @@ def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str
 
 def viz_command(
     ctx: typer.Context,
-    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9)."),
+    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9); - reads standard input."),
     out: Optional[Path] = typer.Option(
         None, "--output", "-o",
-        help="Output file; the extension picks the format: .svg .pdf .png .dot. "
-             "Default: FILE's name with .svg, in the current folder."),
+        help="Output file; the extension picks the format: .svg .pdf .png .dot .html; - writes SVG "
+             "(or --format dot) to standard output. Default: FILE's name with .svg, in the current folder."),
     shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
     title: Optional[str] = typer.Option(None, "--title", "-t", help="Title drawn above the graph."),
     rankdir: str = typer.Option("TB", "--rankdir", help="Layout direction: TB, LR, BT or RL.",
                                 case_sensitive=False),
     show_weights: bool = typer.Option(False, "--show-weights",
                                       help="Also draw weight/bias/moving-stat variables."),
+    full: bool = typer.Option(False, "--full", help="Draw every node exactly, even when graphviz will "
+                              "take long (big graphs are otherwise drawn with repeated blocks folded)."),
+    collapse: Optional[List[str]] = typer.Option(
+        None, "--collapse", help="Draw all nodes whose name matches this glob as one node "
+                                 "(repeatable), e.g. --collapse 'stage3_*'."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Group nodes by their first N name parts "
+                                        "(split at _ / . : -), e.g. --depth 1 draws one node per stage."),
+    focus_on: Optional[str] = typer.Option(None, "--focus", help="Draw only the neighbourhood of this node."),
+    radius: int = typer.Option(2, "--radius", help="With --focus: how many edges away to draw."),
+    layout_timeout: float = typer.Option(60.0, "--layout-timeout",
+                                         help="Stop graphviz after this many seconds (no file is written)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Output format when -o is - (svg or dot)."),
+    dtype: Optional[List[str]] = typer.Option(
+        None, "--dtype", help="Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes."),
     max_nodes: int = typer.Option(20000, "--max-nodes", help="Refuse to lay out bigger graphs "
                                   "(graphviz would take very long); .dot output is never limited."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
@@ -138,34 +153,83 @@ def viz_command(
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
-    Inputs are ovals; ops are boxes coloured by kind (the MXNet palette); weights and
-    biases are hidden unless --show-weights. Needs graphviz's `dot` for .svg/.pdf/.png;
-    without it the .dot file is written and the command says how to install graphviz.
+    Inputs are ovals; ops are boxes coloured by kind (the MXNet palette), labelled with
+    their name and op; weights and biases are hidden unless --show-weights. Graphs too big
+    for graphviz to lay out in seconds are drawn with repeated blocks folded (said in one
+    line; --full draws everything). Needs graphviz's `dot` for .svg/.pdf/.png; without it
+    the .dot file is written and the command says how to install graphviz.
     """
     from kvcli.cli import output
     from kvcli.errors import SymbolError
-    from kvcli.symbol.render import drawn_nodes, to_digraph, write
+    from kvcli.symbol.fold import prepare
+    from kvcli.symbol.plan import build_plan
+    from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
 
     rank = rankdir.upper()
     if rank not in RANKDIRS:
         raise SymbolError(f"--rankdir {rankdir!r}: use one of {', '.join(RANKDIRS)}")
-    target = out if out is not None else Path.cwd() / (file.stem + ".svg")
+    if layout_timeout <= 0:
+        raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
+    to_stdout = out is not None and str(out) == "-"
+    if fmt is not None and not to_stdout:
+        raise SymbolError("--format is only for -o - (standard output); otherwise the extension picks the format")
+    if fmt is not None and fmt.lower() not in ("svg", "dot"):
+        raise SymbolError(f"--format {fmt!r}: use svg or dot")
+    stem = "stdin" if str(file) == "-" else file.stem
+    target = out if out is not None else Path.cwd() / (stem + ".svg")
+    suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else target.suffix.lower())
     graph = _load_graph(file, shape, allow_unknown_ops)
-    count = drawn_nodes(graph, hide_weights=not show_weights)
-    if count > max_nodes and target.suffix.lower() not in (".dot", ".gv"):
-        raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
-                          "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+    reduced = bool(collapse or depth is not None or focus_on is not None)
+    if suffix not in (".dot", ".gv") and not reduced:
+        count = drawn_nodes(graph, hide_weights=not show_weights)
+        if count > max_nodes:  # checked before any work: a huge file fails in a second
+            raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
+                              "graphviz would take very long. Draw part of it (--focus NODE, --collapse "
+                              "PATTERN, --depth N), write a .dot file (-o x.dot) or raise --max-nodes")
     result = _infer(graph, shape)
     _warn_incomplete(file, result, shape, strict)
     any_shape = any(s is not None for outs in result.outputs for s in outs)
-    dot = to_digraph(graph, result if any_shape else None, title=title or file.stem, rankdir=rank,
-                     hide_weights=not show_weights, caption=title)
-    written = write(dot, target)
+    dtypes = _dtypes(graph, dtype) if dtype else None
+    plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
+                      readable=True, dtypes=dtypes)
+    count = len(plan.nodes)
+    if suffix not in (".dot", ".gv"):
+        plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
+                                focus_on=focus_on, radius=radius)
+        if len(plan.nodes) > max_nodes:
+            raise SymbolError(f"{file}: {len(plan.nodes):,} nodes to draw is more than --max-nodes {max_nodes:,}; "
+                              "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+    else:
+        plan, bounded = prepare(plan, full=True, collapse=collapse or (), depth=depth,
+                                focus_on=focus_on, radius=radius)
+    for note in plan.notes:
+        output.print_note(note)
+    dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                          bounded=bounded)
+    written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
+    if to_stdout:
+        return
     if _json_wanted(ctx, json_flag):
         output.print_json({"file": str(file), "output": str(written), "format": written.suffix[1:],
-                           "nodes": count, "shapes": any_shape})
+                           "nodes": count, "drawn": len(plan.nodes), "shapes": any_shape})
     else:
-        output.stdout_console().print(f"wrote {written} ({count:,} nodes)")
+        drawn = f"{count:,} nodes" + (f", drawn as {len(plan.nodes):,}" if len(plan.nodes) != count else "")
+        output.stdout_console().print(f"wrote {written} ({drawn})")
+
+
+def _dtypes(graph: "Graph", specs: List[str]) -> "Callable[[int, int], Optional[str]]":
+    """``--dtype NAME=TYPE`` values as a lookup of each node output's inferred dtype."""
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.dtypes import infer_dtypes
+
+    given: dict[str, str] = {}
+    for spec in specs:
+        name, sep, dtype = spec.partition("=")
+        if not sep or not name or not dtype:
+            raise SymbolError(f"--dtype {spec!r}: use NAME=TYPE, e.g. --dtype data=float32")
+        given[name] = dtype
+    types = infer_dtypes(graph, given)
+    return lambda node, _k: types[node]
 
 
 def summary_command(
