@@ -151,7 +151,8 @@ def focus(plan: Plan, name: str, radius: int) -> Plan:
         raise SymbolError(f"--radius {radius}: use 0 or more edges")
     start = [i for i, n in enumerate(plan.nodes) if n.name == name]
     if not start:
-        close = [n.name for n in plan.nodes if name.lower() in n.name.lower()][:3]
+        want = name.strip().lower()
+        close = [n.name for n in plan.nodes if want and want in n.name.lower()][:3]
         hint = f"; similar: {', '.join(close)}" if close else ""
         raise SymbolError(f"--focus {name!r}: no drawn node has that name{hint}")
     adj: list[list[int]] = [[] for _ in plan.nodes]

@@ -92,11 +92,11 @@ def plan_to_digraph(
     so ``dot`` finishes in seconds on big graphs. Every label and id is plain text
     (:func:`dot_quote`).
     """
-    from graphviz import Digraph
+    from graphviz import Digraph, nohtml
 
     base = dict(READABLE_ATTRS if readable else NODE_ATTRS)
     base.update(node_attrs or {})
-    dot = Digraph(name=title, format=save_format)
+    dot = Digraph(name=nohtml(title), format=save_format)  # nohtml: '<...>' is not markup
     body = dot.body
     # Graph attributes are written by hand too: Digraph.attr() would let '<...>' through as HTML.
     graph_attrs: dict[str, str] = {}
