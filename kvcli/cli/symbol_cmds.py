@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 if TYPE_CHECKING:  # pragma: no cover
+    from graphviz import Digraph
+
     from kvcli.symbol.graph import Graph
+    from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
 
 SHAPE_HELP = ("Input shape NAME=D1,D2,... (repeatable; NAME may be a glob such as 'l*_init_*'). "
@@ -123,7 +126,8 @@ def viz_command(
     file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9); - reads standard input."),
     out: Optional[Path] = typer.Option(
         None, "--output", "-o",
-        help="Output file; the extension picks the format: .svg .pdf .png .dot .html; - writes SVG "
+        help="Output file; the extension picks the format: .svg .pdf .png .dot, or .html (an interactive "
+             "viewer: zoom, search, node details, groups, summary); - writes SVG "
              "(or --format dot) to standard output. Default: FILE's name with .svg, in the current folder."),
     shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
     title: Optional[str] = typer.Option(None, "--title", "-t", help="Title drawn above the graph."),
@@ -142,6 +146,8 @@ def viz_command(
     radius: int = typer.Option(2, "--radius", help="With --focus: how many edges away to draw."),
     layout_timeout: float = typer.Option(60.0, "--layout-timeout",
                                          help="Stop graphviz after this many seconds (no file is written)."),
+    open_browser: bool = typer.Option(False, "--open", help="Write the HTML viewer to a temporary file "
+                                      "and open it in the web browser."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Output format when -o is - (svg or dot)."),
     dtype: Optional[List[str]] = typer.Option(
         None, "--dtype", help="Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes."),
@@ -176,7 +182,13 @@ def viz_command(
     if fmt is not None and fmt.lower() not in ("svg", "dot"):
         raise SymbolError(f"--format {fmt!r}: use svg or dot")
     stem = "stdin" if str(file) == "-" else file.stem
+    if open_browser and out is not None:
+        raise SymbolError("--open writes a temporary HTML file; leave out -o (or use -o FILE.html without --open)")
     target = out if out is not None else Path.cwd() / (stem + ".svg")
+    if open_browser:
+        import tempfile
+
+        target = Path(tempfile.mkdtemp(prefix="kvcli-viz-")) / (stem + ".html")
     suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else target.suffix.lower())
     graph = _load_graph(file, shape, allow_unknown_ops)
     reduced = bool(collapse or depth is not None or focus_on is not None)
@@ -189,9 +201,9 @@ def viz_command(
     result = _infer(graph, shape)
     _warn_incomplete(file, result, shape, strict)
     any_shape = any(s is not None for outs in result.outputs for s in outs)
-    dtypes = _dtypes(graph, dtype) if dtype else None
+    types = _dtypes(graph, dtype) if dtype else None
     plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
-                      readable=True, dtypes=dtypes)
+                      readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
     count = len(plan.nodes)
     if suffix not in (".dot", ".gv"):
         plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
@@ -204,9 +216,13 @@ def viz_command(
                                 focus_on=focus_on, radius=radius)
     for note in plan.notes:
         output.print_note(note)
+    html = suffix == ".html" or open_browser
     dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
-                          bounded=bounded)
-    written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
+                          bounded=bounded, svg_ids=html)
+    if html:
+        written = _write_html(plan, result, types, dot, target, title or stem, layout_timeout, open_browser)
+    else:
+        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
     if to_stdout:
         return
     if _json_wanted(ctx, json_flag):
@@ -217,8 +233,38 @@ def viz_command(
         output.stdout_console().print(f"wrote {written} ({drawn})")
 
 
-def _dtypes(graph: "Graph", specs: List[str]) -> "Callable[[int, int], Optional[str]]":
-    """``--dtype NAME=TYPE`` values as a lookup of each node output's inferred dtype."""
+def _write_html(plan: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]], dot: "Digraph",
+                target: Path, title: str, timeout: float, open_browser: bool) -> Path:
+    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically)."""
+    import os
+    import tempfile
+
+    from kvcli.symbol.render import render_bytes
+    from kvcli.symbol.summary import summarize
+    from kvcli.symbol.viewer import build_html
+
+    svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
+    page = build_html(plan, summarize(result), svg, title, types)
+    if target.parent and not target.parent.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(target.resolve().as_uri())
+    return target
+
+
+def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
+    """``--dtype NAME=TYPE`` values, inferred to every node's output dtype."""
     from kvcli.errors import SymbolError
     from kvcli.symbol.dtypes import infer_dtypes
 
@@ -228,8 +274,7 @@ def _dtypes(graph: "Graph", specs: List[str]) -> "Callable[[int, int], Optional[
         if not sep or not name or not dtype:
             raise SymbolError(f"--dtype {spec!r}: use NAME=TYPE, e.g. --dtype data=float32")
         given[name] = dtype
-    types = infer_dtypes(graph, given)
-    return lambda node, _k: types[node]
+    return infer_dtypes(graph, given)
 
 
 def summary_command(

@@ -85,12 +85,14 @@ def plan_to_digraph(
     caption: Optional[str] = None,
     readable: bool = False,
     bounded: bool = False,
+    svg_ids: bool = False,
 ) -> "Digraph":
     """The :class:`graphviz.Digraph` of a :class:`~kvcli.symbol.plan.Plan`.
 
     ``readable`` lets boxes grow to fit their labels; ``bounded`` adds :data:`BOUNDED_ATTRS`
-    so ``dot`` finishes in seconds on big graphs. Every label and id is plain text
-    (:func:`dot_quote`).
+    so ``dot`` finishes in seconds on big graphs. ``svg_ids`` names node ``i`` ``v{i}`` and
+    edge ``k`` ``e{k}`` (in DOT and so in the SVG: the HTML viewer finds them by these ids).
+    Every label and id is plain text (:func:`dot_quote`).
     """
     from graphviz import Digraph, nohtml
 
@@ -112,8 +114,11 @@ def plan_to_digraph(
     seen: dict[str, int] = {}
     for name in names:
         seen[name] = seen.get(name, 0) + 1
-    ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name else f"node{i}"
-           for i, name in enumerate(names)]
+    if svg_ids:
+        ids = [f"v{i}" for i in range(len(names))]
+    else:
+        ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name else f"node{i}"
+               for i, name in enumerate(names)]
     # Lines are written straight into ``dot.body`` in exactly the form Digraph.node()/edge()
     # produce (label first, then sorted attributes), but each id is quoted once and the
     # constant attribute tail once per colour: several times faster on big graphs.
@@ -131,9 +136,11 @@ def plan_to_digraph(
                 attrs["peripheries"] = "2"
             tail = " ".join(f"{k}={q(str(v))}" for k, v in sorted(attrs.items()))
             tails[key] = tail
-        body.append(f"\t{q(ids[i])} [label={q(node.label)} {tail}]\n")
-    for e in plan.edges:
-        body.append(f"\t{q(ids[e.head])} -> {q(ids[e.tail])} [label={q(e.label)} arrowtail=open dir=back]\n")
+        extra = f" id={ids[i]}" if svg_ids else ""
+        body.append(f"\t{q(ids[i])} [label={q(node.label)} {tail}{extra}]\n")
+    for k, e in enumerate(plan.edges):
+        extra = f" id=e{k}" if svg_ids else ""
+        body.append(f"\t{q(ids[e.head])} -> {q(ids[e.tail])} [label={q(e.label)} arrowtail=open dir=back{extra}]\n")
     return dot
 
 
@@ -169,6 +176,17 @@ INSTALL_HINT = ("install graphviz (Debian/Ubuntu: sudo apt-get install graphviz;
                 "install graphviz; conda: conda install graphviz)")
 
 
+def render_bytes(dot: "Digraph", fmt: str = "svg", timeout: Optional[float] = None,
+                 spinner: Optional[bool] = None) -> bytes:
+    """Lay out ``dot`` and return the picture (``svg``, ``pdf``, ``png``) as bytes."""
+    from kvcli.symbol.layout import run_dot
+
+    program = dot_program()
+    if program is None:
+        raise GraphvizMissingError(f"graphviz's 'dot' program was not found; {INSTALL_HINT}")
+    return run_dot(program, dot.source, fmt, None, timeout=timeout, spinner=spinner) or b""
+
+
 def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[float] = None,
           spinner: Optional[bool] = None, fmt: Optional[str] = None) -> Path:
     """Write ``dot`` to ``out``: ``.dot``/``.gv`` as source, ``.svg``/``.pdf``/``.png`` via ``dot``.
@@ -192,11 +210,7 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
             sys.stdout.write(source)
             sys.stdout.flush()
             return path
-        program = dot_program()
-        if program is None:
-            raise GraphvizMissingError(f"graphviz's 'dot' program was not found; {INSTALL_HINT}")
-        data = run_dot(program, source, ext[1:], None, timeout=timeout, spinner=spinner)
-        sys.stdout.buffer.write(data or b"")
+        sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, spinner=spinner))
         sys.stdout.flush()
         return path
     if path.parent and not path.parent.exists():
