@@ -302,6 +302,6 @@
   };
 
   doFit();
-  window.kvcliViewer = {ready: true, describe: describe, collapse: setCollapsed, groups: data.groups};
+  window.kvcliViewer = {ready: true, describe: describe, collapse: setCollapsed, groups: data.groups, currentSvg: currentSvg};
   document.body.setAttribute("data-ready", "1");
 })();
