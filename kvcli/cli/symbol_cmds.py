@@ -204,7 +204,7 @@ def viz_command(
     types = _dtypes(graph, dtype) if dtype else None
     plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
                       readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
-    count = len(plan.nodes)
+    count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
     if suffix not in (".dot", ".gv"):
         plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
                                 focus_on=focus_on, radius=radius)
@@ -227,9 +227,10 @@ def viz_command(
         return
     if _json_wanted(ctx, json_flag):
         output.print_json({"file": str(file), "output": str(written), "format": written.suffix[1:],
-                           "nodes": count, "drawn": len(plan.nodes), "shapes": any_shape})
+                           "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape})
     else:
-        drawn = f"{count:,} nodes" + (f", drawn as {len(plan.nodes):,}" if len(plan.nodes) != count else "")
+        boxes = plan.drawn_boxes
+        drawn = f"{count:,} nodes" + (f", drawn as {boxes:,}" if boxes != count else "")
         output.stdout_console().print(f"wrote {written} ({drawn})")
 
 

@@ -21,7 +21,7 @@ from collections import deque
 from typing import Hashable, Optional, Sequence
 
 from kvcli.errors import SymbolError
-from kvcli.symbol.plan import KIND_COLOUR, DrawEdge, DrawNode, Plan, wrap
+from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, wrap
 from kvcli.symbol import ops
 
 #: A name pattern must repeat at least this often to be folded.
@@ -75,6 +75,8 @@ def fold_repeats(plan: Plan) -> Plan:
     ordinal: dict[tuple[str, int], int] = {}
     keys: list[Optional[Hashable]] = [None] * len(plan.nodes)
     for i, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP:
+            continue
         hit = templates.get(node.name)
         if hit is not None:
             anchor[i] = hit
@@ -112,7 +114,7 @@ def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
     hits = {p: 0 for p in patterns}
     for node in plan.nodes:
         key = None
-        for p, rx in regexes:
+        for p, rx in regexes if node.op != OUTPUT_OP else ():
             if rx.match(node.name):
                 key = ("pattern", p)
                 hits[p] += 1
@@ -134,7 +136,8 @@ def collapse_depth(plan: Plan, depth: int) -> Plan:
     keys: list[Optional[Hashable]] = []
     for node in plan.nodes:
         parts = [p for p in _SEP.split(node.name) if p]
-        keys.append(("depth", "_".join(parts[:depth])) if len(parts) > depth else None)
+        grouped = len(parts) > depth and node.op != OUTPUT_OP
+        keys.append(("depth", "_".join(parts[:depth])) if grouped else None)
     sizes: dict[Hashable, int] = {}
     for key in keys:
         if key is not None:

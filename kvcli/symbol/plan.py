@@ -45,6 +45,7 @@ class DrawNode:
     op: str  # the op ("null" for inputs; "(mixed)" when a fold mixes ops)
     detail: str = ""  # the op part of the label ("Convolution\n3x3/1, 64"); "" for inputs
     fold: str = ""  # how members were merged: "" (one node), "repeat", "pattern", "depth"
+    small: bool = False  # a weight drawn with --show-weights: small type, small oval
 
 
 @dataclass
@@ -68,7 +69,13 @@ class Plan:
 
     @property
     def drawn_members(self) -> int:
+        """How many graph nodes the picture stands for."""
         return sum(len(n.members) for n in self.nodes)
+
+    @property
+    def drawn_boxes(self) -> int:
+        """How many boxes and ovals it draws (output-shape labels not counted)."""
+        return sum(1 for n in self.nodes if n.members)
 
 
 def looks_like_weight(name: str) -> bool:
@@ -184,6 +191,7 @@ def build_plan(graph: Graph, shapes: Optional[ShapeResult] = None, hide_weights:
         index_of[i] = len(nodes)
         nodes.append(DrawNode(label=label, fill=node_colour(node),
                               shape="oval" if node.is_variable else "box",
+                              small=readable and node.is_variable and looks_like_weight(node.name),
                               members=[i], name=node.name, op=node.op,
                               detail="" if node.is_variable else (op_label(node) or node.op)))
     edges: list[DrawEdge] = []
@@ -195,7 +203,29 @@ def build_plan(graph: Graph, shapes: Optional[ShapeResult] = None, hide_weights:
             tail = index_of.get(src)
             if tail is not None:
                 edges.append(DrawEdge(head, tail, edge_label(shapes, src, k, dtypes)))
+    if readable and shapes is not None:
+        _add_outputs(graph, shapes, index_of, nodes, edges)
     return Plan(graph=graph, shapes=shapes, nodes=nodes, edges=edges)
+
+
+#: The op of the label nodes that show the network's output shapes (never folded or grouped).
+OUTPUT_OP = "(output)"
+
+
+def _add_outputs(graph: Graph, shapes: ShapeResult, index_of: dict[int, int],
+                 nodes: list[DrawNode], edges: list[DrawEdge]) -> None:
+    """A plain-text node under each head saying its name and shape (``softmax_output 1x1000``)."""
+    from kvcli.symbol.summary import entry_name
+
+    for node_i, k, _ in graph.heads:
+        head = index_of.get(node_i)
+        if head is None:
+            continue
+        name = entry_name(graph, node_i, k)
+        label = f"{wrap(name)}\n{format_shape(shapes.entry(node_i, k))}"
+        edges.append(DrawEdge(len(nodes), head, ""))
+        nodes.append(DrawNode(label=label, fill="#ffffff", shape="plaintext", members=[],
+                              name=name, op=OUTPUT_OP))
 
 
 def rank_width(plan: Plan) -> int:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
 NODE_ATTRS = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
 #: Readable mode (the CLI): the same size as a minimum, boxes grow to fit their labels.
 READABLE_ATTRS = {**NODE_ATTRS, "fixedsize": "false", "margin": "0.08,0.04"}
+#: Weights drawn on request (--show-weights): small ovals in small type, still legible.
+SMALL_ATTRS = {"width": "0.4", "height": "0.25", "fontsize": "9", "margin": "0.04,0.02"}
 FORMATS = (".svg", ".pdf", ".png", ".dot", ".gv")
 #: Above this many drawn nodes, graphviz's layout takes minutes; we refuse unless asked.
 DEFAULT_MAX_NODES = 20000
@@ -123,10 +125,10 @@ def plan_to_digraph(
     # produce (label first, then sorted attributes), but each id is quoted once and the
     # constant attribute tail once per colour: several times faster on big graphs.
     q = _quoter()
-    tails: dict[tuple[str, str, bool], str] = {}
+    tails: dict[tuple[str, str, bool, bool], str] = {}
     for i, node in enumerate(plan.nodes):
         folded = bool(node.fold)
-        key = (node.fill, node.shape, folded)
+        key = (node.fill, node.shape, folded, node.small)
         tail = tails.get(key)
         if tail is None:
             attrs = dict(base)
@@ -134,6 +136,8 @@ def plan_to_digraph(
             attrs["fillcolor"] = node.fill
             if folded:  # a fold is drawn doubled, like a stack of boxes
                 attrs["peripheries"] = "2"
+            if node.small:
+                attrs.update(SMALL_ATTRS)
             tail = " ".join(f"{k}={q(str(v))}" for k, v in sorted(attrs.items()))
             tails[key] = tail
         extra = f" id={ids[i]}" if svg_ids else ""

@@ -421,6 +421,19 @@ def _norm_reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     _reduce(a, ins, outs)
 
 
+@rule("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")
+def _creation(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """``shape=(0, 512)``: a 0 is filled from the consumer, as MXNet does for RNN begin states."""
+    shape = a.ints("shape", ())
+    known = outs[0]
+    if known is not None:
+        if len(known) != len(shape) or any(d and d != k for d, k in zip(shape, known)):
+            raise ValueError(f"shape attribute {shape} does not match the {known} its consumer needs")
+        return
+    if 0 not in shape:
+        outs[0] = shape
+
+
 @rule("Embedding")
 def _embedding(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     vocab, dim = a.int("input_dim"), a.int("output_dim")

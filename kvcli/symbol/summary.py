@@ -174,7 +174,9 @@ def summarize(result: ShapeResult) -> Summary:
         params = aux = 0
         missing: list[str] = []
         previous: list[str] = []
-        listed: set[str] = set()  # a set, not `in previous`: a node may have 10^5 inputs
+        # a set, not `in previous`, when fan-in is big (a node may have 10^5 inputs); a short
+        # list is faster for the usual one to three inputs
+        listed: Optional[set[str]] = set() if len(node.inputs) > 8 else None
         for src, _, _ in node.inputs:
             role = roles.get(src)
             if role in (PARAM, AUX):
@@ -188,6 +190,9 @@ def summarize(result: ShapeResult) -> Summary:
                     params += _size(shape)
                 else:
                     aux += _size(shape)
+            elif listed is None:
+                if nodes[src].name not in previous:
+                    previous.append(nodes[src].name)
             elif nodes[src].name not in listed:
                 listed.add(nodes[src].name)
                 previous.append(nodes[src].name)

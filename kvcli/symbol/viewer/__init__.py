@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from kvcli.symbol.fold import MIN_REPEAT, _templates
-from kvcli.symbol.plan import Plan
+from kvcli.symbol.plan import OUTPUT_OP, Plan
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
 
@@ -111,13 +111,15 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
     (``stage3_unit*_conv1``); each has at least two members and is not the whole graph."""
     found: dict[str, list[int]] = {}
     for d, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP:
+            continue
         parts = [p for p in _SEP.split(node.name) if p]
         for depth in (1, 2):
             if len(parts) > depth:
                 found.setdefault("_".join(parts[:depth]) + "_*", []).append(d)
     templates = _templates([n.name for n in plan.nodes])
     for d, node in enumerate(plan.nodes):
-        hit = templates.get(node.name)
+        hit = templates.get(node.name) if node.op != OUTPUT_OP else None
         if hit is not None:
             found.setdefault(hit[0], []).append(d)
     total = len(plan.nodes)

@@ -108,8 +108,13 @@
     var g = nodeEl[d];
     if (!g) return;
     var b = g.getBBox();
-    var w = Math.max(b.width * 6, Math.min(home.w, 900)), h = w * (box.h / box.w);
-    box = {x: b.x + b.width / 2 - w / 2, y: b.y + b.height / 2 - h / 2, w: w, h: h}; apply();
+    // the node's box in the root's user space (dot puts a translate on the graph group)
+    var m = svg.getScreenCTM().inverse().multiply(g.getScreenCTM());
+    var p = svg.createSVGPoint(); p.x = b.x + b.width / 2; p.y = b.y + b.height / 2;
+    var c = p.matrixTransform(m);
+    var r = svg.getBoundingClientRect();
+    var w = Math.min(Math.max(b.width * 8, 700), Math.max(home.w, 700)), h = w * (r.height / r.width);
+    box = {x: c.x - w / 2, y: c.y - h / 2, w: w, h: h}; apply();
   }
 
   // ---- the node panel ---------------------------------------------------------------------
@@ -124,6 +129,11 @@
     var draw = data.draws[d];
     panel.textContent = "";
     showTab("node");
+    if (!draw.members.length) {  // the label node showing a network output's shape
+      panel.appendChild(el("h2", {id: "panel-name"}, draw.name));
+      panel.appendChild(el("p", null, "Network output: " + draw.label.split("\n").slice(-1)[0]));
+      return;
+    }
     var first = data.nodes[draw.members[0]];
     panel.appendChild(el("h2", {id: "panel-name"}, draw.count > 1 ? draw.label.split("\n").slice(0, 2).join(" ") : first.name));
     var t = el("table", {id: "panel-table"});
@@ -133,7 +143,9 @@
     (first["in"] || []).forEach(function (x, j) { row(t, "input " + j, x[0] + " : " + x[1] + (x[2] ? " " + x[2] : "")); });
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
     (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]); });
-    if (first.params !== undefined) { row(t, "params", String(first.params)); row(t, "aux", String(first.aux)); }
+    if (first.params !== undefined) {
+      row(t, "params", first.params.toLocaleString("en-US")); row(t, "aux", first.aux.toLocaleString("en-US"));
+    }
     panel.appendChild(t);
     if (draw.count > 1) {
       panel.appendChild(el("h2", null, "Members (" + draw.count + ")"));
