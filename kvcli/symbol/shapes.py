@@ -195,6 +195,11 @@ def _fully_connected(a: Attrs, ins: Shapes, outs: Shapes) -> None:
         ins[2] = (hidden,)  # the bias needs no input shape
     data = ins[0]
     if data is None:
+        # MXNet fills an unknown 2-D data input back from the output's batch and the weight's
+        # width: how an RNN's `_zeros` begin state (shape (0, H)) feeding h2h gets its batch.
+        out, weight = outs[0], ins[1] if len(ins) > 1 else None
+        if out is not None and weight is not None and len(out) == 2 and len(weight) == 2:
+            ins[0] = (out[0], weight[1])
         return
     if a.bool("flatten", True):
         ins[1] = (hidden, _prod(data[1:]))

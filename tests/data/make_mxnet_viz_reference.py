@@ -50,3 +50,30 @@ dot = mx.viz.plot_network(mx.sym.Cast(mx.sym.FullyConnected(mx.sym.Variable("dat
 out["dtype_edges"] = sorted(line.strip() for line in dot.source.splitlines() if "->" in line)
 Path(__file__).with_name("mxnet_viz_reference.json").write_text(json.dumps(out, indent=1, default=list) + "\n")
 print(json.dumps(out, indent=1, default=list))
+
+
+def lstm_lm():
+    """An LSTM language model whose begin states are MXNet's `_zeros` (shape (0, H))."""
+    data = mx.sym.Variable("data")
+    embed = mx.sym.Embedding(data, input_dim=50, output_dim=16, name="embed")
+    steps = mx.sym.SliceChannel(embed, num_outputs=3, axis=1, squeeze_axis=True, name="steps")
+    cell = mx.rnn.LSTMCell(num_hidden=24, prefix="lstm_")
+    outputs, _ = cell.unroll(3, inputs=[steps[t] for t in range(3)], merge_outputs=True)
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, 24)), num_hidden=50, name="pred")
+    return mx.sym.SoftmaxOutput(pred, name="softmax")
+
+
+lm = lstm_lm()
+lm_args, _, lm_aux = lm.infer_shape(data=(4, 3))
+zeros = [n["name"] for n in json.loads(lm.tojson())["nodes"] if n["op"] == "_zeros"]
+learn = [(n, s) for n, s in zip(lm.list_arguments(), lm_args) if n != "data" and "label" not in n]
+total = 0
+for _, s in learn:
+    size = 1
+    for d in s:
+        size *= d
+    total += size
+Path(__file__).with_name("mxnet_lstm_lm_zeros-symbol.json").write_text(lm.tojson())
+out["lstm_lm"] = {"zeros_nodes": zeros, "params": total, "aux": len(lm_aux)}
+Path(__file__).with_name("mxnet_viz_reference.json").write_text(json.dumps(out, indent=1, default=list) + "\n")
+print(out["lstm_lm"])

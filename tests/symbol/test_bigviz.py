@@ -249,3 +249,18 @@ def test_svg_to_stdout() -> None:
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.lstrip().startswith(b"<?xml") and proc.stdout.rstrip().endswith(b"</svg>")
+
+
+@needs_dot
+def test_open_writes_a_temp_viewer_and_opens_it(tmp_path: Path) -> None:
+    seen = tmp_path / "url.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {seen}\n")
+    browser.chmod(0o755)
+    result = run_kvcli("viz", _mlp(), "--open", env={"BROWSER": str(browser)})
+    assert result.returncode == 0, result.stderr
+    url = seen.read_text().strip()
+    assert url.startswith("file:///") and url.endswith("/mlp.html")
+    page = Path(url[len("file://"):])
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "default-src 'none'" in page.read_text(encoding="utf-8")

@@ -75,3 +75,18 @@ def test_dtype_labels_edges() -> None:
                      'half -> fc [label="2x3(float32)" arrowtail=open dir=back]']
     with pytest.raises(ValueError, match="Input type is incomplete"):
         mx.viz.plot_network(net, dtype={})
+
+
+def test_lstm_lm_with_zeros_begin_states_has_exact_totals() -> None:
+    from kvcli.symbol.graph import load_file
+    from kvcli.symbol.summary import summarize
+
+    graph = load_file(Path(__file__).resolve().parents[1] / "data" / "mxnet_lstm_lm_zeros-symbol.json")
+    assert [n.name for n in graph.nodes if n.op == "_zeros"] == REF["lstm_lm"]["zeros_nodes"]
+    result = infer_shapes(graph, {"data": (4, 3)})
+    assert result.complete and not result.unknown_ops
+    summary = summarize(result)
+    assert summary.exact and summary.total_text(summary.params) == f"{REF['lstm_lm']['params']:,}"
+    assert summary.aux == REF["lstm_lm"]["aux"]
+    zeros = [i for i, n in enumerate(graph.nodes) if n.op == "_zeros"]
+    assert [result.entry(i) for i in zeros] == [(4, 24), (4, 24)]  # the 0 filled from the consumer
