@@ -31,6 +31,14 @@ VIZ_EPILOG = """Examples:
   kvcli viz model.json -o model.dot                                  (DOT source, no graphviz needed)
 
   kvcli viz lstm.json --shape 'data/*=32' --show-weights -o lstm.png
+
+  kvcli viz resnet-50-symbol.json -o resnet.html                     (interactive viewer, offline)
+
+  kvcli viz char-lstm.json --focus t5_l0_i2h --radius 3 -o part.svg  (one node's neighbourhood)
+
+  kvcli viz resnet-50-symbol.json --collapse 'stage3_*' --depth 2     (fold name groups)
+
+  cat model.json | kvcli viz - -o - --format dot                     (stdin to stdout)
 """
 
 SUMMARY_EPILOG = """Examples:
