@@ -28,7 +28,10 @@ from kvcli.mx import sym  # noqa: E402
 from kvcli.symbol.render import dot_program, to_digraph  # noqa: E402
 from kvcli.symbol.shapes import infer_shapes  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "sample_models"
+_REPO = Path(__file__).resolve().parents[1]
+# ../shared next to the checkout, or next to the worktrees folder (/work/wt/NAME -> /work/shared)
+SHARED = next((p for p in (_REPO / ".." / "shared" / "sample_models", _REPO / ".." / ".." / "shared" / "sample_models")
+               if p.is_dir()), _REPO / ".." / "shared" / "sample_models")
 CHAR_LSTM = SHARED / "mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json"
 
 
