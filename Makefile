@@ -1,6 +1,6 @@
 # kvcli: `make demo` runs the main job on the built-in samples, `make test` runs the tests.
 # Both work on a fresh machine: they make .venv, install kvcli with its extras, and (as root,
-# when graphviz's `dot` is missing) apt-get install graphviz.
+# when graphviz's `dot` or chromium is missing) apt-get install graphviz, chromium and chromium-driver.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,6 +19,14 @@ $(STAMP): pyproject.toml
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
 	  else \
 	    echo "warning: graphviz's 'dot' is missing: install it (e.g. sudo apt-get install graphviz) to render images"; \
+	  fi; \
+	fi
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium + chromium-driver (for the HTML viewer's browser tests)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "warning: chromium/chromedriver missing: the HTML viewer's browser tests will be skipped"; \
 	  fi; \
 	fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

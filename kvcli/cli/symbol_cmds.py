@@ -6,13 +6,17 @@ graphviz and rich are imported inside the commands so ``kvcli --help`` stays fas
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 if TYPE_CHECKING:  # pragma: no cover
+    from graphviz import Digraph
+
     from kvcli.symbol.graph import Graph
+    from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
 
 SHAPE_HELP = ("Input shape NAME=D1,D2,... (repeatable; NAME may be a glob such as 'l*_init_*'). "
@@ -27,6 +31,14 @@ VIZ_EPILOG = """Examples:
   kvcli viz model.json -o model.dot                                  (DOT source, no graphviz needed)
 
   kvcli viz lstm.json --shape 'data/*=32' --show-weights -o lstm.png
+
+  kvcli viz resnet-50-symbol.json -o resnet.html                     (interactive viewer, offline)
+
+  kvcli viz char-lstm.json --focus t5_l0_i2h --radius 3 -o part.svg  (one node's neighbourhood)
+
+  kvcli viz resnet-50-symbol.json --collapse 'stage3_*' --depth 2     (fold name groups)
+
+  cat model.json | kvcli viz - -o - --format dot                     (stdin to stdout)
 """
 
 SUMMARY_EPILOG = """Examples:
@@ -56,11 +68,11 @@ def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool)
     # row); the cyclic GC would rescan them again and again on big graphs. The process ends
     # right after, so switch it off.
     gc.disable()
-    from kvcli.symbol.graph import load_file
+    from kvcli.symbol.graph import load_file, load_json
     from kvcli.symbol.shapespec import parse_shape_specs
 
     parse_shape_specs(shape or [], source=str(file))  # a bad --shape fails before reading
-    graph = load_file(file)
+    graph = load_json(sys.stdin.buffer.read(), source="<stdin>") if str(file) == "-" else load_file(file)
     if not allow_unknown_ops:
         _refuse_unknown_ops(file, graph)
     return graph
@@ -119,17 +131,34 @@ def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str
 
 def viz_command(
     ctx: typer.Context,
-    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9)."),
+    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9); - reads standard input."),
     out: Optional[Path] = typer.Option(
         None, "--output", "-o",
-        help="Output file; the extension picks the format: .svg .pdf .png .dot. "
-             "Default: FILE's name with .svg, in the current folder."),
+        help="Output file; the extension picks the format: .svg .pdf .png .dot, or .html (an interactive "
+             "viewer: zoom, search, node details, groups, summary); - writes SVG "
+             "(or --format dot) to standard output. Default: FILE's name with .svg, in the current folder."),
     shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
     title: Optional[str] = typer.Option(None, "--title", "-t", help="Title drawn above the graph."),
     rankdir: str = typer.Option("TB", "--rankdir", help="Layout direction: TB, LR, BT or RL.",
                                 case_sensitive=False),
     show_weights: bool = typer.Option(False, "--show-weights",
                                       help="Also draw weight/bias/moving-stat variables."),
+    full: bool = typer.Option(False, "--full", help="Draw every node exactly, even when graphviz will "
+                              "take long (big graphs are otherwise drawn with repeated blocks folded)."),
+    collapse: Optional[List[str]] = typer.Option(
+        None, "--collapse", help="Draw all nodes whose name matches this glob as one node "
+                                 "(repeatable), e.g. --collapse 'stage3_*'."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Group nodes by their first N name parts "
+                                        "(split at _ / . : -), e.g. --depth 1 draws one node per stage."),
+    focus_on: Optional[str] = typer.Option(None, "--focus", help="Draw only the neighbourhood of this node."),
+    radius: int = typer.Option(2, "--radius", help="With --focus: how many edges away to draw."),
+    layout_timeout: float = typer.Option(60.0, "--layout-timeout",
+                                         help="Stop graphviz after this many seconds (no file is written)."),
+    open_browser: bool = typer.Option(False, "--open", help="Write the HTML viewer to a temporary file "
+                                      "and open it in the web browser."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Output format when -o is - (svg or dot)."),
+    dtype: Optional[List[str]] = typer.Option(
+        None, "--dtype", help="Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes."),
     max_nodes: int = typer.Option(20000, "--max-nodes", help="Refuse to lay out bigger graphs "
                                   "(graphviz would take very long); .dot output is never limited."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
@@ -138,34 +167,123 @@ def viz_command(
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
-    Inputs are ovals; ops are boxes coloured by kind (the MXNet palette); weights and
-    biases are hidden unless --show-weights. Needs graphviz's `dot` for .svg/.pdf/.png;
-    without it the .dot file is written and the command says how to install graphviz.
+    Inputs are ovals; ops are boxes coloured by kind (the MXNet palette), labelled with
+    their name and op; weights and biases are hidden unless --show-weights. Graphs too big
+    for graphviz to lay out in seconds are drawn with repeated blocks folded (said in one
+    line; --full draws everything). Needs graphviz's `dot` for .svg/.pdf/.png; without it
+    the .dot file is written and the command says how to install graphviz.
     """
     from kvcli.cli import output
     from kvcli.errors import SymbolError
-    from kvcli.symbol.render import drawn_nodes, to_digraph, write
+    from kvcli.symbol.fold import prepare
+    from kvcli.symbol.plan import build_plan
+    from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
 
     rank = rankdir.upper()
     if rank not in RANKDIRS:
         raise SymbolError(f"--rankdir {rankdir!r}: use one of {', '.join(RANKDIRS)}")
-    target = out if out is not None else Path.cwd() / (file.stem + ".svg")
+    if layout_timeout <= 0:
+        raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
+    to_stdout = out is not None and str(out) == "-"
+    if fmt is not None and not to_stdout:
+        raise SymbolError("--format is only for -o - (standard output); otherwise the extension picks the format")
+    if fmt is not None and fmt.lower() not in ("svg", "dot"):
+        raise SymbolError(f"--format {fmt!r}: use svg or dot")
+    stem = "stdin" if str(file) == "-" else file.stem
+    if open_browser and out is not None:
+        raise SymbolError("--open writes a temporary HTML file; leave out -o (or use -o FILE.html without --open)")
+    target = out if out is not None else Path.cwd() / (stem + ".svg")
+    if open_browser:
+        import tempfile
+
+        target = Path(tempfile.mkdtemp(prefix="kvcli-viz-")) / (stem + ".html")
+    suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else target.suffix.lower())
     graph = _load_graph(file, shape, allow_unknown_ops)
-    count = drawn_nodes(graph, hide_weights=not show_weights)
-    if count > max_nodes and target.suffix.lower() not in (".dot", ".gv"):
-        raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
-                          "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+    reduced = bool(collapse or depth is not None or focus_on is not None)
+    if suffix not in (".dot", ".gv") and not reduced:
+        count = drawn_nodes(graph, hide_weights=not show_weights)
+        if count > max_nodes:  # checked before any work: a huge file fails in a second
+            raise SymbolError(f"{file}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
+                              "graphviz would take very long. Draw part of it (--focus NODE, --collapse "
+                              "PATTERN, --depth N), write a .dot file (-o x.dot) or raise --max-nodes")
     result = _infer(graph, shape)
     _warn_incomplete(file, result, shape, strict)
     any_shape = any(s is not None for outs in result.outputs for s in outs)
-    dot = to_digraph(graph, result if any_shape else None, title=title or file.stem, rankdir=rank,
-                     hide_weights=not show_weights, caption=title)
-    written = write(dot, target)
+    types = _dtypes(graph, dtype) if dtype else None
+    plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
+                      readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
+    count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
+    if suffix not in (".dot", ".gv"):
+        plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
+                                focus_on=focus_on, radius=radius)
+        if len(plan.nodes) > max_nodes:
+            raise SymbolError(f"{file}: {len(plan.nodes):,} nodes to draw is more than --max-nodes {max_nodes:,}; "
+                              "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+    else:
+        plan, bounded = prepare(plan, full=True, collapse=collapse or (), depth=depth,
+                                focus_on=focus_on, radius=radius)
+    for note in plan.notes:
+        output.print_note(note)
+    html = suffix == ".html" or open_browser
+    dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                          bounded=bounded, svg_ids=html)
+    if html:
+        written = _write_html(plan, result, types, dot, target, title or stem, layout_timeout, open_browser)
+    else:
+        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
+    if to_stdout:
+        return
     if _json_wanted(ctx, json_flag):
         output.print_json({"file": str(file), "output": str(written), "format": written.suffix[1:],
-                           "nodes": count, "shapes": any_shape})
+                           "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape})
     else:
-        output.stdout_console().print(f"wrote {written} ({count:,} nodes)")
+        boxes = plan.drawn_boxes
+        drawn = f"{count:,} nodes" + (f", drawn as {boxes:,}" if boxes != count else "")
+        output.stdout_console().print(f"wrote {written} ({drawn})")
+
+
+def _write_html(plan: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]], dot: "Digraph",
+                target: Path, title: str, timeout: float, open_browser: bool) -> Path:
+    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically)."""
+    import os
+    import tempfile
+
+    from kvcli.symbol.render import render_bytes
+    from kvcli.symbol.summary import summarize
+    from kvcli.symbol.viewer import build_html
+
+    svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
+    page = build_html(plan, summarize(result), svg, title, types)
+    if target.parent and not target.parent.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(target.resolve().as_uri())
+    return target
+
+
+def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
+    """``--dtype NAME=TYPE`` values, inferred to every node's output dtype."""
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.dtypes import infer_dtypes
+
+    given: dict[str, str] = {}
+    for spec in specs:
+        name, sep, dtype = spec.partition("=")
+        if not sep or not name or not dtype:
+            raise SymbolError(f"--dtype {spec!r}: use NAME=TYPE, e.g. --dtype data=float32")
+        given[name] = dtype
+    return infer_dtypes(graph, given)
 
 
 def summary_command(

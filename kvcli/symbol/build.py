@@ -495,3 +495,24 @@ OPERATORS.update({
 for _func, _op in OPERATORS.items():
     globals()[_func] = _make(_func, _op)
     __all__.append(_func)
+
+
+def _creation(func_name: str, op: str) -> Any:
+    """MXNet's ``sym.zeros``/``ones``/``full``: a ``_zeros``-style node with ``shape`` and ``dtype``
+    (``float32`` by default, as MXNet writes it); a 0 in ``shape`` is filled by inference."""
+
+    def create(shape: Sequence[int], *args: Any, dtype: Any = None, name: Optional[str] = None,
+               **kwargs: Any) -> Symbol:
+        if func_name == "full":
+            kwargs["value"] = float(args[0] if args else kwargs.pop("val"))
+        kwargs["dtype"] = "float32" if dtype is None else str(getattr(dtype, "__name__", dtype))
+        return _apply(op, (), {"shape": tuple(shape), **kwargs}, name=name, hint=op, attr=None)
+
+    create.__name__ = create.__qualname__ = func_name
+    create.__doc__ = f"MXNet's ``sym.{func_name}(shape, ...)`` (graph op ``{op}``)."
+    return create
+
+
+for _func, _op in (("zeros", "_zeros"), ("ones", "_ones"), ("full", "_full")):
+    globals()[_func] = _creation(_func, _op)
+    __all__.append(_func)

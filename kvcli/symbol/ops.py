@@ -122,6 +122,8 @@ for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "id
               "LRN", "InstanceNorm_", "softmin", "zeros_like", "ones_like"):
     _register(OpSpec(_name, _fixed("data"),
                      kind=ACTIVATION if _name in ("relu", "sigmoid", "tanh", "softsign") else OTHER))
+# creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
+_register(OpSpec("_zeros", _fixed()), "_ones", "_full", "_zeros_without_dtype", "_empty")
 REGISTRY["L2Normalization"] = OpSpec("L2Normalization", _fixed("data"), kind=NORM)
 REGISTRY["LRN"] = OpSpec("LRN", _fixed("data"), kind=NORM)
 _register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM))

@@ -15,80 +15,47 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from kvcli.errors import GraphvizMissingError, SymbolError
-from kvcli.symbol import ops
-from kvcli.symbol.graph import Graph, Node
-from kvcli.symbol.shapes import ShapeResult, format_shape
+from kvcli.symbol.graph import Graph
+from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
+                               looks_like_weight, node_colour, node_label)
+from kvcli.symbol.shapes import ShapeResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
 
-#: plot_network's colour map (ColorBrewer Set3), indexed by kind below.
-PALETTE = ("#8dd3c7", "#fb8072", "#ffffb3", "#bebada", "#80b1d3", "#fdb462", "#b3de69", "#fccde5")
-KIND_COLOUR = {
-    ops.INPUT: PALETTE[0], ops.LEARNED: PALETTE[1], ops.ACTIVATION: PALETTE[2],
-    ops.NORM: PALETTE[3], ops.POOL: PALETTE[4], ops.RESHAPE: PALETTE[5],
-    ops.SOFTMAX: PALETTE[6], ops.OTHER: PALETTE[7],
-}
 #: plot_network's default node attributes.
 NODE_ATTRS = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
-#: Names plot_network treats as weights (hidden unless ``hide_weights=False``).
-WEIGHT_SUFFIXES = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_moving_mean",
-                   "_running_var", "_running_mean")
+#: Readable mode (the CLI): the same size as a minimum, boxes grow to fit their labels.
+READABLE_ATTRS = {**NODE_ATTRS, "fixedsize": "false", "margin": "0.08,0.04"}
+#: Weights drawn on request (--show-weights): small ovals in small type, still legible.
+SMALL_ATTRS = {"width": "0.4", "height": "0.25", "fontsize": "9", "margin": "0.04,0.02"}
 FORMATS = (".svg", ".pdf", ".png", ".dot", ".gv")
 #: Above this many drawn nodes, graphviz's layout takes minutes; we refuse unless asked.
 DEFAULT_MAX_NODES = 20000
+#: graphviz settings that bound the layout's time (network simplex and crossing-minimisation
+#: iterations, straight edges): a few seconds for thousands of nodes instead of hours.
+BOUNDED_ATTRS = {"nslimit": "2", "nslimit1": "2", "mclimit": "0.2", "searchsize": "20",
+                 "splines": "line", "remincross": "false"}
 
-_DIGITS = re.compile(r"\d+")
-
-
-def looks_like_weight(name: str) -> bool:
-    """True for names plot_network hides by default (``*_weight``, ``*_bias``, ...)."""
-    return name.endswith(WEIGHT_SUFFIXES)
-
-
-def _dims(text: Optional[str]) -> str:
-    return "x".join(_DIGITS.findall(text or ""))
+_PLAIN_ID = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?))$")
+_DOT_KEYWORDS = {"node", "edge", "digraph", "graph", "subgraph", "strict"}
 
 
-def node_label(node: Node) -> str:
-    """plot_network's label for an operator node (its name for ops it has no label for)."""
-    a, op = node.attrs, node.op
-    if op in ("Convolution", "Deconvolution") and "kernel" in a and "num_filter" in a:
-        stride = _dims(a["stride"]) if "stride" in a else "1"
-        return f"{op}\n{_dims(a['kernel'])}/{stride or '1'}, {a['num_filter']}"
-    if op == "FullyConnected" and "num_hidden" in a:
-        return f"FullyConnected\n{a['num_hidden']}"
-    if op == "Activation" and "act_type" in a:
-        return f"Activation\n{a['act_type']}"
-    if op == "LeakyReLU":
-        return f"LeakyReLU\n{a.get('act_type', 'Leaky')}"
-    if op == "Pooling" and "pool_type" in a:
-        if node.typed.bool("global_pool"):
-            return f"Pooling\n{a['pool_type']}, global"
-        kernel = _dims(a["kernel"]) if "kernel" in a else "[]"
-        stride = _dims(a["stride"]) if "stride" in a else "1"
-        return f"Pooling\n{a['pool_type']}, {kernel}/{stride or '1'}"
-    if op == "Custom" and "op_type" in a:
-        return a["op_type"]
-    return node.name
+def dot_quote(text: str) -> str:
+    """A DOT identifier or label that graphviz always reads as plain text.
 
-
-def node_colour(node: Node) -> str:
-    """Fill colour by kind of op, as in plot_network (inputs: the first colour)."""
-    if node.is_variable:
-        return KIND_COLOUR[ops.INPUT]
-    spec = ops.spec(node.op)
-    return KIND_COLOUR[spec.kind if spec is not None else ops.OTHER]
-
-
-def _escape(text: str) -> str:
-    # graphviz treats backslashes in labels as escapes (\n, \l, \N); keep them literal.
-    return text.replace("\\", "\\\\")
+    Unlike ``graphviz.quoting.quote`` this never passes ``<...>`` through as an HTML-like
+    label (which could carry ``HREF="javascript:..."``) and escapes every backslash and quote,
+    so a name can neither end the string early nor become an escape sequence (``\\N``, ``\\l``).
+    """
+    if _PLAIN_ID.match(text) and text.lower() not in _DOT_KEYWORDS:
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_digraph(
@@ -101,73 +68,94 @@ def to_digraph(
     save_format: str = "pdf",
     caption: Optional[str] = None,
 ) -> "Digraph":
-    """Build the :class:`graphviz.Digraph` of ``graph`` (no layout is run here).
+    """Build the :class:`graphviz.Digraph` of ``graph`` with plot_network's labels (no layout).
 
     ``shapes`` (from :func:`kvcli.symbol.shapes.infer_shapes`) adds shape labels to edges;
     ``caption`` is drawn as a visible title (``title`` only names the graph, as in MXNet).
     """
-    from graphviz import Digraph
+    plan = build_plan(graph, shapes, hide_weights=hide_weights)
+    return plan_to_digraph(plan, title=title, rankdir=rankdir, node_attrs=node_attrs,
+                           save_format=save_format, caption=caption)
 
-    base = dict(NODE_ATTRS)
+
+def plan_to_digraph(
+    plan: Plan,
+    title: str = "plot",
+    rankdir: Optional[str] = None,
+    node_attrs: Optional[Mapping[str, str]] = None,
+    save_format: str = "pdf",
+    caption: Optional[str] = None,
+    readable: bool = False,
+    bounded: bool = False,
+    svg_ids: bool = False,
+) -> "Digraph":
+    """The :class:`graphviz.Digraph` of a :class:`~kvcli.symbol.plan.Plan`.
+
+    ``readable`` lets boxes grow to fit their labels; ``bounded`` adds :data:`BOUNDED_ATTRS`
+    so ``dot`` finishes in seconds on big graphs. ``svg_ids`` names node ``i`` ``v{i}`` and
+    edge ``k`` ``e{k}`` (in DOT and so in the SVG: the HTML viewer finds them by these ids).
+    Every label and id is plain text (:func:`dot_quote`).
+    """
+    from graphviz import Digraph, nohtml
+
+    base = dict(READABLE_ATTRS if readable else NODE_ATTRS)
     base.update(node_attrs or {})
-    dot = Digraph(name=title, format=save_format)
+    dot = Digraph(name=nohtml(title), format=save_format)  # nohtml: '<...>' is not markup
+    body = dot.body
+    # Graph attributes are written by hand too: Digraph.attr() would let '<...>' through as HTML.
+    graph_attrs: dict[str, str] = {}
     if rankdir:
-        dot.attr(rankdir=rankdir)
+        graph_attrs["rankdir"] = rankdir
     if caption:
-        dot.attr(label=_escape(caption), labelloc="t", fontsize="20")
-    nodes = graph.nodes
-    names = [n.name for n in nodes]
+        graph_attrs.update(label=caption, labelloc="t", fontsize="20")
+    if bounded:
+        graph_attrs.update(BOUNDED_ATTRS)
+    if graph_attrs:
+        body.append("\tgraph [" + " ".join(f"{k}={dot_quote(v)}" for k, v in graph_attrs.items()) + "]\n")
+    names = [n.name for n in plan.nodes]
     seen: dict[str, int] = {}
     for name in names:
         seen[name] = seen.get(name, 0) + 1
-    ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name else f"node{i}"
-           for i, name in enumerate(names)]
-    hidden: set[int] = set()
+    if svg_ids:
+        ids = [f"v{i}" for i in range(len(names))]
+    else:
+        ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name else f"node{i}"
+               for i, name in enumerate(names)]
     # Lines are written straight into ``dot.body`` in exactly the form Digraph.node()/edge()
     # produce (label first, then sorted attributes), but each id is quoted once and the
     # constant attribute tail once per colour: several times faster on big graphs.
     q = _quoter()
-    tails: dict[tuple[str, str], str] = {}
-    body = dot.body
-    for i, node in enumerate(nodes):
-        attrs = dict(base)
-        if node.is_variable:
-            if looks_like_weight(node.name) and hide_weights:
-                hidden.add(i)
-                continue
-            attrs["shape"] = "oval"
-            label = node.name
-        else:
-            label = node_label(node)
-        attrs["fillcolor"] = node_colour(node)
-        key = (attrs["fillcolor"], attrs["shape"])
-        tail = tails.get(key) if not node_attrs else None
+    tails: dict[tuple[str, str, bool, bool], str] = {}
+    for i, node in enumerate(plan.nodes):
+        folded = bool(node.fold)
+        key = (node.fill, node.shape, folded, node.small)
+        tail = tails.get(key)
         if tail is None:
+            attrs = dict(base)
+            attrs["shape"] = node.shape
+            attrs["fillcolor"] = node.fill
+            if folded:  # a fold is drawn doubled, like a stack of boxes
+                attrs["peripheries"] = "2"
+            if node.small:
+                attrs.update(SMALL_ATTRS)
             tail = " ".join(f"{k}={q(str(v))}" for k, v in sorted(attrs.items()))
             tails[key] = tail
-        body.append(f"\t{q(ids[i])} [label={q(_escape(label))} {tail}]\n")
-    for i, node in enumerate(nodes):
-        if node.is_variable:
-            continue
-        head_id = q(ids[i])
-        for src, k, _ in node.inputs:
-            if src in hidden:
-                continue
-            label = format_shape(shapes.entry(src, k)) if shapes is not None else ""
-            body.append(f"\t{head_id} -> {q(ids[src])} [label={q(label)} arrowtail=open dir=back]\n")
+        extra = f" id={ids[i]}" if svg_ids else ""
+        body.append(f"\t{q(ids[i])} [label={q(node.label)} {tail}{extra}]\n")
+    for k, e in enumerate(plan.edges):
+        extra = f" id=e{k}" if svg_ids else ""
+        body.append(f"\t{q(ids[e.head])} -> {q(ids[e.tail])} [label={q(e.label)} arrowtail=open dir=back{extra}]\n")
     return dot
 
 
 def _quoter() -> "Callable[[str], str]":
-    """graphviz's own quoting, memoised (ids and labels repeat across nodes and edges)."""
-    from graphviz.quoting import quote
-
+    """:func:`dot_quote`, memoised (ids and labels repeat across nodes and edges)."""
     cache: dict[str, str] = {}
 
     def q(text: str) -> str:
         out = cache.get(text)
         if out is None:
-            out = cache[text] = quote(text)
+            out = cache[text] = dot_quote(text)
         return out
 
     return q
@@ -192,18 +180,43 @@ INSTALL_HINT = ("install graphviz (Debian/Ubuntu: sudo apt-get install graphviz;
                 "install graphviz; conda: conda install graphviz)")
 
 
-def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[float] = None) -> Path:
+def render_bytes(dot: "Digraph", fmt: str = "svg", timeout: Optional[float] = None,
+                 spinner: Optional[bool] = None) -> bytes:
+    """Lay out ``dot`` and return the picture (``svg``, ``pdf``, ``png``) as bytes."""
+    from kvcli.symbol.layout import run_dot
+
+    program = dot_program()
+    if program is None:
+        raise GraphvizMissingError(f"graphviz's 'dot' program was not found; {INSTALL_HINT}")
+    return run_dot(program, dot.source, fmt, None, timeout=timeout, spinner=spinner) or b""
+
+
+def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[float] = None,
+          spinner: Optional[bool] = None, fmt: Optional[str] = None) -> Path:
     """Write ``dot`` to ``out``: ``.dot``/``.gv`` as source, ``.svg``/``.pdf``/``.png`` via ``dot``.
 
+    ``out`` ``"-"`` writes to standard output (``fmt``: ``svg`` by default, or ``dot``).
+    The picture appears only when complete (see :func:`kvcli.symbol.layout.run_dot`).
     Without the ``dot`` program the DOT source is still written next to ``out`` and
     :class:`GraphvizMissingError` says how to install graphviz.
     """
+    from kvcli.symbol.layout import run_dot
+
+    to_stdout = str(out) == "-"
     path = Path(out)
-    ext = path.suffix.lower()
+    ext = "." + fmt if fmt else (".svg" if to_stdout else path.suffix.lower())
     if ext not in FORMATS:
         raise SymbolError(f"{path}: unknown output format '{ext or '(none)'}'; "
                           f"use one of {', '.join(FORMATS[:4])}")
     source = dot.source
+    if to_stdout:
+        if ext in (".dot", ".gv"):
+            sys.stdout.write(source)
+            sys.stdout.flush()
+            return path
+        sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, spinner=spinner))
+        sys.stdout.flush()
+        return path
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     if ext in (".dot", ".gv"):
@@ -217,13 +230,5 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "
             f"dot -T{ext[1:]} {fallback} -o {path}")
-    try:
-        proc = subprocess.run([program, f"-T{ext[1:]}", "-o", str(path)], input=source.encode("utf-8"),
-                              capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SymbolError(f"{path}: graphviz took longer than {timeout:.0f}s to lay out the graph; "
-                          "write a .dot file instead") from None
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SymbolError(f"{path}: graphviz 'dot' failed: {message[0] if message else proc.returncode}")
+    run_dot(program, source, ext[1:], path, timeout=timeout, spinner=spinner)
     return path

@@ -421,6 +421,19 @@ def _norm_reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     _reduce(a, ins, outs)
 
 
+@rule("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")  # CREATION_OPS
+def _creation(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """``shape=(0, 512)``: a 0 is filled from the consumer, as MXNet does for RNN begin states."""
+    shape = a.ints("shape", ())
+    known = outs[0]
+    if known is not None:
+        if len(known) != len(shape) or any(d and d != k for d, k in zip(shape, known)):
+            raise ValueError(f"shape attribute {shape} does not match the {known} its consumer needs")
+        return
+    if 0 not in shape:
+        outs[0] = shape
+
+
 @rule("Embedding")
 def _embedding(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     vocab, dim = a.int("input_dim"), a.int("output_dim")
@@ -663,15 +676,51 @@ def infer_shapes(graph: Graph, given: Optional[Mapping[str, Shape]] = None,
         return changed
 
     forward = [i for i in op_nodes if i in rules]
-    for sweep in range(max_sweeps):
-        order = forward if sweep % 2 == 0 else list(reversed(forward))
-        changed = False
-        for i in order:
-            if i not in done and visit(i):
-                changed = True
-        if not changed and sweep > 0:
-            break
+
+    def sweeps() -> None:
+        for sweep in range(max_sweeps):
+            order = forward if sweep % 2 == 0 else list(reversed(forward))
+            changed = False
+            for i in order:
+                if i not in done and visit(i):
+                    changed = True
+            if not changed and sweep > 0:
+                break
+
+    sweeps()
+    if _fill_partial_creations(graph, outputs, typed):
+        sweeps()
     return result
+
+
+#: Ops whose output shape is their ``shape`` attribute, where a 0 is a dimension to infer.
+CREATION_OPS = ("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")
+
+
+def _fill_partial_creations(graph: Graph, outputs: list[list[Optional[Shape]]],
+                            typed: Mapping[int, Attrs]) -> bool:
+    """Complete ``_zeros(shape=(0, H))`` read by a FullyConnected whose output is known.
+
+    MXNet keeps such a shape as *partial* (0 = unknown) and FullyConnected fills the batch
+    dimension of a partial data shape from its output: that is how an RNN's begin state
+    ``h`` (consumed only by the h2h layer) gets its batch. Only partial creation shapes are
+    completed this way; an input of unknown shape stays unknown, as in MXNet.
+    """
+    changed = False
+    for j, node in enumerate(graph.nodes):
+        if node.op != "FullyConnected" or not node.inputs or outputs[j][0] is None:
+            continue
+        src, k, _ = node.inputs[0]
+        if graph.nodes[src].op not in CREATION_OPS or outputs[src][k] is not None or src not in typed:
+            continue
+        try:
+            shape = typed[src].ints("shape", ())
+        except AttrError:
+            continue
+        if len(shape) == 2 and shape[0] == 0 and shape[1] > 0:
+            outputs[src][k] = (outputs[j][0][0], shape[1])
+            changed = True
+    return changed
 
 
 def _check_conflict(graph: Graph, node: int, slot: int, old: Optional[Shape], new: Shape,

@@ -174,6 +174,9 @@ def summarize(result: ShapeResult) -> Summary:
         params = aux = 0
         missing: list[str] = []
         previous: list[str] = []
+        # a set, not `in previous`, when fan-in is big (a node may have 10^5 inputs); a short
+        # list is faster for the usual one to three inputs
+        listed: Optional[set[str]] = set() if len(node.inputs) > 8 else None
         for src, _, _ in node.inputs:
             role = roles.get(src)
             if role in (PARAM, AUX):
@@ -187,7 +190,11 @@ def summarize(result: ShapeResult) -> Summary:
                     params += _size(shape)
                 else:
                     aux += _size(shape)
-            elif nodes[src].name not in previous:
+            elif listed is None:
+                if nodes[src].name not in previous:
+                    previous.append(nodes[src].name)
+            elif nodes[src].name not in listed:
+                listed.add(nodes[src].name)
                 previous.append(nodes[src].name)
         visible = _visible(graph, i)
         layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
@@ -224,14 +231,34 @@ def _size(shape: Shape) -> int:
 RICH_ROW_LIMIT = 2000
 
 
-def _row_cells(summary: Summary, layer: Layer) -> tuple[str, str, str, str, str]:
-    shapes = ", ".join(format_shape(s) for s in layer.output_shapes)
-    count = layer.params + layer.aux
-    cell = f"{count:,}" if count or not layer.unknown_params else ""
+#: Table cells stay short so no column is squeezed to nothing: at most this many output
+#: shapes and previous layers are listed (then a count), names are cut in the middle.
+MAX_SHAPES, MAX_PREVIOUS, MAX_NAME = 3, 4, 120
+
+
+def short_name(name: str) -> str:
+    """``name`` cut in the middle when longer than :data:`MAX_NAME` (the length is said)."""
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME // 2]}…{name[-MAX_NAME // 4:]} ({len(name):,} chars)"
+
+
+def _row_cells(summary: Summary, layer: Layer) -> tuple[str, str, str, str, str, str]:
+    """Layer, op, output shape(s), params, aux, previous layers: each bounded in length."""
+    outs = layer.output_shapes
+    shapes = ", ".join(format_shape(s) for s in outs[:MAX_SHAPES])
+    if len(outs) > MAX_SHAPES:
+        shapes += f", … ({len(outs)} outputs)"
+    params = f"{layer.params:,}" if layer.params else ""
+    aux = f"{layer.aux:,}" if layer.aux else ""
     if layer.unknown_params:
-        cell = f"{cell} + ?" if cell else "?"
+        params = f"{params} + ?" if params else "?"
     op = f"{layer.op} (unknown op)" if layer.op in summary.unknown_ops else layer.op
-    return layer.name, op, shapes, cell, ", ".join(layer.previous)
+    prev = layer.previous
+    previous = ", ".join(short_name(p) for p in prev[:MAX_PREVIOUS])
+    if len(prev) > MAX_PREVIOUS:
+        previous += f", … (+{len(prev) - MAX_PREVIOUS:,} more)"
+    return short_name(layer.name), short_name(op), shapes, params, aux, previous
 
 
 def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> None:
@@ -246,14 +273,14 @@ def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> 
 def _print_plain(summary: Summary, console: Any, title: Optional[str]) -> None:
     """Fixed-width columns written straight to the console's file: linear time."""
     rows = [_row_cells(summary, layer) for layer in summary.layers]
-    header = ("Layer", "Op", "Output shape", "Params", "Previous layers")
-    widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(4)]
+    header = ("Layer", "Op", "Output shape", "Params", "Aux", "Previous layers")
+    widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(5)]
     out = console.file
     if title:
         out.write(title + "\n")
-    fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {}\n" % tuple(widths)
+    fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {:>%d}  {}\n" % tuple(widths)
     out.write(fmt.format(*header))
-    out.write("-" * (sum(widths) + 8 + len(header[4])) + "\n")
+    out.write("-" * (sum(widths) + 10 + len(header[5])) + "\n")
     out.writelines(fmt.format(*row) for row in rows)
     out.flush()
 
@@ -266,12 +293,13 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
     table.add_column("Layer", overflow="fold")
     table.add_column("Op")
     table.add_column("Output shape", no_wrap=True)
-    table.add_column("Params", justify="right")
+    table.add_column("Params", justify="right", no_wrap=True)
+    table.add_column("Aux", justify="right", no_wrap=True)
     table.add_column("Previous layers", overflow="fold")
     for layer in summary.layers:
-        name, op, shapes, cell, previous = _row_cells(summary, layer)
+        name, op, shapes, params, aux, previous = _row_cells(summary, layer)
         style = "yellow" if layer.op in summary.unknown_ops else "dim" if layer.op in ("input", "label") else ""
-        table.add_row(Text(name), Text(op, style=style), Text(shapes), cell, Text(previous))
+        table.add_row(Text(name), Text(op, style=style), Text(shapes), params, aux, Text(previous))
     console.print(table)
 
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+import warnings
+
+from kvcli.errors import ShapeInferenceError
 from kvcli.symbol.build import Symbol
-from kvcli.symbol.render import to_digraph
+from kvcli.symbol.dtypes import infer_dtypes
+from kvcli.symbol.plan import build_plan
+from kvcli.symbol.render import plan_to_digraph
 from kvcli.symbol.shapes import Shape, ShapeResult, format_shape, infer_shapes
 from kvcli.symbol.summary import Summary, summarize
 
@@ -23,8 +28,29 @@ __all__ = ["plot_network", "print_summary"]
 
 
 def _shapes(symbol: Symbol, shape: Optional[Mapping[str, Sequence[int]]]) -> ShapeResult:
+    graph = symbol.to_graph()
     given: dict[str, Shape] = {k: tuple(int(d) for d in v) for k, v in (shape or {}).items()}
-    return infer_shapes(symbol.to_graph(), given)
+    arguments = [n.name for n in graph.nodes if n.is_variable]
+    known = set(arguments)
+    for name in given:
+        if name not in known:  # MXNet's infer_shape refuses an unknown keyword the same way
+            raise ShapeInferenceError(
+                f"InferShapeKeyword argument name {name} not found. Candidate arguments: "
+                + ", ".join(arguments[:20]) + (" ..." if len(arguments) > 20 else ""))
+    return infer_shapes(graph, given)
+
+
+def _warn_repeated(symbol: Symbol) -> None:
+    """MXNet's RuntimeWarning when names repeat (its drawing would join those nodes)."""
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}
+    for node in symbol.to_graph().nodes:
+        if node.name in seen:
+            repeated[node.name] = None
+        seen.add(node.name)
+    if repeated:
+        warnings.warn("There are multiple variables with the same name in your graph, this may result "
+                      "in cyclic graph. Repeated names: " + ",".join(repeated), RuntimeWarning, stacklevel=3)
 
 
 def _check(symbol: Any) -> Symbol:
@@ -43,14 +69,34 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
         title: the graph's name (and the file name ``render`` uses).
         save_format: graphviz output format for ``render`` (``pdf``, ``svg``, ``png``).
         shape: input shapes, e.g. ``{"data": (1, 3, 224, 224)}``; edges then show shapes.
-        dtype: accepted for MXNet compatibility; types are not drawn.
+        dtype: input types, e.g. ``{"data": "float32"}`` (or numpy dtypes); edges then show
+            ``shape(dtype)`` as in MXNet.
         node_attrs: graphviz node attributes overriding the defaults.
         hide_weights: hide ``*_weight``/``*_bias``/... inputs (MXNet's default).
     """
     _check(symbol)
+    _warn_repeated(symbol)
     shapes = _shapes(symbol, shape) if shape is not None else None
-    return to_digraph(symbol.to_graph(), shapes, title=title, hide_weights=hide_weights,
-                      node_attrs=node_attrs, save_format=save_format)
+    if shapes is not None and not shapes.complete and not shapes.unknown_ops:
+        raise ValueError("Input shape is incomplete")  # MXNet's words; {} lands here too
+    graph = symbol.to_graph()
+    types = None
+    if dtype is not None:
+        given = {k: _dtype_name(v) for k, v in dtype.items()}
+        inferred = infer_dtypes(graph, given)
+        if not given or any(t is None for t in inferred):
+            raise ValueError("Input type is incomplete")
+        types = inferred
+    plan = build_plan(graph, shapes, hide_weights=hide_weights,
+                      dtypes=(lambda node, _k: types[node]) if types is not None else None)
+    return plan_to_digraph(plan, title=title, node_attrs=node_attrs, save_format=save_format)
+
+
+def _dtype_name(value: Any) -> str:
+    """``"float32"``, ``np.float32`` or ``np.dtype("float32")`` -> ``"float32"``."""
+    import numpy as np
+
+    return np.dtype(value).name
 
 
 def summary_of(symbol: Symbol, shape: Optional[Mapping[str, Sequence[int]]] = None) -> Summary:

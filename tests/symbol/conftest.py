@@ -12,7 +12,20 @@ from typing import Callable
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = (REPO / ".." / "shared").resolve()
+
+def _find_shared() -> Path:
+    """../shared next to the checkout, or next to the worktrees folder (/work/wt/NAME -> /work/shared),
+    or $KVCLI_SHARED."""
+    env = os.environ.get("KVCLI_SHARED")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO / ".." / "shared", REPO / ".." / ".." / "shared"]
+    for c in candidates:
+        if (c / "sample_models").is_dir():
+            return c.resolve()
+    return (REPO / ".." / "shared").resolve()
+
+
+SHARED = _find_shared()
 SAMPLES = REPO / "sample_graphs"
 
 

@@ -109,12 +109,13 @@ def test_viz_dot_output_has_title_rankdir_weights(tmp_path: Path) -> None:
                        "--rankdir", "LR", "--show-weights", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"file": str(SAMPLES / "mlp.json"), "output": str(out),
-                                         "format": "dot", "nodes": 15, "shapes": True}
+                                         "format": "dot", "nodes": 15, "drawn": 15, "shapes": True}
     source = out.read_text(encoding="utf-8")
     assert "rankdir=LR" in source and "label=MLP" in source
     assert 'fc1_weight [label=fc1_weight fillcolor="#8dd3c7"' in source
     assert 'fc1 -> fc1_weight [label="128x784"' in source
-    assert 'fc1 [label="FullyConnected\n128" fillcolor="#fb8072"' in source
+    # the CLI labels every op node with its name and op (readable mode), boxes grow to fit
+    assert 'fc1 [label="fc1\nFullyConnected\n128" fillcolor="#fb8072" fixedsize=false' in source
 
 
 def test_viz_without_dot_writes_dot_and_explains(tmp_path: Path) -> None:
@@ -225,7 +226,7 @@ def test_unknown_op_still_draws(tmp_path: Path) -> None:
     result = run_kvcli("viz", path, "--shape", "data=2,3", "-o", str(out), "--allow-unknown-ops")
     assert result.returncode == 0, result.stderr
     source = out.read_text(encoding="utf-8")
-    assert 'magic -> fc [label="2x4"' in source and 'magic [label=magic fillcolor="#fccde5"' in source
+    assert 'magic -> fc [label="2x4"' in source and 'magic [label="magic\nMysteryOp" fillcolor="#fccde5"' in source
 
 
 def test_missing_file() -> None:

@@ -1,0 +1,274 @@
+"""Make a big :class:`~kvcli.symbol.plan.Plan` small enough to lay out and to read.
+
+* :func:`fold_repeats` merges repeated blocks and unrolled time steps: nodes whose names
+  differ only in one number (``t0_l0_i2h`` ... ``t29_l0_i2h``; the number position with the
+  most distinct values is chosen per name pattern) become one node labelled
+  ``t0_l0_i2h … t29_l0_i2h (×30)``. Auto-named nodes (``activation965``, ``_mul580``) follow
+  the nearest such block among their inputs, matched by op and order within the block, so a
+  whole unrolled LSTM cell folds into one cell.
+* :func:`collapse_patterns` merges every node matching a glob (``--collapse 'stage3_*'``).
+* :func:`collapse_depth` merges nodes by their first N name parts (``--depth N``).
+* :func:`focus` keeps the nodes within K edges of one node (``--focus NODE --radius K``).
+
+All are linear in nodes + edges (plus sorting member names).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import deque
+from typing import Hashable, Optional, Sequence
+
+from kvcli.errors import SymbolError
+from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, wrap
+from kvcli.symbol import ops
+
+#: A name pattern must repeat at least this often to be folded.
+MIN_REPEAT = 3
+_RUN = re.compile(r"\d+")
+_SEP = re.compile(r"[_/.:-]")
+_NATURAL = re.compile(r"(\d+)")
+
+
+def _natural(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
+
+
+def _foldable(name: str) -> bool:
+    """Names with at least two parts carry block/step numbers; ``activation965`` is a counter."""
+    return sum(1 for part in _SEP.split(name) if part) >= 2 and _RUN.search(name) is not None
+
+
+def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """For each foldable name, ``(template, number)``: the name with its most-varying number as ``*``."""
+    skeletons: dict[str, list[set[str]]] = {}
+    runs_of: dict[str, list[re.Match[str]]] = {}
+    for name in names:
+        if not _foldable(name):
+            continue
+        runs = list(_RUN.finditer(name))
+        runs_of[name] = runs
+        skeleton = _RUN.sub("#", name)
+        values = skeletons.setdefault(skeleton, [set() for _ in runs])
+        for j, m in enumerate(runs):
+            values[j].add(m.group())
+    out: dict[str, tuple[str, int]] = {}
+    for name, runs in runs_of.items():
+        values = skeletons[_RUN.sub("#", name)]
+        j = max(range(len(runs)), key=lambda j: (len(values[j]), -j))
+        if len(values[j]) < MIN_REPEAT:
+            continue
+        m = runs[j]
+        out[name] = (name[:m.start()] + "*" + name[m.end():], int(m.group()))
+    return out
+
+
+def fold_repeats(plan: Plan) -> Plan:
+    """Fold repeated blocks and unrolled steps (see the module docstring)."""
+    templates = _templates([n.name for n in plan.nodes])
+    inputs: list[list[int]] = [[] for _ in plan.nodes]
+    for e in plan.edges:
+        inputs[e.head].append(e.tail)
+    # Draw nodes are in topological order (build_plan keeps the graph's order).
+    anchor: list[Optional[tuple[str, int]]] = [None] * len(plan.nodes)
+    ordinal: dict[tuple[str, int], int] = {}
+    keys: list[Optional[Hashable]] = [None] * len(plan.nodes)
+    for i, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP:
+            continue
+        hit = templates.get(node.name)
+        if hit is not None:
+            anchor[i] = hit
+            keys[i] = ("repeat", hit[0])
+            continue
+        if _foldable(node.name):
+            continue  # a named node that does not repeat stays itself
+        for src in inputs[i]:
+            if anchor[src] is not None:
+                anchor[i] = anchor[src]
+                break
+        if anchor[i] is None:
+            continue
+        block = anchor[i]
+        n = ordinal.get(block, 0)
+        ordinal[block] = n + 1
+        keys[i] = ("follow", block[0], node.op, n)
+    # A "follow" group exists only if the same (block, op, ordinal) repeats.
+    sizes: dict[Hashable, int] = {}
+    for key in keys:
+        if key is not None:
+            sizes[key] = sizes.get(key, 0) + 1
+    final = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    folded = merge(plan, final, "repeat")
+    before, after = len(plan.nodes), len(folded.nodes)
+    if after < before:
+        folded.notes.append(f"folded repeated blocks: {before:,} -> {after:,} nodes")
+    return folded
+
+
+def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
+    """Merge all nodes whose name matches each glob in ``patterns`` into one node per glob."""
+    keys: list[Optional[Hashable]] = []
+    regexes = [(p, re.compile(fnmatch.translate(p))) for p in patterns]
+    hits = {p: 0 for p in patterns}
+    for node in plan.nodes:
+        key = None
+        for p, rx in regexes if node.op != OUTPUT_OP else ():
+            if rx.match(node.name):
+                key = ("pattern", p)
+                hits[p] += 1
+                break
+        keys.append(key)
+    unused = [p for p, n in hits.items() if n == 0]
+    if unused:
+        raise SymbolError(f"--collapse {unused[0]!r} matches no drawn node; "
+                          "patterns are globs on node names, e.g. 'stage3_*'")
+    out = merge(plan, keys, "pattern")
+    out.notes.append(f"collapsed {', '.join(patterns)}: {len(plan.nodes):,} -> {len(out.nodes):,} nodes")
+    return out
+
+
+def collapse_depth(plan: Plan, depth: int) -> Plan:
+    """Merge nodes whose names share their first ``depth`` parts (split at ``_ / . : -``)."""
+    if depth < 1:
+        raise SymbolError(f"--depth {depth}: use a positive number of name parts, e.g. --depth 2")
+    keys: list[Optional[Hashable]] = []
+    for node in plan.nodes:
+        parts = [p for p in _SEP.split(node.name) if p]
+        grouped = len(parts) > depth and node.op != OUTPUT_OP
+        keys.append(("depth", "_".join(parts[:depth])) if grouped else None)
+    sizes: dict[Hashable, int] = {}
+    for key in keys:
+        if key is not None:
+            sizes[key] = sizes.get(key, 0) + 1
+    keys = [k if k is not None and sizes[k] > 1 else None for k in keys]
+    out = merge(plan, keys, "depth")
+    out.notes.append(f"grouped by the first {depth} name parts: {len(plan.nodes):,} -> {len(out.nodes):,} nodes")
+    return out
+
+
+def focus(plan: Plan, name: str, radius: int) -> Plan:
+    """Keep the nodes at most ``radius`` edges (either direction) from the node called ``name``."""
+    if radius < 0:
+        raise SymbolError(f"--radius {radius}: use 0 or more edges")
+    start = [i for i, n in enumerate(plan.nodes) if n.name == name]
+    if not start:
+        want = name.strip().lower()
+        close = [n.name for n in plan.nodes if want and want in n.name.lower()][:3]
+        hint = f"; similar: {', '.join(close)}" if close else ""
+        raise SymbolError(f"--focus {name!r}: no drawn node has that name{hint}")
+    adj: list[list[int]] = [[] for _ in plan.nodes]
+    for e in plan.edges:
+        adj[e.head].append(e.tail)
+        adj[e.tail].append(e.head)
+    dist = {start[0]: 0}
+    todo = deque(start[:1])
+    while todo:
+        i = todo.popleft()
+        if dist[i] == radius:
+            continue
+        for j in adj[i]:
+            if j not in dist:
+                dist[j] = dist[i] + 1
+                todo.append(j)
+    keep = sorted(dist)
+    new_index = {old: new for new, old in enumerate(keep)}
+    nodes = [plan.nodes[i] for i in keep]
+    edges = [DrawEdge(new_index[e.head], new_index[e.tail], e.label) for e in plan.edges
+             if e.head in new_index and e.tail in new_index]
+    notes = plan.notes + [f"showing {len(nodes):,} of {len(plan.nodes):,} nodes within {radius} "
+                          f"edges of {name!r}"]
+    return Plan(plan.graph, plan.shapes, nodes, edges, notes)
+
+
+def merge(plan: Plan, keys: Sequence[Optional[Hashable]], how: str) -> Plan:
+    """Merge draw nodes sharing a non-``None`` key; edges are remapped and de-duplicated."""
+    new_of: list[int] = []
+    group_of: dict[Hashable, int] = {}
+    groups: list[list[int]] = []
+    for i, key in enumerate(keys):
+        if key is None:
+            new_of.append(len(groups))
+            groups.append([i])
+            continue
+        g = group_of.get(key)
+        if g is None:
+            g = group_of[key] = len(groups)
+            groups.append([])
+        groups[g].append(i)
+        new_of.append(g)
+    group_key = {g: k for k, g in group_of.items()}
+    nodes = [plan.nodes[m[0]] if len(m) == 1 and g not in group_key else
+             _merged([plan.nodes[i] for i in m], group_key.get(g), how)
+             for g, m in enumerate(groups)]
+    edge_labels: dict[tuple[int, int], set[str]] = {}
+    order: list[tuple[int, int]] = []
+    for e in plan.edges:
+        pair = (new_of[e.head], new_of[e.tail])
+        labels = edge_labels.get(pair)
+        if labels is None:
+            labels = edge_labels[pair] = set()
+            order.append(pair)
+        if len(labels) < 2:
+            labels.add(e.label)
+    edges = [DrawEdge(h, t, next(iter(edge_labels[(h, t)])) if len(edge_labels[(h, t)]) == 1 else "")
+             for h, t in order]
+    return Plan(plan.graph, plan.shapes, nodes, edges, list(plan.notes))
+
+
+def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawNode:
+    """One node standing for ``members``: its label says what was folded and how many."""
+    graph_members = [i for m in members for i in m.members]
+    names = sorted((m.name for m in members), key=_natural)
+    count = len(graph_members)
+    if how == "pattern" and key is not None:
+        span = f"{wrap(str(key[1]))} (×{count})"
+    elif how == "depth" and key is not None:
+        span = f"{wrap(str(key[1]))}_* (×{count})"
+    else:
+        span = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{count})"
+    op_set = {m.op for m in members}
+    op = op_set.pop() if len(op_set) == 1 else "(mixed)"
+    fills = {m.fill for m in members}
+    fill = fills.pop() if len(fills) == 1 else KIND_COLOUR[ops.OTHER]
+    details = {m.detail for m in members}
+    detail = details.pop() if len(details) == 1 else op if op != "(mixed)" else "(mixed ops)"
+    label = f"{span}\n{detail}" if detail else span
+    shape = "oval" if all(m.shape == "oval" for m in members) else "box"
+    return DrawNode(label=label, fill=fill, shape=shape, members=graph_members,
+                    name=names[0] if how == "repeat" else str(key[1]) if key else names[0],
+                    op=op, detail=detail, fold=how)
+
+
+def prepare(plan: Plan, full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
+            focus_on: Optional[str] = None, radius: int = 2) -> tuple[Plan, bool]:
+    """Apply the user's folding options, then fold automatically if the layout would be slow.
+
+    Returns the plan to draw and whether ``dot`` must run with bounded settings. ``full``
+    draws every node exactly (only the explicit options apply). What was done is appended to
+    ``plan.notes`` as one line each.
+    """
+    from kvcli.symbol.layout import BOUND_NODES, too_costly
+    from kvcli.symbol.plan import rank_width
+
+    if focus_on is not None:
+        plan = focus(plan, focus_on, radius)
+    if collapse:
+        plan = collapse_patterns(plan, collapse)
+    if depth is not None:
+        plan = collapse_depth(plan, depth)
+    if full:
+        return plan, False
+    width = rank_width(plan)
+    if too_costly(len(plan.nodes), len(plan.edges), width):
+        before = len(plan.nodes)
+        plan = fold_repeats(plan)
+        plan.notes[-1:] = [f"{before:,} nodes (widest rank {width:,}) would take graphviz minutes to lay out: "
+                           f"drew repeated blocks folded ({before:,} -> {len(plan.nodes):,} nodes); "
+                           "--full draws every node"]
+    bounded = too_costly(len(plan.nodes), len(plan.edges), rank_width(plan)) or len(plan.nodes) > BOUND_NODES
+    if bounded:
+        plan.notes.append(f"{len(plan.nodes):,} nodes: laid out with bounded graphviz settings "
+                          "(straight edges); --full for the exact drawing")
+    return plan, bounded

@@ -1,0 +1,119 @@
+"""Run graphviz's ``dot`` safely: bounded in time, interruptible, never a half-written file.
+
+The output is written to a temporary file next to the target and renamed into place only
+when ``dot`` succeeds, so Ctrl-C, a timeout or a crash leave no partial picture behind. On a
+terminal a spinner shows the elapsed time (never on pipes or files).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Optional
+
+from kvcli.errors import SymbolError
+
+#: Cost (drawn nodes + edges) above which ``dot`` with default settings takes too long.
+COST_LIMIT = 1500
+#: Widest rank above which crossing minimisation explodes (the OCR LSTM's 30 parallel steps).
+WIDTH_LIMIT = 40
+#: After folding, graphs bigger than this are laid out with bounded settings too.
+BOUND_NODES = 1000
+#: Default --layout-timeout (seconds).
+DEFAULT_TIMEOUT = 60.0
+
+
+def too_costly(nodes: int, edges: int, width: int) -> bool:
+    """Whether the exact layout of a graph this size would take ``dot`` more than seconds."""
+    return nodes + edges > COST_LIMIT or width > WIDTH_LIMIT
+
+
+class _Spinner:
+    """A one-line ``laying out … 3.2 s`` on ``stream`` while ``dot`` runs (terminals only)."""
+
+    FRAMES = "|/-\\"
+
+    def __init__(self, stream: IO[str], what: str) -> None:
+        self.stream, self.what = stream, what
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        n = 0
+        while not self.stop.wait(0.2):
+            self.stream.write(f"\r{self.FRAMES[n % 4]} {self.what} {time.monotonic() - start:5.1f} s")
+            self.stream.flush()
+            n += 1
+
+    def __enter__(self) -> "_Spinner":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.stream.write("\r\033[K")
+        self.stream.flush()
+
+
+def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
+            timeout: Optional[float] = None, spinner: Optional[bool] = None) -> Optional[bytes]:
+    """Lay out ``source`` with ``dot -T fmt``; write to ``target`` (atomically) or return bytes.
+
+    Raises :class:`SymbolError` when ``dot`` fails or exceeds ``timeout`` seconds; re-raises
+    ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file.
+    """
+    tmp: Optional[str] = None
+    if target is not None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+        os.close(fd)
+    cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+    show = sys.stderr.isatty() if spinner is None else spinner
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        what = f"laying out {target.name if target else 'the graph'} with dot"
+        if show:
+            with _Spinner(sys.stderr, what):
+                out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
+        else:
+            out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc, tmp)
+        raise SymbolError(
+            f"{target or 'output'}: graphviz took longer than --layout-timeout {timeout:g} s; "
+            "draw less (--collapse PATTERN, --depth N, --focus NODE) or raise --layout-timeout") from None
+    except BaseException:  # KeyboardInterrupt included: stop dot, leave nothing behind
+        _kill(proc, tmp)
+        raise
+    if proc.returncode != 0:
+        _remove(tmp)
+        lines = [line for line in err.decode("utf-8", "replace").splitlines()
+                 if not line.startswith("Warning:")]
+        raise SymbolError(f"{target or 'output'}: graphviz 'dot' failed: {lines[0] if lines else proc.returncode}")
+    if tmp is not None and target is not None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp made it 0600; give it a normal file's mode
+        os.replace(tmp, target)
+        return None
+    return out
+
+
+def _kill(proc: "subprocess.Popen[bytes]", tmp: Optional[str]) -> None:
+    proc.kill()
+    proc.wait()
+    _remove(tmp)
+
+
+def _remove(tmp: Optional[str]) -> None:
+    if tmp is not None:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass

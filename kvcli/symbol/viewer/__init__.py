@@ -1,0 +1,147 @@
+"""``kvcli viz model.json -o model.html``: one self-contained, offline HTML viewer.
+
+The page embeds the SVG that graphviz's ``dot`` draws for the (folded when big) plan, the
+data of every graph node as JSON, the summary table, and a small hand-written viewer
+(``viewer.js``/``viewer.css`` in this package, no library, no network access of any kind):
+pan and zoom, search with next/previous, a side panel per node, collapse/expand of
+name-prefix and repeated-block groups, a sortable summary table, export to SVG/PNG.
+
+Everything from the model file reaches the page as text only: names and attributes are in
+a JSON ``<script type="application/json">`` block with ``<`` escaped, and the SVG's labels
+were written by :func:`kvcli.symbol.render.dot_quote` (never HTML-like labels).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from importlib import resources
+from typing import Any, Optional
+
+from kvcli.symbol.fold import MIN_REPEAT, _templates
+from kvcli.symbol.plan import OUTPUT_OP, Plan
+from kvcli.symbol.shapes import format_shape
+from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
+
+#: Most member names listed per folded node (the count is always given).
+MAX_MEMBERS = 200
+#: Most collapsible groups offered in the side bar (largest first).
+MAX_GROUPS = 300
+_SEP = re.compile(r"[_/.:-]")
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _svg_body(svg: str) -> str:
+    """The ``<svg>`` element alone: no XML prolog, no DOCTYPE (which names an http DTD)."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+def _json_script(data: Any) -> str:
+    # "<" escaped: no "</script>" or "<!--" can appear inside the block, whatever the names are
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
+
+
+def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None) -> dict[str, Any]:
+    """The JSON the viewer reads: draw nodes, every graph node's details, groups, summary."""
+    graph, shapes = plan.graph, plan.shapes
+    draw_of: dict[int, int] = {}
+    for d, node in enumerate(plan.nodes):
+        for m in node.members:
+            draw_of[m] = d
+    roles = variable_roles(graph, set(shapes.given) if shapes is not None else set())
+    layer_of = {layer.index: layer for layer in summary.layers}
+
+    def shape_text(i: int, k: int) -> str:
+        return format_shape(shapes.entry(i, k)) if shapes is not None else "?"
+
+    nodes_out = []
+    for i, node in enumerate(graph.nodes):
+        item: dict[str, Any] = {"name": node.name, "op": node.op, "d": draw_of.get(i, -1)}
+        if node.attrs:
+            item["attrs"] = node.attrs
+        if node.is_variable:
+            item["role"] = roles.get(i, "input")
+            item["out"] = [shape_text(i, 0)]
+        else:
+            ins, weights = [], []
+            for src, k, _ in node.inputs:
+                entry = [graph.nodes[src].name, shape_text(src, k)]
+                if dtypes is not None and dtypes[src]:
+                    entry.append(dtypes[src])
+                (weights if roles.get(src) in (PARAM, AUX) else ins).append(entry)
+            item["in"] = ins
+            if weights:
+                item["weights"] = weights
+            n_out = len(shapes.outputs[i]) if shapes is not None else 1
+            item["out"] = [shape_text(i, k) for k in range(n_out)]
+            layer = layer_of.get(i)
+            if layer is not None:
+                item["params"], item["aux"] = layer.params, layer.aux
+        if dtypes is not None and dtypes[i]:
+            item["dtype"] = dtypes[i]
+        nodes_out.append(item)
+    draws = []
+    for node in plan.nodes:
+        entry: dict[str, Any] = {"label": node.label, "name": node.name, "op": node.op,
+                                 "members": node.members[:MAX_MEMBERS], "count": len(node.members)}
+        if node.fold:
+            entry["fold"] = node.fold
+        draws.append(entry)
+    rows = [{"name": short_name(layer.name), "op": layer.op,
+             "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
+             + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
+             "params": layer.params, "aux": layer.aux,
+             "unknown": bool(layer.unknown_params)} for layer in summary.layers]
+    return {
+        "draws": draws, "nodes": nodes_out, "groups": groups(plan),
+        "summary": {"rows": rows, "params": summary.total_text(summary.params),
+                    "aux": summary.total_text(summary.aux), "exact": summary.exact,
+                    "outputs": {k: format_shape(v) for k, v in summary.outputs.items()}},
+        "notes": plan.notes,
+    }
+
+
+def groups(plan: Plan) -> list[dict[str, Any]]:
+    """Collapsible groups of draw nodes: name prefixes (``stage3_*``) and repeated blocks
+    (``stage3_unit*_conv1``); each has at least two members and is not the whole graph."""
+    found: dict[str, list[int]] = {}
+    for d, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP:
+            continue
+        parts = [p for p in _SEP.split(node.name) if p]
+        for depth in (1, 2):
+            if len(parts) > depth:
+                found.setdefault("_".join(parts[:depth]) + "_*", []).append(d)
+    templates = _templates([n.name for n in plan.nodes])
+    for d, node in enumerate(plan.nodes):
+        hit = templates.get(node.name) if node.op != OUTPUT_OP else None
+        if hit is not None:
+            found.setdefault(hit[0], []).append(d)
+    total = len(plan.nodes)
+    out = [{"name": k, "draws": v} for k, v in found.items() if MIN_REPEAT - 1 <= len(v) < total]
+    out.sort(key=lambda g: (-len(g["draws"]), g["name"]))
+    return out[:MAX_GROUPS]
+
+
+def build_html(plan: Plan, summary: Summary, svg: str, title: str,
+               dtypes: Optional[list[Optional[str]]] = None) -> str:
+    """The whole page as one string (write it with UTF-8)."""
+    data = node_data(plan, summary, dtypes)
+    data["title"] = title
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        # no network: the page may load nothing, not even an image or a font
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n"
+        f"<title>{html.escape(title)} — kvcli viz</title>\n<style>{_asset('viewer.css')}</style>\n"
+        "</head><body>\n"
+        f"<div id=\"graph-svg\" hidden>{_svg_body(svg)}</div>\n"
+        f"<script type=\"application/json\" id=\"kvcli-data\">{_json_script(data)}</script>\n"
+        f"<script>{_asset('viewer.js')}</script>\n"
+        "</body></html>\n"
+    )

@@ -1,0 +1,266 @@
+"""Big graphs never hang: folding, bounded layout, timeouts, Ctrl-C, and every shared model
+rendered within the time budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from xml.etree import ElementTree
+from pathlib import Path
+
+import pytest
+
+from kvcli.errors import SymbolError
+from kvcli.symbol.fold import collapse_depth, collapse_patterns, focus, fold_repeats, prepare
+from kvcli.symbol.graph import from_dict, load_file
+from kvcli.symbol.plan import build_plan
+from kvcli.symbol.render import plan_to_digraph, write
+
+from .conftest import SHARED, needs_dot, run_kvcli
+from .test_cli import one_line_error
+
+#: Every shared model must render to SVG and PDF within this many seconds (issue 11).
+BUDGET_S = 10.0
+
+
+def unrolled(steps: int, layers: int = 1) -> dict:
+    """An unrolled RNN-like graph: l{L}_t{T} = tanh(FC(prev) + x) with auto-named adds."""
+    nodes = [{"op": "null", "name": "data", "inputs": []}]
+    prev = {layer: 0 for layer in range(layers)}
+    for t in range(steps):
+        below = 0
+        for layer in range(layers):
+            nodes.append({"op": "null", "name": f"l{layer}_t{t}_w_weight", "inputs": []})
+            nodes.append({"op": "FullyConnected", "name": f"l{layer}_t{t}",
+                          "attrs": {"num_hidden": "8", "no_bias": "True"},
+                          "inputs": [[prev[layer], 0, 0], [len(nodes) - 1, 0, 0]]})
+            nodes.append({"op": "elemwise_add", "name": f"_plus{len(nodes)}",
+                          "inputs": [[len(nodes) - 1, 0, 0], [below, 0, 0]]})
+            nodes.append({"op": "Activation", "name": f"activation{len(nodes)}",
+                          "attrs": {"act_type": "tanh"}, "inputs": [[len(nodes) - 1, 0, 0]]})
+            prev[layer] = below = len(nodes) - 1
+    return {"nodes": nodes, "heads": [[len(nodes) - 1, 0, 0]]}
+
+
+def test_unrolled_steps_fold_into_one_cell() -> None:
+    plan = build_plan(from_dict(unrolled(30)), readable=True)
+    folded = fold_repeats(plan)
+    labels = [n.label for n in folded.nodes]
+    # data + one folded FC + one folded add + one folded tanh
+    assert len(folded.nodes) == 4, labels
+    assert "l0_t0 …\nl0_t29 (×30)\nFullyConnected\n8" in labels
+    fc = next(n for n in folded.nodes if n.op == "FullyConnected")
+    assert len(fc.members) == 30 and fc.fold == "repeat"
+    tanh = next(n for n in folded.nodes if n.op == "Activation")
+    assert tanh.label.endswith("(×30)\nActivation\ntanh")
+    assert folded.notes == ["folded repeated blocks: 91 -> 4 nodes"]
+
+
+def test_fold_picks_the_number_that_varies_most() -> None:
+    plan = build_plan(from_dict(unrolled(10, layers=2)), readable=True)
+    folded = fold_repeats(plan)
+    fcs = sorted(n.name for n in folded.nodes if n.op == "FullyConnected")
+    assert fcs == ["l0_t0", "l1_t0"]  # steps folded, the two layers kept apart
+
+
+def test_prepare_folds_only_when_costly() -> None:
+    small = build_plan(from_dict(unrolled(5)), readable=True)
+    same, bounded = prepare(small)
+    assert len(same.nodes) == len(small.nodes) and not bounded and same.notes == []
+    big = build_plan(from_dict(unrolled(600)), readable=True)
+    folded, _ = prepare(big)
+    assert len(folded.nodes) == 4
+    assert folded.notes[0].startswith("1,801 nodes (widest rank ") and "--full draws every node" in folded.notes[0]
+    exact, bounded = prepare(big, full=True)
+    assert len(exact.nodes) == 1801 and not bounded
+
+
+def test_collapse_depth_focus() -> None:
+    plan = build_plan(from_dict(unrolled(10, layers=2)), readable=True)
+    one = collapse_patterns(plan, ["l1_*"])
+    grouped = [n for n in one.nodes if n.fold == "pattern"]
+    assert len(grouped) == 1 and len(grouped[0].members) == 10 and grouped[0].label == "l1_* (×10)\nFullyConnected\n8"
+    with pytest.raises(SymbolError, match="--collapse 'zz\\*' matches no drawn node"):
+        collapse_patterns(plan, ["zz*"])
+    by_layer = collapse_depth(plan, 1)
+    assert sorted(n.name for n in by_layer.nodes if n.fold == "depth") == ["l0", "l1"]
+    near = focus(plan, "l0_t5", 1)
+    assert sorted(n.name for n in near.nodes) == ["_plus43", "activation36", "l0_t5"]  # its input (step 4) and its consumer
+    with pytest.raises(SymbolError, match="no drawn node has that name; similar: l0_t5"):
+        focus(plan, "L0_T5 ", 1)
+
+
+def test_fold_is_fast_on_a_huge_unrolled_graph() -> None:
+    graph = from_dict(unrolled(3000, layers=2))  # 24k nodes
+    start = time.perf_counter()
+    folded = fold_repeats(build_plan(graph, readable=True))
+    assert time.perf_counter() - start < 6  # linear: ~1 s idle
+    assert len(folded.nodes) == 7
+
+
+def _shared_files() -> list[Path]:
+    files = sorted((SHARED / "sample_models").glob("*.json")) + sorted((SHARED / "mxnet_reference").glob("*.json"))
+    return files
+
+
+@needs_dot
+def test_every_shared_model_renders_within_budget(tmp_path: Path) -> None:
+    files = _shared_files()
+    if not files:
+        message = f"SHARED MODELS ABSENT: no *.json under {SHARED}/sample_models or /mxnet_reference; render budget not checked"
+        warnings.warn(message)
+        pytest.skip(message)
+    slow = []
+    for path in files:
+        graph = load_file(path)
+        for ext in ("svg", "pdf"):
+            start = time.perf_counter()
+            plan, bounded = prepare(build_plan(graph, readable=True))
+            out = tmp_path / f"{path.stem}.{ext}"
+            write(plan_to_digraph(plan, title=path.stem, readable=True, bounded=bounded), out, timeout=BUDGET_S * 3)
+            elapsed = time.perf_counter() - start
+            assert out.stat().st_size > 1000
+            if elapsed > BUDGET_S:
+                slow.append(f"{path.name} .{ext}: {elapsed:.1f} s")
+    assert not slow, slow
+
+
+@pytest.fixture
+def slow_dot(tmp_path: Path) -> Path:
+    """A fake ``dot`` that sleeps 30 s (so a layout 'hangs')."""
+    script = tmp_path / "slowdot"
+    script.write_text("#!/bin/sh\nexec sleep 30\n")
+    script.chmod(0o755)
+    return script
+
+
+def _mlp() -> str:
+    return str(Path(__file__).resolve().parents[2] / "sample_graphs" / "mlp.json")
+
+
+def test_layout_timeout_leaves_no_file(tmp_path: Path, slow_dot: Path) -> None:
+    out = tmp_path / "m.svg"
+    start = time.perf_counter()
+    result = run_kvcli("viz", _mlp(), "-o", str(out), "--layout-timeout", "1", env={"KVCLI_DOT": str(slow_dot)})
+    one_line_error(result, "longer than --layout-timeout 1 s", "--collapse")
+    assert time.perf_counter() - start < 8
+    assert list(tmp_path.iterdir()) == [slow_dot]
+
+
+def test_ctrl_c_stops_dot_cleanly(tmp_path: Path, slow_dot: Path) -> None:
+    out = tmp_path / "m.svg"
+    env = dict(os.environ, KVCLI_DOT=str(slow_dot), NO_COLOR="1")
+    proc = subprocess.Popen([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not any(p.name.endswith(".part") for p in tmp_path.iterdir()):  # dot has started
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slowdot"]  # no partial picture
+
+
+@needs_dot
+def test_spinner_only_on_a_terminal(tmp_path: Path) -> None:
+    out = tmp_path / "m.svg"
+    piped = run_kvcli("viz", _mlp(), "-o", str(out))
+    assert piped.returncode == 0 and "\r" not in piped.stderr and "laying out" not in piped.stderr
+    # on a terminal: a slow dot (sleep 1 s, then the real one) shows the spinner with seconds
+    script = tmp_path / "dot1"
+    script.write_text(f"#!/bin/sh\nsleep 1\nexec dot \"$@\"\n")
+    script.chmod(0o755)
+    master, slave = pty.openpty()
+    env = dict(os.environ, KVCLI_DOT=str(script), NO_COLOR="1")
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out)], env=env,
+                          stdout=subprocess.PIPE, stderr=slave, timeout=60)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if b"wrote" in proc.stdout or len(seen) > 1 << 20:
+            break
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"laying out m.svg with dot" in seen and b" s" in seen
+
+
+def _hostile() -> dict:
+    evil = '<<TABLE><TR><TD HREF="javascript:alert(1)">x</TD></TR></TABLE>>'
+    return {"nodes": [{"op": "null", "name": evil, "inputs": []},
+                      {"op": "Activation", "name": evil, "attrs": {"act_type": "relu"}, "inputs": [[0, 0, 0]]},
+                      {"op": "Activation", "name": 'q" URL="http://evil.example/" x="\\', "attrs": {"act_type": "relu"},
+                       "inputs": [[1, 0, 0]]}],
+            "heads": [[2, 0, 0]]}
+
+
+@needs_dot
+def test_html_like_names_stay_plain_text(tmp_path: Path) -> None:
+    src = tmp_path / "evil.json"
+    src.write_text(json.dumps(_hostile()))
+    dot_out, svg_out = tmp_path / "e.dot", tmp_path / "e.svg"
+    assert run_kvcli("viz", str(src), "-o", str(dot_out), "--title", "<<B>t</B>>").returncode == 0
+    source = dot_out.read_text()
+    assert "label=<" not in source and "=<<" not in source  # no HTML-like label anywhere
+    assert 'HREF=\\"' in source and 'URL=\\"http' in source  # quotes escaped inside one string
+    result = run_kvcli("viz", str(src), "-o", str(svg_out), "--title", "<<B>t</B>>")
+    assert result.returncode == 0, result.stderr
+    root = ElementTree.parse(svg_out).getroot()
+    for element in root.iter():
+        assert not element.tag.endswith("}a"), "no links"
+        for key, value in element.attrib.items():
+            assert "href" not in key.lower() and "javascript:" not in value and "evil.example" not in value, (key, value)
+    # the names are drawn as plain text (wrapped over lines)
+    text = "".join(t.text or "" for t in root.iter() if t.tag.endswith("}text"))
+    assert '<<TABLE><TR><TD HREF="javascript:alert(1)">x</TD></TR></TABLE>>' in text
+    assert "<<B>t</B>>" in text
+
+
+def test_stdin_and_stdout(tmp_path: Path) -> None:
+    text = Path(_mlp()).read_text()
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "viz", "-", "-o", "-", "--format", "dot"],
+                          input=text, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("digraph stdin {") and "fc1 -> data" in proc.stdout
+    summary = subprocess.run([sys.executable, "-m", "kvcli", "summary", "-", "--json"], input=text,
+                             capture_output=True, text=True, timeout=60)
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["file"] == "<stdin>"
+
+
+@needs_dot
+def test_svg_to_stdout() -> None:
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", "-"], capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.lstrip().startswith(b"<?xml") and proc.stdout.rstrip().endswith(b"</svg>")
+
+
+@needs_dot
+def test_open_writes_a_temp_viewer_and_opens_it(tmp_path: Path) -> None:
+    seen = tmp_path / "url.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {seen}\n")
+    browser.chmod(0o755)
+    result = run_kvcli("viz", _mlp(), "--open", env={"BROWSER": str(browser)})
+    assert result.returncode == 0, result.stderr
+    url = seen.read_text().strip()
+    assert url.startswith("file:///") and url.endswith("/mlp.html")
+    page = Path(url[len("file://"):])
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "default-src 'none'" in page.read_text(encoding="utf-8")

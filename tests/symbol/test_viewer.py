@@ -1,0 +1,177 @@
+"""The HTML viewer in a real browser (headless Chromium driven by selenium): it loads offline,
+searches, shows a node's details, collapses a group, sorts the summary, exports the view,
+and opens a 6,000-node graph within 3 s. Skipped, with the reason, when no browser is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kvcli.symbol.fold import prepare
+from kvcli.symbol.graph import from_dict, load_file
+from kvcli.symbol.plan import build_plan
+from kvcli.symbol.render import plan_to_digraph, render_bytes
+from kvcli.symbol.shapes import infer_shapes
+from kvcli.symbol.summary import summarize
+from kvcli.symbol.viewer import build_html
+
+from .conftest import SAMPLES, needs_dot, run_kvcli
+from .test_bigviz import unrolled
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def _why_no_browser() -> str:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "BROWSER TESTS SKIPPED: selenium is not installed (pip install -e '.[test]')"
+    if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
+        return ("BROWSER TESTS SKIPPED: chromium/chromedriver not found "
+                "(as root: apt-get install -y chromium chromium-driver, or `make install`)")
+    return ""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    reason = _why_no_browser()
+    if reason:
+        warnings.warn(reason)
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="kvcli-chromium-")
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                f"--user-data-dir={profile}", "--window-size=1400,900"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _page(tmp_path: Path, graph, given, name: str) -> Path:
+    result = infer_shapes(graph, given)
+    plan, bounded = prepare(build_plan(graph, result, readable=True))
+    svg = render_bytes(plan_to_digraph(plan, title=name, readable=True, bounded=bounded, svg_ids=True)).decode()
+    out = tmp_path / f"{name}.html"
+    out.write_text(build_html(plan, summarize(result), svg, name), encoding="utf-8")
+    return out
+
+
+def _open(driver, path: Path) -> float:
+    start = time.perf_counter()
+    driver.get(path.as_uri())
+    while driver.execute_script("return document.body && document.body.getAttribute('data-ready')") != "1":
+        assert time.perf_counter() - start < 30, "viewer never became ready"
+        time.sleep(0.02)
+    return time.perf_counter() - start
+
+
+def _errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+@needs_dot
+def test_viewer_search_click_collapse_summary(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browser
+    graph = load_file(SAMPLES / "mini_resnet.json")
+    _open(driver, _page(tmp_path, graph, {"data": (1, 3, 32, 32)}, "mini_resnet"))
+    assert _errors(driver) == []
+    # offline: the page fetched nothing at all
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    # search by op, next, next, previous
+    box = driver.find_element(By.ID, "search")
+    box.send_keys("convolution", Keys.ENTER)
+    assert driver.find_element(By.ID, "count").text == "1/6"
+    box.send_keys(Keys.ENTER)
+    assert driver.find_element(By.ID, "count").text == "2/6"
+    driver.find_element(By.ID, "prev").click()
+    assert driver.find_element(By.ID, "count").text == "1/6"
+    assert driver.find_element(By.ID, "panel-name").text == "stem_conv"
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.node.hit")) == 6
+    # click a node: its details
+    names = [d["name"] for d in json.loads(driver.execute_script(
+        "return document.getElementById('kvcli-data').textContent"))["draws"]]
+    fc = names.index("fc")
+    driver.find_element(By.ID, "fit").click()  # the whole graph again, so fc is on screen
+    driver.find_element(By.ID, f"v{fc}").click()  # a real mouse click on the box
+    assert driver.find_element(By.ID, "panel-name").text == "fc"
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#panel-table td")]
+    pairs = dict(zip(cells[::2], cells[1::2]))
+    assert pairs["op"] == "FullyConnected" and pairs["num_hidden"] == "10"
+    assert pairs["output"] == "1x10"
+    assert [b for a, b in zip(cells[::2], cells[1::2]) if a == "weight"] == ["fc_weight : 10x32", "fc_bias : 10"]
+    assert pairs["params"] == "330"  # 10*32 + 10
+    # collapse the stem_* group to one box, then expand it
+    driver.find_element(By.ID, "tab-groups").click()
+    groups = driver.execute_script("return window.kvcliViewer.groups.map(function (g) { return g.name; })")
+    j = groups.index("stem_*")
+    driver.find_element(By.ID, f"group-{j}").click()
+    hidden = driver.find_elements(By.CSS_SELECTOR, "g.node.kv-hidden")
+    assert sorted(h.get_attribute("id") for h in hidden) == [f"v{names.index('stem_bn')}", f"v{names.index('stem_relu')}"]
+    rep = driver.find_element(By.ID, f"v{names.index('stem_conv')}")
+    assert rep.find_element(By.TAG_NAME, "text").get_attribute("textContent") == "stem_* (×3)"
+    assert driver.find_elements(By.CSS_SELECTOR, "g.edge.kv-hidden")  # their edges went too
+    driver.find_element(By.ID, f"group-{j}").click()
+    assert driver.find_elements(By.CSS_SELECTOR, "g.kv-hidden") == []
+    assert rep.find_element(By.TAG_NAME, "text").get_attribute("textContent") == "stem_conv"
+    # the summary, sorted by params (largest first), and its totals
+    driver.find_element(By.ID, "tab-summary").click()
+    rows = driver.find_elements(By.CSS_SELECTOR, "#sumtable tbody tr")
+    assert len(rows) == len(summarize(infer_shapes(graph, {"data": (1, 3, 32, 32)})).layers)
+    driver.find_element(By.CSS_SELECTOR, "#sumtable th[data-key=params]").click()
+    first = driver.find_element(By.CSS_SELECTOR, "#sumtable tbody tr").find_elements(By.TAG_NAME, "td")
+    summary = summarize(infer_shapes(graph, {"data": (1, 3, 32, 32)}))
+    top = max(summary.layers, key=lambda layer: layer.params)
+    assert first[0].text == top.name and first[3].text == f"{top.params:,}"
+    assert driver.find_element(By.CSS_SELECTOR, "#sumtable tfoot").text.endswith(summary.total_text(summary.params) + " " + summary.total_text(summary.aux))
+    # export of the current view is a standalone SVG of what is shown
+    exported = driver.execute_script("return window.kvcliViewer.currentSvg()")
+    assert exported.startswith("<svg") and "stem_conv" in exported and "javascript:" not in exported
+    assert _errors(driver) == []
+
+
+@needs_dot
+def test_six_thousand_nodes_open_within_three_seconds(browser, tmp_path: Path) -> None:
+    graph = from_dict(unrolled(2000))  # 6,001 drawn nodes, folded for the layout
+    page = _page(tmp_path, graph, {"data": (1, 8)}, "big")
+    elapsed = _open(browser, page)
+    assert elapsed <= 3.0, f"{elapsed:.2f} s"
+    assert _errors(browser) == []
+    info = browser.execute_script(
+        "var d = JSON.parse(document.getElementById('kvcli-data').textContent);"
+        "return [d.nodes.length, d.draws.length, document.querySelectorAll('g.node').length]")
+    assert info[0] == 8001 and info[1] == info[2] == 5  # 4 folded boxes + the output's shape label
+
+
+@needs_dot
+def test_cli_writes_html(tmp_path: Path) -> None:
+    out = tmp_path / "m.html"
+    result = run_kvcli("viz", str(SAMPLES / "mlp.json"), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "default-src 'none'" in page
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:|//)", page), "no external resource"
+    assert "<?xml" not in page and "<!DOCTYPE svg" not in page
+    assert [p.name for p in tmp_path.iterdir()] == ["m.html"]
