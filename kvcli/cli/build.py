@@ -85,7 +85,7 @@ def _option(opt: Opt, panel: Optional[str] = None, envvar: bool = True) -> tuple
     if completer is not None:
         extra["autocompletion"] = completer
     info = typer.Option(
-        default, *opt.flags, help=opt.help, envvar=opt.envvar if envvar else None,
+        default, *opt.flags, help=opt.help + opt.range_text(), envvar=opt.envvar if envvar else None,
         rich_help_panel=panel, show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
     )
     return _annotation(opt.kind, required=opt.required or opt.default is not None, choices=opt.choices), info
@@ -100,7 +100,7 @@ def _argument(arg: Arg) -> tuple[Any, Any]:
     return _annotation(arg.kind, arg.many, arg.required), info
 
 
-def command_function(command: Command, with_globals: bool = True) -> Callable[..., None]:
+def command_function(command: Command, with_globals: bool = True, for_shell: bool = False) -> Callable[..., None]:
     """A typer command function for ``command``: its signature comes from the table."""
     parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)]
     for arg in command.args:
@@ -126,15 +126,18 @@ def command_function(command: Command, with_globals: bool = True) -> Callable[..
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     function.__annotations__ = {p.name: p.annotation for p in parameters}
     function.__name__ = command.name.replace("-", "_") + "_command"
-    function.__doc__ = command.help + _examples(command)
+    function.__doc__ = command.help + _examples(command, for_shell)
     return function
 
 
-def _examples(command: Command) -> str:
-    if not command.examples:
+def _examples(command: Command, for_shell: bool = False) -> str:
+    examples = command.examples
+    if for_shell:  # typed at the shell's prompt: no "kvcli", and no shell redirections
+        examples = tuple(e.removeprefix("kvcli ") for e in examples if ">" not in e and "&&" not in e)
+    if not examples:
         return ""
-    word = "Examples" if len(command.examples) > 1 else "Example"
-    return f"\n\n[bold]{word}:[/]  " + "  ·  ".join(command.examples)
+    word = "Examples" if len(examples) > 1 else "Example"
+    return f"\n\n[bold]{word}:[/]  " + "  ·  ".join(examples)
 
 
 def merge_globals(base: GlobalOptions, after: dict[str, Any]) -> GlobalOptions:
@@ -182,8 +185,8 @@ def _root_callback() -> Callable[..., None]:
                 if not _from_command_line(ctx, name):
                     values[name] = None
         ctx.obj = make_global_options(prior, values)
-        if ctx.invoked_subcommand is None:  # bare `kvcli`: help, exit 0
-            typer.echo(ctx.get_help())
+        if ctx.invoked_subcommand is None:  # bare `kvcli`: help, exit 0 (as `kvcli help`)
+            print_help([], for_shell=ctx.obj.live is not None)
             raise typer.Exit(0)
 
     callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -218,18 +221,18 @@ def _typer(help_text: str, **extra: Any) -> typer.Typer:
     )
 
 
-def add_command(app: typer.Typer, command: Command) -> None:
+def add_command(app: typer.Typer, command: Command, for_shell: bool = False) -> None:
     """Register table ``command`` (and its sub-commands) on ``app``."""
     settings: dict[str, Any] = {}
     if command.passthrough:
         settings = {"ignore_unknown_options": True, "allow_interspersed_args": False}
     if not command.children:
-        app.command(command.name, context_settings=settings or None)(command_function(command))
+        app.command(command.name, context_settings=settings or None)(command_function(command, for_shell=for_shell))
         return
-    group = _typer(command.help + _examples(command), invoke_without_command=True)
-    group.callback()(command_function(command))
+    group = _typer(command.help + _examples(command, for_shell), invoke_without_command=True)
+    group.callback()(command_function(command, for_shell=for_shell))
     for child in command.children:
-        add_command(group, child)
+        add_command(group, child, for_shell)
     app.add_typer(group, name=command.name)
 
 
@@ -249,16 +252,43 @@ def build_app(for_shell: bool = False) -> typer.Typer:
     for command in table.commands():
         if for_shell and not command.in_shell:
             continue
-        add_command(app, command)
+        add_command(app, command, for_shell)
     _apps[for_shell] = app
     return app
 
 
-def root_command(for_shell: bool = False) -> Any:
-    """The click command of the app (what runs a command line)."""
-    from typer.main import get_command
+_roots: dict[bool, Any] = {}
 
-    return get_command(build_app(for_shell))
+
+def root_command(for_shell: bool = False) -> Any:
+    """The click command of the app (what runs a command line), built once per mode."""
+    if for_shell not in _roots:
+        from typer.main import get_command
+
+        root = get_command(build_app(for_shell))
+        _plain_help(root)
+        _roots[for_shell] = root
+    return _roots[for_shell]
+
+
+def _plain_help(command: Any) -> None:
+    """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
+    typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
+    the help text, from the table."""
+    from typer import _click
+
+    ctx = _click.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
+    params = list(command.params)
+    help_option = command.get_help_option(ctx)
+    if help_option is not None:
+        params.append(help_option)
+    for param in params:
+        if getattr(param, "is_flag", False) or getattr(param, "param_type_name", "") == "argument":
+            param.display_type_rich = lambda ctx: None
+        if hasattr(param, "_get_number_range_help_str"):
+            param._get_number_range_help_str = lambda: None
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
 
 
 def print_help(words: list[str], for_shell: bool = False) -> None:
@@ -266,7 +296,11 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
     from typer import _click
 
     root = root_command(for_shell)
-    ctx = root.make_context("kvcli", [], resilient_parsing=True)
+    if for_shell and not words:
+        _print_shell_commands(root)
+        return
+    # in the shell, usage lines read "push [OPTIONS] KEY", as the command is typed there
+    ctx = root.make_context("" if for_shell else "kvcli", [], resilient_parsing=True)
     command = root
     for word in words:
         sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
@@ -274,4 +308,20 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
             raise _click.exceptions.UsageError(f"no command {' '.join(words)!r}: type help for the list")
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
-    _click.echo(ctx.get_help(), nl=False)
+    _click.echo(ctx.get_help())  # as --help prints it
+
+
+def _print_shell_commands(root: Any) -> None:
+    """``help`` in the shell: its commands, one a line (no "Usage: kvcli", no global options)."""
+    from rich.table import Table
+
+    from kvcli.cli import output
+
+    listing = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    for name, command in root.commands.items():
+        summary = (command.help or "").strip().split("\n")[0]
+        listing.add_row(f"[bold]{name}[/]", summary)
+    console = output.stdout_console()
+    console.print(listing)
+    console.print("Type help CMD for one command's arguments and options (also CMD --help); Tab completes; "
+                  "Ctrl-C cancels a running command; Ctrl-D or exit leaves.")

@@ -101,6 +101,18 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
         session.close()
 
 
+def _key_text(keys: Sequence[Any]) -> str:
+    """``key 3`` / ``keys 5, 7, 9`` for a status line."""
+    shown = ", ".join(str(k) for k in keys[:4]) + (" ..." if len(keys) > 4 else "")
+    return f"{'key' if len(keys) == 1 else 'keys'} {shown}"
+
+
+def _starting(session: Any) -> str:
+    """What a status line adds while the session's store is not running yet (device workers
+    take seconds to start)."""
+    return "; starting the store" if getattr(session, "store", None) is None else ""
+
+
 def _keys(text: str) -> list[Any]:
     from kvcli.session import parse_keys
 
@@ -116,11 +128,14 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
         raise SessionError(
             f"init got {len(key_list)} keys and {len(values)} values: give one value for all keys or one per key"
         )
-    parsed = [parse_value(text, dtype=dtype) for text in values]
-    arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
-    with open_session(options) as session:
-        results = session.init(key_list, arrays)
-        name = session.name
+    with output.status(f"building the value of {_key_text(key_list)}", quiet=options.json) as progress:
+        parsed = [parse_value(text, dtype=dtype) for text in values]
+        arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
+        size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
+        with open_session(options) as session:
+            progress.update(f"initialising {_key_text(key_list)} ({size}){_starting(session)}")
+            results = session.init(key_list, arrays)
+            name = session.name
     if options.json:
         output.print_json(
             {
@@ -159,7 +174,9 @@ def run_push(
             return arrays[0] if count == 1 else [arrays[0]] * count
         return arrays
 
-    with open_session(options) as session:
+    with output.status(f"pushing to {_key_text(key_list)}", quiet=options.json) as progress, \
+            open_session(options) as session:
+        progress.update(f"pushing to {_key_text(key_list)}{_starting(session)}")
         entries = session.push(key_list, build)
         name = session.name
         updater = session.store.updater_spec if session.store is not None else None
@@ -177,8 +194,15 @@ def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[
     key_list = _keys(keys)
     if out is not None and len(key_list) != 1:
         raise SessionError("-o writes one key: pull the keys one at a time")
-    with open_session(options) as session:
-        pulled = session.pull(key_list, devices)
+    with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
+        with open_session(options) as session:
+            progress.update(f"pulling {_key_text(key_list)}{_starting(session)}")
+            pulled = session.pull(key_list, devices)
+    # printed after the spinner is gone, so stdout never mixes with its redraws
+    _print_pulled(options, key_list, pulled, devices, out)
+
+
+def _print_pulled(options: GlobalOptions, key_list: list[Any], pulled: list[Any], devices: int, out: Optional[Path]) -> None:
     if out is not None:
         array = pulled[0][0]
         if str(out) == "-":

@@ -66,6 +66,15 @@ class Shell:
             return False
         if args[0] == "?":
             args = ["help", *args[1:]]
+        from kvcli.cli import table
+
+        entry = table.find(args[0])
+        if entry is not None and not entry.in_shell:
+            output.print_error(f"{entry.name} does not run inside the shell",
+                               f"run `kvcli {entry.name}` in a terminal; type help for the shell's commands",
+                               as_json=self.options.json)
+            self.last_ok = False
+            return True
         self.last_ok = self.run(args) == 0
         return True
 

@@ -58,7 +58,7 @@ def test_errors_never_end_the_shell(session: Session, tmp_path: Path, capfd: pyt
     out, err = capfd.readouterr()
     assert out.rstrip().endswith("[7. 7.]")
     for message in ("No such command 'bogus'", "not initialised", "limit", "close the quotes", "not allowed", "does not parse",
-                    "No such command 'shell'", "No such command 'launch'", "run `init nope VALUE` first"):
+                    "shell does not run inside the shell", "launch does not run inside the shell", "run `init nope VALUE` first"):
         assert message in err, message
 
 
