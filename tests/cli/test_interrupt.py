@@ -103,3 +103,50 @@ def test_ctrl_c_at_the_prompt_only_clears_the_line(home: Path) -> None:
     shell.close()
     assert shell.exitstatus == 0
     assert not (home / "sessions" / "default" / "manifest.json").exists()  # the cleared line never ran
+
+
+def test_reset_asks_on_a_terminal(kv: Runner, home: Path) -> None:
+    assert kv("init", "k", "ones(2)").code == 0
+    child = spawn(home, "reset")
+    child.expect(r"reset deletes the 1 key of session 'default'.*\[y/N\]")
+    child.sendline("n")
+    child.expect("not confirmed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert kv("pull", "k").array().tolist() == [1, 1]
+    child = spawn(home, "sessions", "delete", "default")
+    child.expect(r"delete session 'default' and its 1 key\? \[y/N\]")
+    child.sendline("y")
+    child.expect("deleted session default")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not (home / "sessions" / "default").exists()
+
+
+def test_a_slow_push_shows_a_status_on_a_terminal(kv: Runner, home: Path, slow_session: Path) -> None:
+    child = pexpect.spawn(str(KVCLI), ["push", "k", "ones(2,2)"], env=kvcli_env(home, TERM="xterm"),
+                          encoding="utf-8", timeout=30, dimensions=(40, 200))
+    child.expect("pushing to key k")  # after 0.5 s, while the updater sleeps
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+
+
+def test_no_status_on_a_pipe_or_with_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from kvcli.cli import output
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with output.status("working") as status:  # stderr is not a terminal
+        assert not status._enabled
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    monkeypatch.setenv("TERM", "xterm")
+    with output.status("working", quiet=True) as status:  # --json
+        assert not status._enabled
+    with output.status("working") as status:
+        assert status._enabled
