@@ -41,13 +41,20 @@ def __getattr__(name: str) -> Any:
 
 
 def wants_json(argv: list[str]) -> bool:
-    """Whether ``--json`` is among the options (before a ``--``), for errors found while parsing."""
+    """Whether errors are to be JSON: ``--json`` is among the options (before a ``--``) of a
+    table command. Commands still declared as typer functions elsewhere (viz, summary) keep
+    their own error lines until they move into the table."""
+    from kvcli.cli import table
+
+    found = False
     for token in argv:
         if token == "--":
-            return False
+            break
         if token == "--json":
-            return True
-    return False
+            found = True
+        elif token in table.TYPER_COMMANDS:
+            return False
+    return found
 
 
 def usage_command(error: Any) -> Optional[str]:

@@ -254,6 +254,9 @@ def _write_npy_output(path: Path, array: Any) -> None:
     except OSError as error:
         tmp.unlink(missing_ok=True)
         raise SessionError(f"cannot write {path}: {error.strerror}") from None
+    except BaseException:  # Ctrl-C while writing: no half-written file is left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 # ---------------------------------------------------------------------- updater / keys / show

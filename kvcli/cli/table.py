@@ -285,6 +285,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
 #: Commands whose options are declared by typer functions elsewhere (kvcli/cli/symbol_cmds.py);
 #: they move into the table by adding Command entries here and dropping their typer functions.
 TYPER_MODULES = ("kvcli.cli.symbol_cmds",)
+#: The commands those modules register (checked by tests/cli/test_scripts.py against the app).
+TYPER_COMMANDS = ("viz", "summary")
 
 
 def commands() -> tuple[Command, ...]:

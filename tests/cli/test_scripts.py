@@ -164,3 +164,13 @@ def test_fast_path_reads_the_table() -> None:
     assert parse(["-s", "a", "pull", "3", "-s", "b"]) is None  # repeated: typer decides
     assert parse(["--type", "bogus", "keys"]) is None
     assert parse(["--type", "DEVICE", "keys"]) == ("keys", {"store_type": "device"}, [], {})
+
+
+def test_typer_commands_listed_in_the_table_are_the_apps_others() -> None:
+    from typer.main import get_command
+
+    from kvcli.cli import table
+    from kvcli.cli.build import build_app
+
+    names = set(get_command(build_app()).commands)  # type: ignore[attr-defined]
+    assert names - {c.name for c in table.commands()} == set(table.TYPER_COMMANDS)
