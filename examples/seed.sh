@@ -11,7 +11,7 @@ set -euo pipefail
 KVCLI=${KVCLI:-kvcli}
 kv() { "$KVCLI" --session "${SEED_SESSION:-seed}" "$@"; }
 
-kv "$@" reset
+kv "$@" reset --yes  # a script: no question (the session starts over)
 
 echo "1. Initialization"
 kv init 3 'ones(3,3)*2'

@@ -14,7 +14,16 @@ class MXNetError(RuntimeError):
 
 
 class KVCliError(MXNetError):
-    """Base class of every user-facing kvcli error (and so an :class:`MXNetError`)."""
+    """Base class of every user-facing kvcli error (and so an :class:`MXNetError`).
+
+    Keyword arguments are kept in :attr:`fields` (e.g. ``key=``, ``session=``, ``remedy=``):
+    a front end (the CLI, the shell) reads them to word its own advice, so the message itself
+    speaks Python only.
+    """
+
+    def __init__(self, *args: object, **fields: object) -> None:
+        super().__init__(*args)
+        self.fields = fields
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0]) if self.args else self.__class__.__name__

@@ -246,9 +246,10 @@ class Manifest:
 
 def corrupted(path: Path, problem: str) -> SessionError:
     """The error for a damaged session file: names it and says how to recover."""
+    found = f"session file {path} is corrupted ({problem}); nothing was changed"
     return SessionError(
-        f"session file {path} is corrupted ({problem}); nothing was changed: restore the file, "
-        "or run `kvcli reset` to start the session over (this deletes its keys)"
+        f"{found}: restore the file, or call Session.reset() to start the session over (this deletes its keys)",
+        problem=found, remedy="reset",
     )
 
 
@@ -431,6 +432,11 @@ def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
         check_file(path, dtype, shape)
     except NpyError as error:
         raise _npy_error(path, error) from None
+
+
+def _pickled(path: Path) -> SessionError:
+    found = f"session file {path} holds pickled Python objects, which kvcli refuses to load; nothing was changed"
+    return SessionError(f"{found}: call Session.reset() to start the session over", problem=found, remedy="reset")
 
 
 def _same_size(path: Path, other: Path) -> bool:
@@ -892,26 +898,26 @@ class Session:
 
     def _check_requested(self, manifest: Manifest) -> None:
         if self.requested_type and self.requested_type != manifest.store_type:
+            found = f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}"
             raise SessionError(
-                f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}: "
-                f"to change it, run `kvcli reset --type {self.requested_type}` (this deletes its keys)"
+                f"{found}: to change it, call Session.reset({self.requested_type!r}) (this deletes its keys)",
+                problem=found, remedy="reset-type", store_type=self.requested_type, options={},
             )
         for option, value in self.requested_options.items():
             if manifest.store_options.get(option) != value:
-                flag = "--" + option.replace("_", "-").replace("address", "ray-address")
+                found = f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
                 raise SessionError(
-                    f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}: "
-                    f"to change it, run `kvcli reset --type {manifest.store_type} {flag} {value}` (this deletes its keys)"
+                    f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
+                    "(this deletes its keys)",
+                    problem=found, remedy="reset-type", store_type=manifest.store_type, options={option: value},
                 )
 
     def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
         entry = manifest.keys.get(key)
         if entry is None:
             known = ", ".join(repr(k) for k in list(manifest.keys)[:8]) or "none"
-            raise UnknownKeyError(
-                f"key {key!r} is not initialised in session {self.name!r} (known keys: {known}): "
-                f"run `kvcli init {key} VALUE` first"
-            )
+            found = f"key {key!r} is not initialised in session {self.name!r} (known keys: {known})"
+            raise UnknownKeyError(f"{found}: call init({key!r}, value) first", problem=found, remedy="init", key=key)
         return entry
 
     def _check_kinds(self, manifest: Manifest, keys: Sequence[Key]) -> None:
@@ -920,9 +926,9 @@ class Session:
             kinds.add(type(next(iter(manifest.keys))))
         if len(kinds) > 1:
             held = manifest.key_kind or "mixed"
+            found = f"keys {list(keys)!r} mix int and str keys (session {self.name!r} holds {held} keys)"
             raise KeyTypeError(
-                f"keys {list(keys)!r} mix int and str keys (session {self.name!r} holds {held} keys): "
-                "use one kind of key per session, or `kvcli reset`"
+                f"{found}: use one kind of key per session, or Session.reset()", problem=found, remedy="one-kind"
             )
 
     # ------------------------------------------------------------------ the live store
@@ -1019,9 +1025,9 @@ class Session:
             if isinstance(error, SessionError):
                 raise
 
+            found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
             raise SessionError(
-                f"the session's updater {manifest.updater!r} cannot be set up ({error}): "
-                "choose another with `kvcli set-updater SPEC`"
+                f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater"
             ) from None
         if manifest.optimizer_state:
             path = self.path / DATA / manifest.optimizer_state

@@ -93,7 +93,7 @@ def test_store_type_persists_and_cannot_change_silently(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
         assert s.describe()["store"] == {"type": "device", "options": {"num_devices": 2}}
         assert pull(s, 1).tolist() == [2.0, 2.0]
-    with pytest.raises(SessionError, match=r"kvcli reset --type local"):
+    with pytest.raises(SessionError, match=r"Session.reset\('local'\)"):
         with open_session(tmp_path, store_type="local") as s:
             s.keys()
     with pytest.raises(SessionError, match="num_devices=2"):
@@ -134,7 +134,7 @@ def test_key_kinds_do_not_mix(tmp_path: Path) -> None:
 
 def test_unknown_key(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
-        with pytest.raises(UnknownKeyError, match="kvcli init 9"):
+        with pytest.raises(UnknownKeyError, match=r"call init\(9, value\) first"):
             s.pull([9])
         assert not s.exists()  # a read does not create the session
 
@@ -209,7 +209,7 @@ def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> N
                 action(s)
         message = str(info.value)
         assert str(manifest) in message
-        assert ("kvcli reset" in message) or ("newer kvcli" in message)
+        assert ("Session.reset()" in message) or ("newer kvcli" in message)
         assert snapshot(folder) == before  # nothing overwritten
     with open_session(tmp_path) as s:  # reset repairs it
         s.reset()
@@ -239,7 +239,7 @@ def test_damaged_value_file_is_reported_and_kept(tmp_path: Path, damage: str) ->
     with open_session(tmp_path) as s:
         with pytest.raises(SessionError) as info:
             s.pull(["w"])
-        assert str(file) in str(info.value) and "kvcli reset" in str(info.value)
+        assert str(file) in str(info.value) and "Session.reset()" in str(info.value)
         if damage in ("pickle", "object-array"):
             assert "pickle" in str(info.value) or "object" in str(info.value)
         with pytest.raises(SessionError):

@@ -1,141 +1,37 @@
-"""The ``kvcli`` Typer app: global options, error handling, and the command groups.
+"""The ``kvcli`` entry point: the startup fast path, then the typer app, and one error policy.
 
-Commands live in small modules (``symbol_cmds`` for viz/summary, ``store_cmds`` for the
-session commands); each has ``register(app)``. Heavy imports happen inside commands.
+The commands are declared once in :mod:`kvcli.cli.table`; :mod:`kvcli.cli.build` derives the
+typer app from it and :mod:`kvcli.cli.fast` runs the plain forms of the hot commands from
+the same table without importing typer. Importing this module does not import typer.
 
-Importing this module does not import typer: the app is built on first use of ``app`` (or
-:func:`build_app`), and :func:`main` first tries the startup fast path of
-:mod:`kvcli.cli.fast`, which runs the plain forms of the hot commands (``pull``, ``push``,
-``init``, ``keys``) without typer and hands everything else to the typer app.
+Exit codes: 0 success, 1 a kvcli error (one line: what is wrong and the fix), 2 a usage
+error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C). With
+``--json`` an error is ``{"error": ..., "hint": ...}`` on stderr.
 """
 
-# No ``from __future__ import annotations`` here: the typer callback is defined inside
-# build_app(), and typer reads its annotations (typer.Context, Optional[...]) at that time.
+from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any, Optional
 
-from kvcli import __version__
 from kvcli.cli import output
-from kvcli.cli.commands import GlobalOptions
+from kvcli.cli.commands import GlobalOptions  # noqa: F401 - re-exported
 from kvcli.errors import KVCliError
-
-APP_HELP = "MXNet's KVStore and network visualisation, without MXNet."
-
-_app: Any = None
 
 
 def global_options(ctx: Any) -> GlobalOptions:
     """The :class:`GlobalOptions` of the running command (``ctx``: its typer Context)."""
-    root = ctx.find_root()
-    return root.obj if isinstance(root.obj, GlobalOptions) else GlobalOptions()
+    from kvcli.cli.build import global_options as find
+
+    return find(ctx)
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        print(f"kvcli {__version__}")
-        import typer
+def build_app(for_shell: bool = False) -> Any:
+    """The typer app with every command (see :func:`kvcli.cli.build.build_app`)."""
+    from kvcli.cli.build import build_app as build
 
-        raise typer.Exit()
-
-
-def build_app() -> Any:
-    """The typer app with every command (built once)."""
-    global _app
-    if _app is not None:
-        return _app
-    import typer
-
-    app = typer.Typer(
-        name="kvcli",
-        help=APP_HELP,
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        rich_markup_mode="rich",
-        context_settings={"help_option_names": ["-h", "--help"]},
-    )
-
-    @app.callback()
-    def _global_options(
-        ctx: typer.Context,
-        session: Optional[str] = typer.Option(
-            None, "--session", "-s", envvar="KVCLI_SESSION", help="Session name (default: 'default')."
-        ),
-        home: Optional[Path] = typer.Option(None, "--home", envvar="KVCLI_HOME", help="Folder that holds the sessions."),
-        json_output: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-        store_type: Optional[str] = typer.Option(
-            None,
-            "--type",
-            "-t",
-            help="Store type of a new session: local, device, dist_sync or dist_async "
-            "(remembered; change it with `kvcli reset --type ...`).",
-        ),
-        num_devices: Optional[int] = typer.Option(
-            None, "--num-devices", min=1, max=64, help="Device processes of a 'device' store."
-        ),
-        ray_address: Optional[str] = typer.Option(
-            None, "--ray-address", help="Ray cluster of a dist_sync/dist_async store (e.g. auto)."
-        ),
-        num_servers: Optional[int] = typer.Option(
-            None, "--num-servers", min=1, help="Server actors of a dist_sync/dist_async store."
-        ),
-        version: bool = typer.Option(
-            False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
-        ),
-    ) -> None:
-        if isinstance(ctx.obj, GlobalOptions) and ctx.obj.live is not None:
-            # in the shell, only a --session/--home typed on the line leaves its session
-            session = session if _from_command_line(ctx, "session") else None
-            home = home if _from_command_line(ctx, "home") else None
-        ctx.obj = make_global_options(
-            ctx.obj, session, home, json_output, store_type, num_devices, ray_address, num_servers
-        )
-
-    from kvcli.cli import symbol_cmds
-
-    symbol_cmds.register(app)
-    from kvcli.cli import store_cmds
-
-    store_cmds.register(app)
-    try:
-        from kvcli.cli import launch_cmd  # `kvcli launch` (distributed jobs)
-    except ImportError:  # pragma: no cover - not written yet
-        launch_cmd = None
-    if launch_cmd is not None:
-        launch_cmd.register(app)
-    _app = app
-    return app
-
-
-def _from_command_line(ctx: Any, name: str) -> bool:
-    source = ctx.get_parameter_source(name)
-    return getattr(source, "name", "") == "COMMANDLINE"
-
-
-def make_global_options(
-    prior: Any,
-    session: Optional[str],
-    home: Optional[Path],
-    json_output: bool,
-    store_type: Optional[str],
-    num_devices: Optional[int],
-    ray_address: Optional[str],
-    num_servers: Optional[int],
-) -> GlobalOptions:
-    """GlobalOptions from the parsed global flags; keeps the shell's open session."""
-    prior = prior if isinstance(prior, GlobalOptions) else None
-    options = {"num_devices": num_devices, "address": ray_address, "num_servers": num_servers}
-    return GlobalOptions(
-        session=session,
-        home=home,
-        json=json_output or bool(prior and prior.json),
-        store_type=store_type,
-        store_options={k: v for k, v in options.items() if v is not None},
-        live=prior.live if prior else None,
-    )
+    return build(for_shell)
 
 
 def __getattr__(name: str) -> Any:
@@ -144,17 +40,89 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main() -> None:
+def wants_json(argv: list[str]) -> bool:
+    """Whether errors are to be JSON: ``--json`` is among the options (before a ``--``) of a
+    table command. Commands still declared as typer functions elsewhere (viz, summary) keep
+    their own error lines until they move into the table."""
+    from kvcli.cli import table
+
+    found = False
+    for token in argv:
+        if token == "--":
+            break
+        if token == "--json":
+            found = True
+        elif token in table.TYPER_COMMANDS:
+            return False
+    return found
+
+
+def usage_command(error: Any) -> Optional[str]:
+    """The command words a click usage error is about (``pull``, ``sessions delete``)."""
+    ctx = getattr(error, "ctx", None)
+    path = getattr(ctx, "command_path", "") or ""
+    words = path.split()[1:]
+    return " ".join(words) or None
+
+
+def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
+    """Run ``argv`` through the typer app's click command; returns the exit code. Usage
+    errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
+    from typer import Abort, Exit, _click
+
+    from kvcli.cli.build import root_command
+
+    command = root_command(for_shell=where == "shell")
+    try:
+        # typer's main() returns the code of an Exit (our commands return None), and turns
+        # a Ctrl-C into Exit(130): give that back as the KeyboardInterrupt it was
+        code = command.main(argv, prog_name="kvcli", standalone_mode=False, obj=obj)
+    except Exit as done:
+        code = done.exit_code
+    except Abort:  # click turns a Ctrl-C in a prompt into Abort
+        output.print_error("interrupted", as_json=as_json)
+        return output.EXIT_INTERRUPTED
+    except _click.exceptions.UsageError as error:
+        # typer's coercion prefixes pydantic's "Value error, "; the hint follows after ": "
+        message = error.format_message().replace("Value error, ", "").rstrip(".")
+        problem = KVCliError(message, remedy="usage", command=usage_command(error))
+        output.report_error(problem, where, as_json=as_json)
+        return output.EXIT_USAGE_ERROR
+    except _click.exceptions.ClickException as error:
+        output.print_error(error.format_message(), as_json=as_json)
+        return error.exit_code
+    if code == output.EXIT_INTERRUPTED:
+        raise KeyboardInterrupt
+    return code if isinstance(code, int) else 0
+
+
+def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``kvcli`` console script."""
     # The CLI's array work is elementwise (no BLAS); starting OpenBLAS's thread pool would
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(argv)
     try:
         from kvcli.cli import fast
 
-        if not fast.run(sys.argv[1:]):
-            build_app()()
+        if fast.run(argv):
+            code = 0
+        else:
+            code = run_click(argv, as_json=as_json)
     except KVCliError as error:
-        output.fail(str(error))
+        output.report_error(error, "cli", as_json=as_json)
+        code = output.EXIT_USER_ERROR
     except KeyboardInterrupt:
-        output.fail("interrupted", code=130)
+        # the session commits atomically at the end of a command: an interrupted one
+        # left the last committed state (uncommitted values were discarded)
+        output.print_error("interrupted", as_json=as_json)
+        code = output.EXIT_INTERRUPTED
+    except BrokenPipeError:  # `kvcli pull big | head`: the reader left; not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
+        except OSError:
+            pass
+        code = 0
+    sys.stdout.flush()
+    raise SystemExit(code)

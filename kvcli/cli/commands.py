@@ -1,6 +1,6 @@
 """What each session command does, without the command-line layer.
 
-The typer commands (:mod:`kvcli.cli.store_cmds`), the startup fast path
+The typer commands (built by :mod:`kvcli.cli.build`), the startup fast path
 (:mod:`kvcli.cli.fast`) and the shell all call these functions, so each command is
 written once. Nothing here imports typer, rich or prompt_toolkit at module level.
 """
@@ -10,10 +10,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 from kvcli.cli import output
 from kvcli.errors import SessionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvcli.cli.table import Command
 
 
 @dataclass
@@ -27,6 +30,51 @@ class GlobalOptions:
     store_options: dict[str, Any] = field(default_factory=dict)
     #: The session kept open by ``kvcli shell`` (its commands run against it).
     live: Any = None
+
+
+def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any]) -> None:
+    """Run table ``command`` with its parsed ``values`` (one per table dest): the one place
+    where the typer app and the fast path meet the implementations."""
+    import importlib
+
+    if command.needs_session:
+        require_session(options)
+    module, _, function = command.run.partition(":")
+    getattr(importlib.import_module(module), function)(options, **values)
+
+
+def require_session(options: GlobalOptions) -> None:
+    """A read-only command on a session that does not exist: say so and list the sessions."""
+    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, default_home, list_sessions
+
+    live = options.live
+    if live is not None and options.session in (None, live.name) and options.home is None:
+        return  # the shell's own session (it may be new: its first init creates it)
+    import os
+
+    name = check_session_name(options.session or os.environ.get("KVCLI_SESSION") or DEFAULT_SESSION)
+    home = Path(options.home).expanduser() if options.home else default_home()
+    if (home / "sessions" / name / MANIFEST).exists():
+        return
+    names = [row["session"] for row in list_sessions(home)]
+    listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"
+    found = f"session {name!r} does not exist in {home} (sessions: {listed})"
+    raise SessionError(found, problem=found, remedy="missing-session", session=name)
+
+
+def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
+    """Ask ``question`` on a terminal (``--yes`` skips it); refuse when stdin is not one."""
+    import sys
+
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise SessionError(f"{question} refused: stdin is not a terminal; pass --yes to confirm")
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().lower() not in ("y", "yes"):
+        raise SessionError("nothing was changed (not confirmed)")
 
 
 @contextmanager
@@ -53,6 +101,18 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
         session.close()
 
 
+def _key_text(keys: Sequence[Any]) -> str:
+    """``key 3`` / ``keys 5, 7, 9`` for a status line."""
+    shown = ", ".join(str(k) for k in keys[:4]) + (" ..." if len(keys) > 4 else "")
+    return f"{'key' if len(keys) == 1 else 'keys'} {shown}"
+
+
+def _starting(session: Any) -> str:
+    """What a status line adds while the session's store is not running yet (device workers
+    take seconds to start)."""
+    return "; starting the store" if getattr(session, "store", None) is None else ""
+
+
 def _keys(text: str) -> list[Any]:
     from kvcli.session import parse_keys
 
@@ -68,11 +128,14 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
         raise SessionError(
             f"init got {len(key_list)} keys and {len(values)} values: give one value for all keys or one per key"
         )
-    parsed = [parse_value(text, dtype=dtype) for text in values]
-    arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
-    with open_session(options) as session:
-        results = session.init(key_list, arrays)
-        name = session.name
+    with output.status(f"building the value of {_key_text(key_list)}", quiet=options.json) as progress:
+        parsed = [parse_value(text, dtype=dtype) for text in values]
+        arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
+        size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
+        with open_session(options) as session:
+            progress.update(f"initialising {_key_text(key_list)} ({size}){_starting(session)}")
+            results = session.init(key_list, arrays)
+            name = session.name
     if options.json:
         output.print_json(
             {
@@ -111,7 +174,9 @@ def run_push(
             return arrays[0] if count == 1 else [arrays[0]] * count
         return arrays
 
-    with open_session(options) as session:
+    with output.status(f"pushing to {_key_text(key_list)}", quiet=options.json) as progress, \
+            open_session(options) as session:
+        progress.update(f"pushing to {_key_text(key_list)}{_starting(session)}")
         entries = session.push(key_list, build)
         name = session.name
         updater = session.store.updater_spec if session.store is not None else None
@@ -125,20 +190,28 @@ def run_push(
         output.note(f"pushed key {entry.key}{source} (updater {updater}, version {entry.version})")
 
 
-def run_pull(
-    options: GlobalOptions, keys: str, devices: int = 1, json_output: bool = False, out: Optional[Path] = None
-) -> None:
+def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[Path] = None) -> None:
     key_list = _keys(keys)
     if out is not None and len(key_list) != 1:
         raise SessionError("-o writes one key: pull the keys one at a time")
-    with open_session(options) as session:
-        pulled = session.pull(key_list, devices)
+    with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
+        with open_session(options) as session:
+            progress.update(f"pulling {_key_text(key_list)}{_starting(session)}")
+            pulled = session.pull(key_list, devices)
+    # printed after the spinner is gone, so stdout never mixes with its redraws
+    _print_pulled(options, key_list, pulled, devices, out)
+
+
+def _print_pulled(options: GlobalOptions, key_list: list[Any], pulled: list[Any], devices: int, out: Optional[Path]) -> None:
     if out is not None:
         array = pulled[0][0]
+        if str(out) == "-":
+            _write_npy_stdout(array)
+            return
         _write_npy_output(Path(out), array)
         output.note(f"wrote key {key_list[0]} ({array.dtype} {array.shape}) to {out}")
         return
-    if json_output or options.json:
+    if options.json:
         extra = {"devices": devices} if devices > 1 else {}
         payloads = [output.array_payload(k, copies[-1], **extra) for k, copies in zip(key_list, pulled)]
         output.print_json(payloads[0] if len(payloads) == 1 else payloads)
@@ -150,6 +223,19 @@ def run_pull(
         output.print_text(output.format_array(copies[-1]))
     if devices > 1:
         output.note(f"(the same value on each of {devices} devices)")
+
+
+def _write_npy_stdout(array: Any) -> None:
+    """``-o -``: the .npy bytes on stdout (refused on a terminal, which would show garbage)."""
+    import sys
+
+    import numpy as np
+
+    if sys.stdout.isatty():
+        raise SessionError("-o - writes binary .npy data: redirect stdout to a file or a pipe")
+    sys.stdout.flush()
+    np.save(sys.stdout.buffer, array, allow_pickle=False)
+    sys.stdout.buffer.flush()
 
 
 def _write_npy_output(path: Path, array: Any) -> None:
@@ -168,6 +254,9 @@ def _write_npy_output(path: Path, array: Any) -> None:
     except OSError as error:
         tmp.unlink(missing_ok=True)
         raise SessionError(f"cannot write {path}: {error.strerror}") from None
+    except BaseException:  # Ctrl-C while writing: no half-written file is left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 # ---------------------------------------------------------------------- updater / keys / show
@@ -231,12 +320,16 @@ def run_delete(options: GlobalOptions, keys: str) -> None:
         output.note("deleted " + ", ".join(f"key {k}" for k in key_list))
 
 
-def run_reset(options: GlobalOptions, store_type: Optional[str] = None, store_options: Optional[dict[str, Any]] = None) -> None:
-    store_type = store_type or options.store_type
-    merged = {**options.store_options, **{k: v for k, v in (store_options or {}).items() if v is not None}}
+def run_reset(options: GlobalOptions, yes: bool = False) -> None:
+    store_type = options.store_type
+    merged = dict(options.store_options)
     if merged and not store_type:
-        raise SessionError("store options need --type: e.g. kvcli reset --type device --num-devices 4")
+        raise SessionError("store options need --type: e.g. reset --type device --num-devices 4")
     with open_session(options) as session:
+        count = len(session.peek_keys())
+        if session.exists():
+            confirm(f"reset deletes the {output.plural(count, 'key')} of session {session.name!r}, its updater "
+                    "and its state:", yes, options)
         manifest = session.reset(store_type, merged)
         name = session.name
     if options.json:
@@ -254,7 +347,7 @@ def run_export(options: GlobalOptions, folder: Path) -> None:
     if options.json:
         output.print_json({"exported": str(path), "keys": count})
     else:
-        output.note(f"exported {count} keys to {path}")
+        output.note(f"exported {output.plural(count, 'key')} to {path}")
 
 
 def run_import(options: GlobalOptions, folder: Path) -> None:
@@ -263,7 +356,7 @@ def run_import(options: GlobalOptions, folder: Path) -> None:
     if options.json:
         output.print_json({"imported": str(folder), "keys": list(manifest.keys), "updater": manifest.updater})
     else:
-        output.note(f"imported {len(manifest.keys)} keys from {folder} (updater {manifest.updater})")
+        output.note(f"imported {output.plural(len(manifest.keys), 'key')} from {folder} (updater {manifest.updater})")
 
 
 def run_sessions(options: GlobalOptions) -> None:
@@ -294,11 +387,56 @@ def run_sessions(options: GlobalOptions) -> None:
     output.stdout_console().print(table)
 
 
-def run_shell(options: GlobalOptions) -> None:
+def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) -> None:
+    import os
+    import shutil
+
+    from kvcli.session import LOCK, _FileLock, _lock_timeout, check_session_name, default_home
+
+    name = check_session_name(name)
+    home = Path(options.home).expanduser() if options.home else default_home()
+    path = home / "sessions" / name
+    if not path.is_dir():
+        require_session(GlobalOptions(session=name, home=home))
+    live = options.live
+    if live is not None and live.name == name and live.home == home:
+        raise SessionError(f"session {name!r} is the one this shell has open: delete it from another terminal")
+    count = len(_session_keys(name, home))
+    confirm(f"delete session {name!r} and its {output.plural(count, 'key')}?", yes, options)
+    lock = _FileLock(path / LOCK, _lock_timeout())
+    lock.acquire(shared=False)  # no command of another process is half-way through it
+    gone = path.with_name(f".deleted-{name}-{os.getpid()}")
+    try:
+        os.rename(path, gone)  # atomic: later commands see no session, never half a one
+    finally:
+        lock.release()
+    shutil.rmtree(gone, ignore_errors=True)
+    if options.json:
+        output.print_json({"deleted": name, "home": str(home)})
+    else:
+        output.note(f"deleted session {name} ({output.plural(count, 'key')})")
+
+
+def _session_keys(name: str, home: Path) -> list[Any]:
+    from kvcli.session import Session
+
+    return Session(name, home).peek_keys()
+
+
+def run_shell(options: GlobalOptions, file: Optional[Path] = None, keep_going: bool = False) -> None:
     if options.live is not None:
         raise SessionError("you are already in the kvcli shell")
     from kvcli.cli.shell import run_shell as repl
     from kvcli.session import Session
 
     with Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options) as session:
-        repl(session, json_output=options.json)
+        failures = repl(session, json_output=options.json, script=file, keep_going=keep_going)
+    if failures:
+        raise SystemExit(output.EXIT_USER_ERROR)
+
+
+def run_help(options: GlobalOptions, words: Optional[Sequence[str]] = None) -> None:
+    """``kvcli help [COMMAND [SUB]]``: the same text as ``--help``."""
+    from kvcli.cli.build import print_help
+
+    print_help(list(words or []), for_shell=options.live is not None)

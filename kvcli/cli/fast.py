@@ -1,66 +1,27 @@
 """Startup fast path: run the plain forms of the hot commands without importing typer.
 
-Building the typer app and coercing its parameters costs more than importing numpy (typer
-0.2x validates every parameter through pydantic), which would make ``kvcli pull KEY`` in a
-shell loop several times slower than it needs to be. This module *recognises* — it does not
-define — the simple argument lists of ``pull``, ``push``, ``init`` and ``keys`` with the
-global options, and calls the same :mod:`kvcli.cli.commands` functions the typer commands
-call. Anything it does not fully understand (``--help``, a typo, a bad number, an unknown
-option, ``-d4``-style short values, a value starting with ``-``) is handed to typer, which
-parses it and produces the usage error or help; so the two paths cannot disagree on a
-command line that runs. ``KVCLI_NO_FAST_PATH=1`` turns the fast path off (tests compare
-both).
+Building the typer app and coercing its parameters costs more than importing numpy, which
+would make ``kvcli pull KEY`` in a shell loop several times slower than it needs to be. This
+module *recognises* command lines by reading the same table the typer app is built from
+(:mod:`kvcli.cli.table`: the commands marked ``fast``, their options and ranges, the global
+options before or after the command) and calls the same :func:`kvcli.cli.commands.dispatch`.
+Anything it does not fully understand (``--help``, a typo, a value out of range, an unknown
+option, ``-d4``-style short values, a repeated option) is handed to typer, which parses it
+and produces the usage error or help; so the two paths cannot disagree on a command line
+that runs. ``KVCLI_NO_FAST_PATH=1`` turns the fast path off (tests compare both).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-#: Global options that take a value: flag -> (GlobalOptions field, converter).
-_GLOBAL_VALUES: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "--session": ("session", str),
-    "-s": ("session", str),
-    "--home": ("home", Path),
-    "--type": ("store_type", str),
-    "-t": ("store_type", str),
-    "--num-devices": ("num_devices", lambda v: _int_in(v, 1, 64)),
-    "--ray-address": ("ray_address", str),
-    "--num-servers": ("num_servers", lambda v: _int_in(v, 1, None)),
-}
+from kvcli.cli import table
+from kvcli.cli.table import BadValue, Command, Opt
 
 
 class _Defer(Exception):
     """The command line is not one the fast path handles: let typer parse it."""
-
-
-def _int_in(text: str, low: int, high: Optional[int]) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise _Defer from None
-    if value < low or (high is not None and value > high):
-        raise _Defer
-    return value
-
-
-def _devices(text: str) -> int:
-    return _int_in(text, 1, 1024)
-
-
-#: Per command: (min positionals, max positionals or None, options with values, flags).
-_COMMANDS: dict[str, tuple[int, Optional[int], dict[str, tuple[str, Callable[[str], Any]]], dict[str, str]]] = {
-    "pull": (
-        1,
-        1,
-        {"--devices": ("devices", _devices), "-d": ("devices", _devices), "--output": ("out", Path), "-o": ("out", Path)},
-        {"--json": "json_output"},
-    ),
-    "push": (2, None, {"--devices": ("devices", _devices), "-d": ("devices", _devices), "--dtype": ("dtype", str)}, {}),
-    "init": (2, None, {"--dtype": ("dtype", str)}, {}),
-    "keys": (0, 0, {}, {}),
-}
 
 
 def _split(token: str) -> tuple[str, Optional[str]]:
@@ -70,21 +31,25 @@ def _split(token: str) -> tuple[str, Optional[str]]:
     return token, None
 
 
-def _take_value(
-    tokens: list[str], index: int, name: str, value: Optional[str],
-    table: dict[str, tuple[str, Callable[[str], Any]]], into: dict[str, Any],
-) -> int:
-    """Record option ``name`` (its value inline or in the next token) in ``into``; returns the
-    index of the last token used. A repeated option defers to typer."""
-    if value is None:
+def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: dict[str, Any]) -> int:
+    """Record ``opt`` (its value inline or in the next token) in ``into``; returns the index of
+    the last token used. A repeated option or a bad value defers to typer."""
+    if opt.dest in into:
+        raise _Defer
+    if not opt.takes_value:
+        if inline is not None:
+            raise _Defer
+        into[opt.dest] = True
+        return index
+    if inline is None:
         if index + 1 >= len(tokens):
             raise _Defer
         index += 1
-        value = tokens[index]
-    field, convert = table[name]
-    if field in into:
-        raise _Defer
-    into[field] = convert(value)
+        inline = tokens[index]
+    try:
+        into[opt.dest] = opt.convert(inline)
+    except BadValue:
+        raise _Defer from None
     return index
 
 
@@ -96,22 +61,24 @@ def parse(argv: list[str]) -> Optional[tuple[str, dict[str, Any], list[str], dic
         return None
 
 
+def _global(name: str) -> Opt:
+    opt = table.global_option(name)
+    if opt is None:
+        raise _Defer
+    return opt
+
+
 def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, Any]]:
     globals_: dict[str, Any] = {}
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
-        name, value = _split(argv[i])
-        if name == "--json" and value is None:
-            globals_["json"] = True
-            i += 1
-            continue
-        if name not in _GLOBAL_VALUES:
-            raise _Defer
-        i = _take_value(argv, i, name, value, _GLOBAL_VALUES, globals_) + 1
-    if i >= len(argv) or argv[i] not in _COMMANDS:
+        name, inline = _split(argv[i])
+        i = _take(_global(name), argv, i, inline, globals_) + 1
+    if i >= len(argv):
         raise _Defer
-    command = argv[i]
-    low, high, valued, flags = _COMMANDS[command]
+    command = table.find(argv[i])
+    if command is None or not command.fast:
+        raise _Defer
     positionals: list[str] = []
     options: dict[str, Any] = {}
     rest = argv[i + 1:]
@@ -124,19 +91,39 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, A
         elif token == "--":
             only_positionals = True
         else:
-            name, value = _split(token)
-            if name in flags and value is None:
-                if flags[name] in options:
-                    raise _Defer
-                options[flags[name]] = True
-            elif name in valued:
-                j = _take_value(rest, j, name, value, valued, options)
-            else:
-                raise _Defer
+            name, inline = _split(token)
+            opt = command.option(name)
+            if opt is not None:
+                j = _take(opt, rest, j, inline, options)
+            else:  # a global option after the command: it may not repeat one given before
+                j = _take(_global(name), rest, j, inline, globals_)
         j += 1
-    if len(positionals) < low or (high is not None and len(positionals) > high):
+    _check_count(command, positionals)
+    return command.name, globals_, positionals, options
+
+
+def _check_count(command: Command, positionals: list[str]) -> None:
+    low = sum(1 for a in command.args if a.required)
+    many = any(a.many for a in command.args)
+    if len(positionals) < low or (not many and len(positionals) > len(command.args)):
         raise _Defer
-    return command, globals_, positionals, options
+
+
+def values_for(command: Command, positionals: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword values of ``command``'s function: positionals by the table's argument
+    order (a ``many`` argument takes the rest), options with their table defaults."""
+    values: dict[str, Any] = {}
+    index = 0
+    for arg in command.args:
+        if arg.many:
+            values[arg.dest] = positionals[index:]
+            index = len(positionals)
+        else:
+            values[arg.dest] = positionals[index] if index < len(positionals) else None
+            index += 1
+    for opt in command.opts:
+        values[opt.dest] = options.get(opt.dest, False if opt.kind == "flag" else opt.default)
+    return values
 
 
 def run(argv: list[str]) -> bool:
@@ -146,29 +133,29 @@ def run(argv: list[str]) -> bool:
     parsed = parse(argv)
     if parsed is None:
         return False
-    command, globals_, positionals, options = parsed
-    from kvcli.cli import commands
+    name, globals_, positionals, options = parsed
+    from kvcli.cli.commands import GlobalOptions, dispatch
 
+    # what typer would read from the environment when the flag is not given
+    for opt in table.GLOBAL_OPTIONS:
+        if opt.dest not in globals_ and opt.envvar and os.environ.get(opt.envvar):
+            try:
+                globals_[opt.dest] = opt.convert(os.environ[opt.envvar])
+            except BadValue:
+                return False
     store_options = {
         "num_devices": globals_.get("num_devices"),
         "address": globals_.get("ray_address"),
         "num_servers": globals_.get("num_servers"),
     }
-    global_options = commands.GlobalOptions(
+    global_options = GlobalOptions(
         session=globals_.get("session"),
         home=globals_.get("home"),
         json=bool(globals_.get("json")),
         store_type=globals_.get("store_type"),
         store_options={k: v for k, v in store_options.items() if v is not None},
     )
-    if command == "pull":
-        commands.run_pull(
-            global_options, positionals[0], options.get("devices", 1), options.get("json_output", False), options.get("out")
-        )
-    elif command == "push":
-        commands.run_push(global_options, positionals[0], positionals[1:], options.get("devices"), options.get("dtype"))
-    elif command == "init":
-        commands.run_init(global_options, positionals[0], positionals[1:], options.get("dtype"))
-    else:
-        commands.run_keys(global_options)
+    command = table.find(name)
+    assert command is not None
+    dispatch(command, global_options, values_for(command, positionals, options))
     return True

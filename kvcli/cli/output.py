@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Optional
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 1
@@ -59,11 +59,66 @@ def error_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-def print_error(message: str) -> None:
-    """Print ``error: message`` in red on stderr, as one line."""
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a POSIX shell reports a command ended by Ctrl-C
+
+
+def print_error(message: str, hint: Optional[str] = None, as_json: bool = False) -> None:
+    """Print ``error: message: hint`` in red on stderr as one line; with ``as_json`` the line
+    is ``{"error": message, "hint": hint}``."""
+    if as_json:
+        sys.stderr.write(json.dumps({"error": error_line(message), "hint": hint}, ensure_ascii=False) + "\n")
+        sys.stderr.flush()
+        return
     from rich.markup import escape
 
-    stderr_console().print(f"[bold red]error:[/] {escape(error_line(message))}")
+    text = error_line(message) + (f": {hint}" if hint else "")
+    stderr_console().print(f"[bold red]error:[/] {escape(text)}")
+
+
+# ---------------------------------------------------------------------- advice per front end
+#: ``where``: "cli" (one-shot commands: `kvcli reset`) or "shell" (inside kvcli shell: `reset`).
+def command_text(words: str, where: str) -> str:
+    """How a user types command ``words`` here: ```kvcli init K V``` or ```init K V```."""
+    return f"`{words}`" if where == "shell" else f"`kvcli {words}`"
+
+
+def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
+    """The advice for ``error`` in this front end, from its class and fields (None: the
+    message says it all). Library messages speak Python; the words to type live here."""
+    fields: dict[str, Any] = getattr(error, "fields", None) or {}
+    remedy = fields.get("remedy")
+    if remedy == "reset":
+        return f"restore the file, or run {command_text('reset', where)} to start the session over (this deletes its keys)"
+    if remedy == "reset-type":
+        flags = "".join(
+            f" --{name.replace('_', '-').replace('address', 'ray-address')} {value}"
+            for name, value in (fields.get("options") or {}).items()
+        )
+        words = f"reset --type {fields.get('store_type')}{flags}"
+        return f"to change it, run {command_text(words, where)} (this deletes its keys)"
+    if remedy == "init":
+        words = f"init {fields.get('key')} VALUE"
+        return f"run {command_text(words, where)} first"
+    if remedy == "one-kind":
+        return f"use one kind of key per session, or {command_text('reset', where)}"
+    if remedy == "set-updater":
+        return f"choose another with {command_text('set-updater SPEC', where)}"
+    if remedy == "missing-session":
+        words = f"--session {fields.get('session')} init KEY VALUE"
+        return f"pick one with --session NAME, or create it with {command_text(words, where)}"
+    if remedy == "usage":
+        command = fields.get("command")
+        words = f"help {command}" if command else "help"
+        return f"see {command_text(words, where)}"
+    return None
+
+
+def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
+    """Print a kvcli error for ``where`` (its problem and this front end's advice)."""
+    fields: dict[str, Any] = getattr(error, "fields", None) or {}
+    hint = hint_for(error, where)
+    message = str(fields["problem"]) if hint and fields.get("problem") else str(error)
+    print_error(message, hint, as_json=as_json)
 
 
 def print_note(message: str) -> None:
@@ -73,10 +128,15 @@ def print_note(message: str) -> None:
     stderr_console().print(f"[dim]{escape(message)}[/]")
 
 
-def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
+def fail(message: str, code: int = EXIT_USER_ERROR, as_json: bool = False) -> NoReturn:
     """Print ``message`` as an error and exit with ``code`` (1: user error)."""
-    print_error(message)
+    print_error(message, as_json=as_json)
     raise SystemExit(code)
+
+
+def plural(count: int, word: str, words: Optional[str] = None) -> str:
+    """``1 key``, ``2 keys``, ``0 keys``."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 # ---------------------------------------------------------------------- plain, fast output
@@ -140,3 +200,61 @@ def human_bytes(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"  # pragma: no cover
+
+
+# ---------------------------------------------------------------------- progress
+STATUS_DELAY = 0.5  # seconds: a command faster than this shows nothing
+
+
+class status:  # noqa: N801 - used like a function: `with output.status("pulling"):`
+    """A rich spinner with ``message`` on stderr when the work passes :data:`STATUS_DELAY`.
+
+    Only on a terminal, never with ``--json`` (``quiet``) or when stderr is a pipe, so
+    scripts and logs see no control characters. :meth:`update` changes the text.
+    """
+
+    def __init__(self, message: str, quiet: bool = False) -> None:
+        self.message = message
+        self._live: Any = None
+        self._timer: Any = None
+        self._enabled = not quiet and sys.stderr.isatty() and not _no_color_or_dumb()
+
+    def __enter__(self) -> "status":
+        if self._enabled:
+            import threading
+
+            from rich.status import Status
+
+            self._live = Status(self.message, console=stderr_console(), spinner="dots")
+            self._lock = threading.Lock()
+            self._done = self._started = False
+            self._timer = threading.Timer(STATUS_DELAY, self._start)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _start(self) -> None:
+        with self._lock:  # never start after __exit__ stopped it
+            if not self._done:
+                self._live.start()
+                self._started = True
+
+    def update(self, message: str) -> None:
+        self.message = message
+        if self._live is not None:
+            self._live.update(message)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is None:
+            return
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            if self._started:
+                self._live.stop()
+
+
+def _no_color_or_dumb() -> bool:
+    import os
+
+    return os.environ.get("TERM") == "dumb"

@@ -1,12 +1,19 @@
 """``kvcli shell``: a prompt_toolkit REPL over the same commands as the one-shot CLI.
 
-Each line is split with :mod:`shlex` and run by the typer app's click command (with
-``standalone_mode=False``) against the session the shell keeps open — there is no second
-parser. The session keeps its store between lines, so device workers stay up; every
-command still locks the session and commits, so another terminal sees each change (and
-the shell sees theirs). History is kept in ``KVCLI_HOME/shell_history``; Tab completes
-commands, options and existing keys; ``help`` and ``help CMD`` print help; Ctrl-D (or
-``exit``) leaves. An error is printed and the shell goes on.
+Each line is split with :mod:`shlex` and run by the typer app's click command (built from
+the same table, without the commands that cannot run here: ``shell``, ``launch``) against
+the session the shell keeps open — there is no second parser. The session keeps its store
+between lines, so device workers stay up; every command still locks the session and
+commits, so another terminal sees each change (and the shell sees theirs).
+
+Interactive: history in ``KVCLI_HOME/shell_history``; Tab completes commands, options,
+keys, file paths and updater specs; the bottom line shows the arguments of the command
+being typed; ``help`` and ``help CMD``; Ctrl-C cancels the running command ("interrupted",
+nothing half-written) and the shell goes on; Ctrl-D (or ``exit``) leaves. An error is
+printed in the shell's words (``help pull``, ``reset``) and the shell goes on.
+
+Script (a pipe on stdin, or ``--file``): no prompt; the first failing line stops the script
+with exit 1 (``--keep-going``: run every line, then exit 1 with the count of failures).
 """
 
 from __future__ import annotations
@@ -21,40 +28,27 @@ from kvcli.cli.commands import GlobalOptions
 from kvcli.errors import KVCliError
 
 EXIT_WORDS = ("exit", "quit")
-#: Commands whose first argument is a key (completed from the session).
-KEY_COMMANDS = ("init", "push", "pull", "delete")
-BANNER = "kvcli shell on session {name} ({store} store, {keys} keys, updater {updater}). Type help, or Ctrl-D to exit."
-
-
-def _click_exceptions() -> tuple[Any, Any, Any]:
-    """(Exit, Abort, ClickException) of the click that typer uses."""
-    import typer
-
-    try:
-        from typer._click.exceptions import ClickException  # typer >= 0.2x vendors click
-    except ImportError:  # pragma: no cover - older typer
-        from click.exceptions import ClickException
-    return typer.Exit, typer.Abort, ClickException
+BANNER = "kvcli shell on session {name} ({store} store, {keys}, updater {updater}). Type help, or Ctrl-D to exit."
 
 
 class Shell:
     """Runs shell lines against an open :class:`kvcli.session.Session`."""
 
     def __init__(self, session: Any, json_output: bool = False) -> None:
-        from kvcli.cli.app import build_app
-        from typer.main import get_command
+        from kvcli.cli.build import root_command
 
         self.session = session
-        self.command = get_command(build_app())
+        self.command = root_command(for_shell=True)
         self.options = GlobalOptions(json=json_output, live=session)
-        self.exceptions = _click_exceptions()
 
     @property
     def command_names(self) -> list[str]:
         return sorted(self.command.commands)  # type: ignore[attr-defined]
 
     def execute(self, line: str) -> bool:
-        """Run one line; False when the shell should exit. Never raises for a bad line."""
+        """Run one line; False when the shell should exit. Never raises for a bad line;
+        :attr:`last_ok` says whether the line succeeded."""
+        self.last_ok = True
         text = line.strip()
         if not text or text.startswith("#"):
             return True
@@ -68,7 +62,8 @@ class Shell:
         try:
             args = shlex.split(text)
         except ValueError as error:
-            output.print_error(f"cannot split the line ({error}): close the quotes")
+            output.print_error(f"cannot split the line ({error})", "close the quotes", as_json=self.options.json)
+            self.last_ok = False
             return True
         if args and args[0] == "kvcli":  # a pasted one-shot command
             args = args[1:]
@@ -76,29 +71,38 @@ class Shell:
             return True
         if args[0] in EXIT_WORDS:
             return False
-        if args[0] in ("help", "?"):
-            args = [*args[1:2], "--help"]
-        self.run(args)
+        if args[0] == "?":
+            args = ["help", *args[1:]]
+        from kvcli.cli import table
+
+        entry = table.find(args[0])
+        if entry is not None and not entry.in_shell:
+            output.print_error(f"{entry.name} does not run inside the shell",
+                               f"run `kvcli {entry.name}` in a terminal; type help for the shell's commands",
+                               as_json=self.options.json)
+            self.last_ok = False
+            return True
+        self.last_ok = self.run(args) == 0
         return True
 
-    def run(self, args: list[str]) -> None:
-        exit_, abort, click_exception = self.exceptions
+    def run(self, args: list[str]) -> int:
+        """Run one command's words; returns its exit code (errors are printed)."""
+        from kvcli.cli.app import run_click
+
+        as_json = self.options.json
         try:
-            self.command.main(args, prog_name="kvcli", standalone_mode=False, obj=self.options)
-        except exit_:
-            pass
-        except abort:
-            output.print_error("aborted")
-        except click_exception as error:
-            error.show()
+            return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
-            output.print_error(str(error))
+            output.report_error(error, "shell", as_json=as_json)
+            return output.EXIT_USER_ERROR
         except KeyboardInterrupt:
-            output.print_error("interrupted (the session keeps its last committed state)")
-        except SystemExit:
-            pass
+            output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
+            return output.EXIT_INTERRUPTED
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         except Exception as error:  # a bug: report it, keep the shell
-            output.print_error(f"internal error: {type(error).__name__}: {error}")
+            output.print_error(f"internal error: {type(error).__name__}: {error}", as_json=as_json)
+            return output.EXIT_USER_ERROR
         finally:
             sys.stdout.flush()
 
@@ -108,12 +112,13 @@ class Shell:
         except KVCliError as error:
             return f"kvcli shell on session {self.session.name} ({error}). Type help, or Ctrl-D to exit."
         return BANNER.format(
-            name=self.session.name, store=info["store"]["type"], keys=len(info["keys"]), updater=info["updater"]
+            name=self.session.name, store=info["store"]["type"], keys=output.plural(len(info["keys"]), "key"),
+            updater=info["updater"],
         )
 
 
 def make_completer(shell: Shell) -> Any:
-    """Tab completion of command names, their options, and the session's keys."""
+    """Tab completion of command names, their options, keys, files and updater specs."""
     from prompt_toolkit.completion import Completer, Completion
 
     class ShellCompleter(Completer):
@@ -129,32 +134,110 @@ def make_completer(shell: Shell) -> Any:
 
 
 def _tail(current: str) -> str:
-    """The part of a comma-separated key list being completed."""
+    """The part of a comma-separated key list (or of a ``@file`` value) being completed."""
+    if current.startswith("@"):
+        return current[1:]
     return current.rsplit(",", 1)[-1] if "," in current and not current.startswith("-") else current
+
+
+def _click_command(shell: Shell, done: list[str]) -> tuple[Any, list[str]]:
+    """The (sub-)command the words ``done`` name, and the words after it."""
+    command: Any = shell.command
+    index = 0
+    while index < len(done) and hasattr(command, "commands"):
+        sub = command.commands.get(done[index])
+        if sub is None:
+            return None, []
+        command, index = sub, index + 1
+    return (command if command is not shell.command else None), done[index:]
 
 
 def candidates(shell: Shell, done: list[str], current: str) -> list[str]:
     """What may follow the words ``done`` when the word being typed is ``current``."""
-    names = shell.command_names + ["help", *EXIT_WORDS]
+    from kvcli.cli import completion, table
+
+    names = shell.command_names + [*EXIT_WORDS]
     if done and done[0] == "kvcli":
         done = done[1:]
     if not done:
         return [n for n in names if n.startswith(current)]
-    command = done[0]
-    if command == "help":
+    if done[0] == "help":
         return [n for n in shell.command_names if n.startswith(current)] if len(done) == 1 else []
-    click_command = shell.command.commands.get(command)  # type: ignore[attr-defined]
+    click_command, rest = _click_command(shell, done)
     if click_command is None:
         return []
     if current.startswith("-"):
         flags = sorted({opt for p in click_command.params for opt in getattr(p, "opts", []) if opt.startswith("--")})
-        return [f for f in flags + ["--help"] if f.startswith(current)]
-    positionals = [w for w in done[1:] if not w.startswith("-")]
-    if command in KEY_COMMANDS and not positionals:
-        tail = _tail(current)
-        typed = set(current.split(",")[:-1])
-        return [k for k in (str(key) for key in shell.session.peek_keys()) if k.startswith(tail) and k not in typed]
-    return []
+        return [f for f in flags if f.startswith(current)]
+    entry = table.find(done[0])
+    if entry is not None and len(done) > 1 and entry.children:
+        entry = next((c for c in entry.children if c.name == done[1]), None)
+    if entry is None:
+        return []
+    # the option whose value is being typed, else the next positional argument
+    if rest and rest[-1].startswith("-"):
+        opt = entry.option(rest[-1]) or table.global_option(rest[-1])
+        if opt is not None and opt.takes_value:
+            return completion.values(opt.complete, current, shell.session, shell=True)
+    positionals = [w for i, w in enumerate(rest) if not w.startswith("-") and not _is_option_value(entry, rest, i)]
+    arg = _nth_arg(entry, len(positionals))
+    if arg is None:
+        return []
+    return completion.values(arg.complete, current, shell.session, shell=True)
+
+
+def _is_option_value(entry: Any, words: list[str], index: int) -> bool:
+    from kvcli.cli import table
+
+    if index == 0:
+        return False
+    previous = words[index - 1]
+    opt = entry.option(previous) or table.global_option(previous)
+    return bool(opt is not None and opt.takes_value)
+
+
+def _nth_arg(entry: Any, index: int) -> Any:
+    for arg in entry.args:
+        if index == 0 or arg.many:
+            return arg
+        index -= 1
+    return None
+
+
+def argument_hint(shell: Shell, text: str) -> str:
+    """The arguments of the command being typed, as redis-cli shows them (``push KEY VALUE...``)."""
+    from kvcli.cli import table
+
+    words = text.split()
+    if not words:
+        return ""
+    entry = table.find(words[0])
+    if entry is None or not entry.in_shell:
+        return ""
+    if entry.children and len(words) > 1:
+        entry = next((c for c in entry.children if c.name == words[1]), entry)
+    parts = [a.metavar + ("..." if a.many else "") if a.required else f"[{a.metavar}...]" for a in entry.args]
+    parts += [f"[{o.long}{' ' + o.shown_metavar() if o.takes_value else ''}]" for o in entry.opts]
+    return " ".join([entry.name if entry.name == words[0] else f"{words[0]} {entry.name}", *parts])
+
+
+def run_script(shell: Shell, lines: Iterable[str], keep_going: bool = False, source: str = "stdin") -> int:
+    """Run script lines; stops at the first failing line unless ``keep_going``. Returns the
+    number of failed lines."""
+    failures = 0
+    for number, line in enumerate(lines, 1):
+        if not shell.execute(line):
+            break
+        if not shell.last_ok:
+            failures += 1
+            if not keep_going:
+                output.print_error(f"{source} line {number} failed: stopped (the lines before it were committed)",
+                                   "fix the line, or pass --keep-going to run every line",
+                                   as_json=shell.options.json)
+                return failures
+    if failures:
+        output.print_error(f"{output.plural(failures, 'line')} of {source} failed", as_json=shell.options.json)
+    return failures
 
 
 def run_shell(
@@ -164,17 +247,23 @@ def run_shell(
     input: Any = None,  # noqa: A002 - prompt_toolkit's name
     output_: Any = None,
     history_path: Optional[Path] = None,
-) -> None:
-    """Read and run lines until Ctrl-D or ``exit``. ``input``/``output_`` are for tests."""
+    script: Optional[Path] = None,
+    keep_going: bool = False,
+) -> int:
+    """Read and run lines until Ctrl-D or ``exit``; returns the number of failed script lines
+    (0 for an interactive shell). ``input``/``output_`` are for tests."""
+    shell = Shell(session, json_output=json_output)
+    if script is not None and str(script) != "-":
+        try:
+            lines = Path(script).expanduser().read_text().splitlines()
+        except OSError as error:
+            raise KVCliError(f"cannot read the script {script}: {error.strerror}") from None
+        return run_script(shell, lines, keep_going, source=str(script))
+    if script is not None or (input is None and not sys.stdin.isatty()):  # a pipe: no prompt
+        return run_script(shell, sys.stdin, keep_going)
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    shell = Shell(session, json_output=json_output)
-    if input is None and not sys.stdin.isatty():  # `kvcli shell < commands.txt`: no prompt
-        for line in sys.stdin:
-            if not shell.execute(line):
-                break
-        return
     history: Any
     path = history_path or session.home / "shell_history"
     try:
@@ -186,6 +275,7 @@ def run_shell(
         history=history,
         completer=make_completer(shell),
         complete_while_typing=False,
+        bottom_toolbar=lambda: argument_hint(shell, prompt.default_buffer.text) or None,
         input=input,
         output=output_,
     )
@@ -193,9 +283,10 @@ def run_shell(
     while True:
         try:
             line = prompt.prompt(f"kvcli:{session.name}> ")
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C at the prompt: a new line, as bash does
             continue
         except EOFError:
             break
         if not shell.execute(line):
             break
+    return 0

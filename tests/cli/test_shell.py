@@ -51,13 +51,14 @@ def test_seed_in_the_shell(session: Session, tmp_path: Path, capfd: pytest.Captu
 def test_errors_never_end_the_shell(session: Session, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     text = "\n".join([
         "bogus", "pull nope", "init k 'ones(10**12)'", "init 'unclosed", "push k --devices 0",
-        "init ../x 'ones(2)'", "init 'a\x00b' 'ones(2)'", "set-updater nonsense", "shell", "",
+        "init ../x 'ones(2)'", "init 'a\x00b' 'ones(2)'", "set-updater nonsense", "shell", "launch -n 2 -- true", "",
         "# a comment", "init k 'ones(2)*7'", "pull k",
     ]) + "\n"
     drive(session, text, tmp_path / "h")
     out, err = capfd.readouterr()
     assert out.rstrip().endswith("[7. 7.]")
-    for message in ("No such command", "not initialised", "limit", "close the quotes", "not allowed", "does not parse", "already in the kvcli shell"):
+    for message in ("No such command 'bogus'", "not initialised", "limit", "close the quotes", "not allowed", "does not parse",
+                    "shell does not run inside the shell", "launch does not run inside the shell", "run `init nope VALUE` first"):
         assert message in err, message
 
 
@@ -118,7 +119,7 @@ def test_completer_with_prompt_toolkit_document(session: Session) -> None:
 
 def test_shell_binary_reads_piped_lines(kv: Runner) -> None:
     kv("init", "3", "ones(2)")
-    result = kv("shell", input=b"pull 3\npush 3 'ones(2)*6'\nbogus\npull 3\nexit\npull 3\n")
-    assert result.code == 0
+    result = kv("shell", "--keep-going", input=b"pull 3\npush 3 'ones(2)*6'\nbogus\npull 3\nexit\npull 3\n")
+    assert result.code == 1  # a script with a failed line fails, after running every line
     assert result.out == "[1. 1.]\n[6. 6.]\n"
-    assert "No such command 'bogus'" in result.err
+    assert "No such command 'bogus'" in result.err and "1 line of stdin failed" in result.err

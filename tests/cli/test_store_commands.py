@@ -139,7 +139,7 @@ def test_device_store_type_is_remembered(kv: Runner) -> None:
     assert json.loads(kv("--json", "show").out)["store"] == {"type": "device", "options": {"num_devices": 2}}
     changed = kv("--type", "local", "push", "k", "ones(4)")
     assert changed.code == 1 and "kvcli reset --type local" in changed.err
-    assert kv("reset", "--type", "local").code == 0
+    assert kv("reset", "--type", "local", "--yes").code == 0
     assert json.loads(kv("--json", "show").out)["store"]["type"] == "local"
 
 
@@ -163,8 +163,8 @@ def test_export_import(kv: Runner, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("pull", "nope"), "not initialised"),
-        (("push", "nope", "ones(2)"), "not initialised"),
+        (("pull", "nope"), "session 'default' does not exist"),
+        (("push", "nope", "ones(2)"), "session 'default' does not exist"),
         (("init", "k", "ones(10**12)"), "limit"),
         (("init", "k", "__import__('os')"), "unknown function"),
         (("init", "k", "foo"), "unknown name"),
@@ -173,7 +173,6 @@ def test_export_import(kv: Runner, tmp_path: Path) -> None:
         (("init", "k" * 10_000, "ones(2)"), "not allowed"),
         (("-s", "../evil", "init", "k", "ones(2)"), "session name"),
         (("set-updater", "bogus"), "does not parse"),
-        (("--type", "bogus", "init", "k", "ones(1)"), "unknown store type"),
         (("init", "k", "@/no/such.npy"), "does not exist"),
     ],
 )
@@ -205,10 +204,12 @@ def test_damaged_session_names_the_file_and_keeps_it(kv: Runner, home: Path) -> 
         result = kv(*args)
         assert result.code == 1 and str(manifest) in result.err and "kvcli reset" in result.err
     assert manifest.read_bytes() == damaged
-    assert kv("reset").code == 0 and kv("keys").out == ""
+    assert kv("reset", "--yes").code == 0 and kv("keys").out == ""
 
 
 def test_usage_errors_exit_2(kv: Runner) -> None:
+    bogus = kv("--type", "bogus", "init", "k", "ones(1)")
+    assert bogus.code == 2 and "'bogus' is not one of 'local', 'device'" in bogus.err
     assert kv("pull").code == 2
     assert kv("push", "k", "ones(2)", "--devices", "0").code == 2
     assert kv("frobnicate").code == 2
@@ -219,10 +220,10 @@ def test_every_command_has_help_with_an_example() -> None:
     from typer.testing import CliRunner
 
     from kvcli.cli.app import build_app
-    from kvcli.cli.store_cmds import COMMANDS
+    from kvcli.cli.table import commands
 
     runner = CliRunner()
-    for command in COMMANDS:
+    for command in [c.name for c in commands()]:
         result = runner.invoke(build_app(), [command, "--help"], env={"COLUMNS": "200"})
         assert result.exit_code == 0, (command, result.output)
         assert "Example" in result.output and "kvcli " in result.output, command

@@ -1,0 +1,332 @@
+"""Build the typer app from the command table (:mod:`kvcli.cli.table`).
+
+Each table :class:`~kvcli.cli.table.Command` becomes a typer command whose function is
+synthesised from the table (its ``__signature__`` lists one ``typer.Option``/``typer.Argument``
+per table entry), so typer still parses, validates, completes and prints help, and nothing
+about an option is written twice. The global options are accepted before the command (on
+the root) and after it (copies on each table command, in their own help panel).
+
+Commands still declared as typer functions (``viz``, ``summary`` in
+:mod:`kvcli.cli.symbol_cmds`) are registered as they are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any, Callable, List, Optional
+
+import typer
+
+from kvcli import __version__
+from kvcli.cli import table
+from kvcli.cli.commands import GlobalOptions, dispatch
+from kvcli.cli.table import Arg, Command, Opt
+
+APP_HELP = "MXNet's KVStore and network visualisation, without MXNet."
+GLOBAL_PANEL = "Global options (before or after the command)"
+_apps: dict[bool, Any] = {}
+
+
+def global_options(ctx: Any) -> GlobalOptions:
+    """The :class:`GlobalOptions` of the running command (``ctx``: its typer Context)."""
+    root = ctx.find_root()
+    return root.obj if isinstance(root.obj, GlobalOptions) else GlobalOptions()
+
+
+# ---------------------------------------------------------------------- table -> typer parameters
+_enums: dict[tuple[str, ...], Any] = {}
+
+
+def _choice_enum(choices: tuple[str, ...]) -> Any:
+    """typer's way to declare a choice: an Enum of the table's strings (made once)."""
+    from enum import Enum
+
+    if choices not in _enums:
+        _enums[choices] = Enum("Choice_" + "_".join(choices), {c: c for c in choices}, type=str)  # type: ignore[misc]
+    return _enums[choices]
+
+
+def _plain(value: Any) -> Any:
+    """An Enum member (a choice) as its string; anything else as it is."""
+    from enum import Enum
+
+    return value.value if isinstance(value, Enum) else value
+
+
+def _annotation(kind: str, many: bool = False, required: bool = True, choices: tuple[str, ...] = ()) -> Any:
+    base = {"int": int, "float": float, "path": Path, "flag": bool}.get(kind, str)
+    if kind == "choice":
+        base = _choice_enum(choices)
+    if many:
+        return List[base]  # type: ignore[valid-type]
+    return base if required or kind == "flag" else Optional[base]
+
+
+def _completer(what: Optional[str]) -> Optional[Callable[..., Any]]:
+    if what is None:
+        return None
+    from kvcli.cli import completion
+
+    return completion.typer_completer(what)
+
+
+def _option(opt: Opt, panel: Optional[str] = None, envvar: bool = True) -> tuple[Any, Any]:
+    default: Any = ... if opt.required else (False if opt.kind == "flag" else opt.default)
+    extra: dict[str, Any] = {}
+    if opt.kind == "int":
+        extra.update(min=opt.low, max=opt.high)
+    if opt.kind == "choice":
+        extra["case_sensitive"] = False
+    if opt.kind != "flag":
+        extra["metavar"] = opt.shown_metavar()
+    completer = _completer(opt.complete)
+    if completer is not None:
+        extra["autocompletion"] = completer
+    info = typer.Option(
+        default, *opt.flags, help=opt.help + opt.range_text(), envvar=opt.envvar if envvar else None,
+        rich_help_panel=panel, show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
+    )
+    return _annotation(opt.kind, required=opt.required or opt.default is not None, choices=opt.choices), info
+
+
+def _argument(arg: Arg) -> tuple[Any, Any]:
+    extra: dict[str, Any] = {}
+    completer = _completer(arg.complete)
+    if completer is not None:
+        extra["autocompletion"] = completer
+    text = arg.help
+    if arg.complete == "updater":  # the optimizers and their arguments, from their one table
+        from kvcli.optim.spec import spec_help
+
+        text = f"{text}. {spec_help()}"
+    info = typer.Argument(... if arg.required else None, metavar=arg.metavar, help=text, show_default=False, **extra)
+    return _annotation(arg.kind, arg.many, arg.required), info
+
+
+def command_function(command: Command, with_globals: bool = True, for_shell: bool = False) -> Callable[..., None]:
+    """A typer command function for ``command``: its signature comes from the table."""
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)]
+    for arg in command.args:
+        annotation, info = _argument(arg)
+        parameters.append(inspect.Parameter(arg.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+    own = {o.dest for o in command.opts}
+    for opt in command.opts:
+        annotation, info = _option(opt)
+        parameters.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+    globals_ = [o for o in table.GLOBAL_OPTIONS if o.dest not in own] if with_globals else []
+    for opt in globals_:
+        annotation, info = _option(opt, GLOBAL_PANEL, envvar=False)
+        parameters.append(
+            inspect.Parameter("g_" + opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+        )
+
+    def function(ctx: typer.Context, **values: Any) -> None:
+        if command.children and ctx.invoked_subcommand is not None:
+            return  # `sessions delete NAME`: the sub-command runs
+        after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
+        dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
+
+    function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    function.__annotations__ = {p.name: p.annotation for p in parameters}
+    function.__name__ = command.name.replace("-", "_") + "_command"
+    function.__doc__ = command.help + _examples(command, for_shell)
+    return function
+
+
+def _examples(command: Command, for_shell: bool = False) -> str:
+    examples = command.examples
+    if for_shell:  # typed at the shell's prompt: no "kvcli", and no shell redirections
+        examples = tuple(e.removeprefix("kvcli ") for e in examples if ">" not in e and "&&" not in e)
+    if not examples:
+        return ""
+    word = "Examples" if len(examples) > 1 else "Example"
+    return f"\n\n[bold]{word}:[/]  " + "  ·  ".join(examples)
+
+
+def merge_globals(base: GlobalOptions, after: dict[str, Any]) -> GlobalOptions:
+    """``base`` with the global options given after the command (those win)."""
+    given = {k: v for k, v in after.items() if v not in (None, False)}
+    if not given:
+        return base
+    store_options = dict(base.store_options)
+    for dest, name in (("num_devices", "num_devices"), ("ray_address", "address"), ("num_servers", "num_servers")):
+        if dest in given:
+            store_options[name] = given[dest]
+    return GlobalOptions(
+        session=given.get("session", base.session),
+        home=given.get("home", base.home),
+        json=base.json or bool(given.get("json")),
+        store_type=given.get("store_type", base.store_type),
+        store_options=store_options,
+        live=base.live,
+    )
+
+
+# ---------------------------------------------------------------------- the app
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"kvcli {__version__}")
+        raise typer.Exit()
+
+
+def _root_callback() -> Callable[..., None]:
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)]
+    for opt in table.GLOBAL_OPTIONS:
+        annotation, info = _option(opt)
+        parameters.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+    version = typer.Option(False, *table.VERSION_FLAGS, callback=_print_version, is_eager=True,
+                           help="Print the version and exit.")
+    parameters.append(inspect.Parameter("version", inspect.Parameter.KEYWORD_ONLY, default=version, annotation=bool))
+
+    def callback(ctx: typer.Context, **values: Any) -> None:
+        values.pop("version", None)
+        values = {k: _plain(v) for k, v in values.items()}
+        prior = ctx.obj if isinstance(ctx.obj, GlobalOptions) else None
+        if prior is not None and prior.live is not None:
+            # in the shell, only a --session/--home typed on the line leaves its session
+            for name in ("session", "home"):
+                if not _from_command_line(ctx, name):
+                    values[name] = None
+        ctx.obj = make_global_options(prior, values)
+        if ctx.invoked_subcommand is None:  # bare `kvcli`: help, exit 0 (as `kvcli help`)
+            print_help([], for_shell=ctx.obj.live is not None)
+            raise typer.Exit(0)
+
+    callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    callback.__annotations__ = {p.name: p.annotation for p in parameters}
+    callback.__doc__ = APP_HELP
+    return callback
+
+
+def make_global_options(prior: Optional[GlobalOptions], values: dict[str, Any]) -> GlobalOptions:
+    """GlobalOptions from the parsed global flags; keeps the shell's open session."""
+    store_options = {"num_devices": values.get("num_devices"), "address": values.get("ray_address"),
+                     "num_servers": values.get("num_servers")}
+    return GlobalOptions(
+        session=values.get("session"),
+        home=values.get("home"),
+        json=bool(values.get("json")) or bool(prior and prior.json),
+        store_type=values.get("store_type"),
+        store_options={k: v for k, v in store_options.items() if v is not None},
+        live=prior.live if prior else None,
+    )
+
+
+def _from_command_line(ctx: Any, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return getattr(source, "name", "") == "COMMANDLINE"
+
+
+def _typer(help_text: str, **extra: Any) -> typer.Typer:
+    return typer.Typer(
+        help=help_text, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich",
+        context_settings={"help_option_names": list(table.HELP_FLAGS)}, **extra,
+    )
+
+
+def add_command(app: typer.Typer, command: Command, for_shell: bool = False) -> None:
+    """Register table ``command`` (and its sub-commands) on ``app``."""
+    settings: dict[str, Any] = {}
+    if command.passthrough:
+        settings = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+    if not command.children:
+        app.command(command.name, context_settings=settings or None)(command_function(command, for_shell=for_shell))
+        return
+    group = _typer(command.help + _examples(command, for_shell), invoke_without_command=True)
+    group.callback()(command_function(command, for_shell=for_shell))
+    for child in command.children:
+        add_command(group, child, for_shell)
+    app.add_typer(group, name=command.name)
+
+
+def build_app(for_shell: bool = False) -> typer.Typer:
+    """The typer app with every command (built once per mode). ``for_shell`` leaves out the
+    commands that cannot run in ``kvcli shell`` (shell, launch) and the completion options."""
+    if for_shell in _apps:
+        return _apps[for_shell]
+    app = typer.Typer(
+        name="kvcli", help=APP_HELP, add_completion=not for_shell, pretty_exceptions_enable=False,
+        rich_markup_mode="rich", invoke_without_command=True,
+        context_settings={"help_option_names": list(table.HELP_FLAGS)},
+    )
+    app.callback()(_root_callback())
+    for module in table.TYPER_MODULES:
+        importlib.import_module(module).register(app)
+    for command in table.commands():
+        if for_shell and not command.in_shell:
+            continue
+        add_command(app, command, for_shell)
+    _apps[for_shell] = app
+    return app
+
+
+_roots: dict[bool, Any] = {}
+
+
+def root_command(for_shell: bool = False) -> Any:
+    """The click command of the app (what runs a command line), built once per mode."""
+    if for_shell not in _roots:
+        from typer.main import get_command
+
+        root = get_command(build_app(for_shell))
+        _plain_help(root)
+        _roots[for_shell] = root
+    return _roots[for_shell]
+
+
+def _plain_help(command: Any) -> None:
+    """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
+    typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
+    the help text, from the table."""
+    from typer import _click
+
+    ctx = _click.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
+    params = list(command.params)
+    help_option = command.get_help_option(ctx)
+    if help_option is not None:
+        params.append(help_option)
+    for param in params:
+        if getattr(param, "is_flag", False) or getattr(param, "param_type_name", "") == "argument":
+            param.display_type_rich = lambda ctx: None
+        if hasattr(param, "_get_number_range_help_str"):
+            param._get_number_range_help_str = lambda: None
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
+
+
+def print_help(words: list[str], for_shell: bool = False) -> None:
+    """Print the help of the command ``words`` (``[]``: kvcli itself), as ``--help`` does."""
+    from typer import _click
+
+    root = root_command(for_shell)
+    if for_shell and not words:
+        _print_shell_commands(root)
+        return
+    # in the shell, usage lines read "push [OPTIONS] KEY", as the command is typed there
+    ctx = root.make_context("" if for_shell else "kvcli", [], resilient_parsing=True)
+    command = root
+    for word in words:
+        sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
+        if sub is None:
+            raise _click.exceptions.UsageError(f"no command {' '.join(words)!r}: type help for the list")
+        ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
+        command = sub
+    _click.echo(ctx.get_help())  # as --help prints it
+
+
+def _print_shell_commands(root: Any) -> None:
+    """``help`` in the shell: its commands, one a line (no "Usage: kvcli", no global options)."""
+    from rich.table import Table
+
+    from kvcli.cli import output
+
+    listing = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    for name, command in root.commands.items():
+        summary = (command.help or "").strip().split("\n")[0]
+        listing.add_row(f"[bold]{name}[/]", summary)
+    console = output.stdout_console()
+    console.print(listing)
+    console.print("Type help CMD for one command's arguments and options (also CMD --help); Tab completes; "
+                  "Ctrl-C cancels a running command; Ctrl-D or exit leaves.")

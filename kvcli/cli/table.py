@@ -1,0 +1,327 @@
+"""The declarative command table: every option, argument and command of ``kvcli``, once.
+
+Nothing here imports typer: the startup fast path (:mod:`kvcli.cli.fast`) reads these
+tables to recognise a hot command line, and :mod:`kvcli.cli.build` turns the same tables
+into the typer app (help, completion, validation). A range, a short flag or a help text
+is written here and nowhere else.
+
+A command names its implementation as ``"module:function"`` so that importing the table
+imports no command code; the function is called as ``function(global_options, **values)``
+with one keyword per :class:`Arg`/:class:`Opt` ``dest``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+STORE_TYPES = ("local", "device", "dist_sync", "dist_async")
+
+
+class BadValue(ValueError):
+    """A command-line value that does not convert (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One ``--option``.
+
+    ``kind`` is ``flag``, ``str``, ``int``, ``float``, ``path`` or ``choice``; ``low``/``high``
+    bound an ``int``; ``complete`` names what completion offers (``session``, ``key``,
+    ``file``, ``updater``, ``store_type``).
+    """
+
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    kind: str = "str"
+    default: Any = None
+    low: Optional[int] = None
+    high: Optional[int] = None
+    choices: tuple[str, ...] = ()
+    metavar: Optional[str] = None
+    envvar: Optional[str] = None
+    required: bool = False
+    multiple: bool = False
+    complete: Optional[str] = None
+
+    @property
+    def long(self) -> str:
+        return next(f for f in self.flags if f.startswith("--"))
+
+    @property
+    def short(self) -> Optional[str]:
+        return next((f for f in self.flags if not f.startswith("--")), None)
+
+    @property
+    def takes_value(self) -> bool:
+        return self.kind != "flag"
+
+    def shown_metavar(self) -> str:
+        """What help shows after the flag: nothing for a flag, else a word (never a type)."""
+        if self.kind == "flag":
+            return ""
+        if self.metavar:
+            return self.metavar
+        if self.kind == "choice":
+            return "[" + "|".join(self.choices) + "]"
+        return {"int": "N", "float": "X", "path": "PATH"}.get(self.kind, "TEXT")
+
+    def range_text(self) -> str:
+        if self.kind != "int" or (self.low is None and self.high is None):
+            return ""
+        if self.high is None:
+            return f" (at least {self.low})"
+        return f" ({self.low} to {self.high})"
+
+    def convert(self, text: str) -> Any:
+        """The value of ``text`` for this option; :class:`BadValue` when it does not convert."""
+        if self.kind == "int":
+            try:
+                value = int(text.strip())
+            except ValueError:
+                raise BadValue(f"{text!r} is not a whole number") from None
+            if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+                raise BadValue(f"{value} is not in the range{self.range_text()}")
+            return value
+        if self.kind == "float":
+            try:
+                return float(text)
+            except ValueError:
+                raise BadValue(f"{text!r} is not a number") from None
+        if self.kind == "choice":
+            lowered = text.lower()
+            if lowered not in self.choices:
+                raise BadValue(f"{text!r} is not one of {', '.join(self.choices)}")
+            return lowered
+        if self.kind == "path":
+            return Path(text)
+        return text
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One positional argument (``many``: one or more)."""
+
+    dest: str
+    metavar: str
+    help: str
+    many: bool = False
+    required: bool = True
+    kind: str = "str"
+    complete: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its words, its implementation and how it may be run."""
+
+    name: str
+    run: str
+    help: str
+    examples: tuple[str, ...] = ()
+    args: tuple[Arg, ...] = ()
+    opts: tuple[Opt, ...] = ()
+    #: the startup fast path may run its plain forms (no typer import)
+    fast: bool = False
+    #: can run inside ``kvcli shell`` (shell and launch cannot)
+    in_shell: bool = True
+    #: the session must exist (read-only commands say so and list the sessions)
+    needs_session: bool = False
+    #: sub-commands (``sessions delete NAME``); the command itself runs when none is given
+    children: tuple["Command", ...] = ()
+    #: everything after the options is the command's (``launch -- python train.py``)
+    passthrough: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def option(self, flag: str) -> Optional[Opt]:
+        return next((o for o in self.opts if flag in o.flags), None)
+
+
+# ---------------------------------------------------------------------- shared pieces
+DEVICES_RANGE = (1, 1024)  # devices of one push/pull (MXNet lists of per-device arrays)
+NUM_DEVICES_RANGE = (1, 64)  # worker processes of a 'device' store
+
+KEYS_HELP = "A key (3, fc1.weight) or a comma-separated list of keys (5,7,9)."
+VALUE_HELP = (
+    "An expression like 'ones(3,3)*8', 'zeros(2,2)', 'full((2,2),0.5)', 'arange(9).reshape(3,3)', "
+    "'[[1,2],[3,4]]' (float32 unless dtype=int32/... is given, as in MXNet), '@file.npy', or '-' "
+    "for a .npy on stdin. Quote it for the shell; put -- before a value that starts with '-'."
+)
+YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed when stdin is not a terminal).", kind="flag")
+KEY_ARG = Arg("keys", "KEY", KEYS_HELP, complete="key")
+DTYPE = Opt(("--dtype",), "dtype", "Convert the value(s) to this dtype (float32, int32, ...).", metavar="DTYPE")
+
+GLOBAL_OPTIONS: tuple[Opt, ...] = (
+    Opt(("--session", "-s"), "session", "Session name (default: 'default').", envvar="KVCLI_SESSION",
+        metavar="NAME", complete="session"),
+    Opt(("--home",), "home", "Folder that holds the sessions.", kind="path", envvar="KVCLI_HOME", metavar="DIR",
+        complete="dir"),
+    Opt(("--json",), "json", "Print JSON for scripts (errors too, on stderr).", kind="flag"),
+    Opt(("--type", "-t"), "store_type", "Store type of a new session (remembered; `reset --type` changes it).",
+        kind="choice", choices=STORE_TYPES, metavar="TYPE", complete="store_type"),
+    Opt(("--num-devices",), "num_devices", "Device processes of a 'device' store.", kind="int",
+        low=NUM_DEVICES_RANGE[0], high=NUM_DEVICES_RANGE[1]),
+    Opt(("--ray-address",), "ray_address", "Ray cluster of a dist_sync/dist_async store (e.g. auto).",
+        metavar="ADDRESS"),
+    Opt(("--num-servers",), "num_servers", "Server actors of a dist_sync/dist_async store.", kind="int", low=1),
+)
+
+VERSION_FLAGS = ("--version", "-V")
+HELP_FLAGS = ("--help", "-h")
+
+SESSION_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "init", "kvcli.cli.commands:run_init",
+        "Initialise KEY with VALUE; an existing key is re-initialised (reset to VALUE).",
+        ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy"),
+        args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " One for all keys, or one per key.", many=True,
+                           complete="value")),
+        opts=(DTYPE,), fast=True,
+    ),
+    Command(
+        "push", "kvcli.cli.commands:run_push",
+        "Push VALUE to KEY: the updater (default: assign) combines it with the stored value.\n\n"
+        "Several values, or one value with --devices N, are a push from several devices: they are summed "
+        "first, as in MXNet. Values are built in the key's dtype.",
+        ("kvcli push 3 'ones(3,3)*8'", "kvcli push 3 'ones(3,3)' --devices 4", "kvcli push 10,11,12 'ones(2,2)' -d 2"),
+        args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " Several values = one per device.", many=True,
+                           complete="value")),
+        opts=(Opt(("--devices", "-d"), "devices", "Push the value from N devices (N copies, summed first).",
+                  kind="int", low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]), DTYPE),
+        fast=True, needs_session=True,
+    ),
+    Command(
+        "pull", "kvcli.cli.commands:run_pull",
+        "Print the value of KEY as numpy prints it (or as JSON, or into a .npy file).",
+        ("kvcli pull 3", "kvcli pull 3 --json", "kvcli pull 3 -o w.npy", "kvcli pull 3 -o - > w.npy",
+         "kvcli pull 11 --devices 2"),
+        args=(KEY_ARG,),
+        opts=(Opt(("--devices", "-d"), "devices", "Pull into N devices (N copies).", kind="int", default=1,
+                  low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]),
+              Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout).", kind="path",
+                  metavar="FILE", complete="file")),
+        fast=True, needs_session=True,
+    ),
+    Command(
+        "set-updater", "kvcli.cli.commands:run_set_updater",
+        "Choose how a push changes the stored value; the session remembers it.\n\n"
+        "assign (default): stored = pushed  ·  sum: stored += pushed  ·  scale-add:K: stored += K*pushed  ·  "
+        "sgd:lr=..,momentum=..,wd=.. and adam:lr=..,beta1=..,beta2=..,eps=.. (MXNet's optimizers; their state "
+        "is saved in the session)  ·  python:FILE.py:FUNC calls FUNC(key, input, stored).",
+        ("kvcli set-updater scale-add:2",),
+        args=(Arg("spec", "SPEC", "assign, sum, scale-add:K, sgd:lr=0.1,momentum=0.9, adam:lr=0.001, "
+                  "python:FILE.py:FUNC", complete="updater"),),
+    ),
+    Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
+            ("kvcli keys",), fast=True, needs_session=True),
+    Command("show", "kvcli.cli.commands:run_show",
+            "Show the session: store type, updater, and each key's shape, dtype, version and size.",
+            ("kvcli --session exp1 show",), needs_session=True),
+    Command("delete", "kvcli.cli.commands:run_delete", "Delete KEY (and its optimizer state) from the session.",
+            ("kvcli delete 3",), args=(KEY_ARG,), needs_session=True),
+    Command(
+        "reset", "kvcli.cli.commands:run_reset",
+        "Delete every key, the updater and its state; also repairs a damaged session.\n\n"
+        "The store type stays unless --type is given (with --num-devices, --ray-address, --num-servers). "
+        "Asks first on a terminal; --yes skips the question (needed in scripts).",
+        ("kvcli reset", "kvcli reset --type device --num-devices 4 --yes"),
+        opts=(YES,),
+    ),
+    Command("export", "kvcli.cli.commands:run_export", "Copy the session (keys, updater, optimizer state) into DIR.",
+            ("kvcli export backup/  &&  kvcli --session copy import backup/",),
+            args=(Arg("folder", "DIR", "A new or empty folder.", kind="path", complete="dir"),), needs_session=True),
+    Command("import", "kvcli.cli.commands:run_import",
+            "Replace the session's keys and updater by those exported in DIR (all checked first).",
+            ("kvcli --session restored import backup/",),
+            args=(Arg("folder", "DIR", "A folder written by kvcli export.", kind="path", complete="dir"),)),
+    Command(
+        "sessions", "kvcli.cli.commands:run_sessions", "List the sessions in the home folder (or delete one).",
+        ("kvcli --home ./kv sessions", "kvcli sessions delete exp1 --yes"),
+        children=(
+            Command("delete", "kvcli.cli.commands:run_sessions_delete",
+                    "Delete session NAME and everything in it (asks first on a terminal).",
+                    ("kvcli sessions delete exp1", "kvcli sessions delete exp1 --yes"),
+                    args=(Arg("name", "NAME", "The session to delete.", complete="session"),), opts=(YES,)),
+        ),
+    ),
+    Command(
+        "shell", "kvcli.cli.commands:run_shell",
+        "Start an interactive shell on the session (tab completion, history, Ctrl-D exits).\n\n"
+        "The shell keeps the store running (device workers stay up) and commits after every command, so "
+        "other terminals see each change. Its commands are kvcli's, without \"kvcli\" (type help there). "
+        "Ctrl-C cancels the running command. Reading a script (a pipe, or --file) it stops at the first "
+        "error with exit 1, unless --keep-going.",
+        ("kvcli --session exp1 shell", "kvcli shell --file setup.kv", "kvcli shell < setup.kv"),
+        opts=(Opt(("--file", "-f"), "file", "Run the commands of this file ('-': stdin) instead of a prompt.",
+                  kind="path", metavar="FILE", complete="file"),
+              Opt(("--keep-going", "-k"), "keep_going",
+                  "In a script, go on after an error (exit 1 at the end, with the count).", kind="flag")),
+        in_shell=False,
+    ),
+    Command(
+        "help", "kvcli.cli.commands:run_help", "Show the help of kvcli, or of COMMAND.",
+        ("kvcli help", "kvcli help push", "kvcli help sessions delete"),
+        args=(Arg("words", "COMMAND", "A command (and sub-command).", many=True, required=False,
+                  complete="command"),),
+    ),
+    Command(
+        "launch", "kvcli.cli.launch_cmd:run_launch",
+        "Run COMMAND as W workers of a dist_sync/dist_async job, with S key servers.",
+        ("kvcli launch -n 2 -- python train.py", "kvcli launch -n 4 --servers 2 -- python train.py"),
+        args=(Arg("command", "-- COMMAND...", "The worker command, after --, e.g. -- python train.py", many=True),),
+        opts=(Opt(("--num-workers", "-n"), "num_workers", "Number of workers (W).", kind="int", low=1,
+                  required=True),
+              Opt(("--servers",), "servers", "Number of key servers (S).", kind="int", low=1, default=1),
+              Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'); default: start a local one.",
+                  envvar="KVCLI_RAY_ADDRESS", metavar="ADDRESS"),
+              Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
+                  kind="float", envvar="KVCLI_DIST_TIMEOUT", metavar="SECONDS")),
+        in_shell=False, passthrough=True,
+    ),
+)
+
+#: Commands whose options are declared by typer functions elsewhere (kvcli/cli/symbol_cmds.py);
+#: they move into the table by adding Command entries here and dropping their typer functions.
+TYPER_MODULES = ("kvcli.cli.symbol_cmds",)
+#: The commands those modules register (checked by tests/cli/test_scripts.py against the app).
+TYPER_COMMANDS = ("viz", "summary")
+
+
+def commands() -> tuple[Command, ...]:
+    """Every table command, in help order."""
+    return SESSION_COMMANDS
+
+
+def find(name: str) -> Optional[Command]:
+    return next((c for c in SESSION_COMMANDS if c.name == name), None)
+
+
+def global_option(flag: str) -> Optional[Opt]:
+    return next((o for o in GLOBAL_OPTIONS if flag in o.flags), None)
+
+
+def check_short_flags(extra: dict[str, list[str]] | None = None) -> list[str]:
+    """Short flags with more than one meaning across the globals and every command:
+    ``["-s: --session, --shape (viz)"]``. ``extra`` adds other commands' ``{name: [(short, long)]}``."""
+    meanings: dict[str, set[str]] = {}
+    for opt in GLOBAL_OPTIONS:
+        if opt.short:
+            meanings.setdefault(opt.short, set()).add(opt.long)
+    meanings.setdefault("-V", set()).add("--version")
+    meanings.setdefault("-h", set()).add("--help")
+
+    def walk(command: Command) -> None:
+        for opt in command.opts:
+            if opt.short:
+                meanings.setdefault(opt.short, set()).add(opt.long)
+        for child in command.children:
+            walk(child)
+
+    for command in SESSION_COMMANDS:
+        walk(command)
+    for pairs in (extra or {}).values():
+        for short, long in pairs:
+            meanings.setdefault(short, set()).add(long)
+    return [f"{short}: {', '.join(sorted(longs))}" for short, longs in sorted(meanings.items()) if len(longs) > 1]

@@ -1,0 +1,152 @@
+"""Ctrl-C through a real pseudo-terminal (pexpect): the shell cancels the running command
+with "interrupted" and goes on; a one-shot command exits 130; nothing half-written.
+
+The slow command is a push through a ``python:`` updater that first changes the stored
+value in place and then sleeps: the interrupt lands after the store holds an uncommitted
+value, before the commit, so the tests see whether that value is discarded.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import KVCLI, Runner, kvcli_env
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is in the [test] extra: pip install -e '.[test]'")
+
+SLOW_UPDATER = """
+import time
+
+def update(key, pushed, stored):
+    stored += pushed * 100   # the store now holds a value nobody committed
+    time.sleep(60)
+"""
+
+
+def spawn(home: Path, *args: str) -> "pexpect.spawn":
+    env = kvcli_env(home, TERM="dumb")
+    return pexpect.spawn(str(KVCLI), list(args), env=env, encoding="utf-8", timeout=60, dimensions=(40, 200))
+
+
+@pytest.fixture
+def slow_session(kv: Runner, tmp_path: Path) -> Path:
+    """Session default: k = 5s (2x2), updater python:slow.py:update (sleeps in the push)."""
+    updater = tmp_path / "slow.py"
+    updater.write_text(SLOW_UPDATER)
+    assert kv("init", "k", "full((2,2),5)").code == 0
+    assert kv("set-updater", f"python:{updater}:update").code == 0
+    return updater
+
+
+def data_files(home: Path) -> list[str]:
+    return sorted(p.name for p in (home / "sessions" / "default" / "data").iterdir())
+
+
+def test_ctrl_c_in_the_shell_cancels_the_command_and_the_shell_goes_on(
+    kv: Runner, home: Path, slow_session: Path
+) -> None:
+    before = data_files(home)
+    shell = spawn(home, "shell")
+    shell.expect("kvcli:default> ")
+    shell.sendline("push k 'ones(2,2)'")
+    time.sleep(2)  # inside the updater's sleep
+    shell.sendintr()
+    shell.expect("interrupted")
+    shell.expect("kvcli:default> ")
+    shell.sendline("pull k")  # the store is usable and holds the committed value
+    shell.expect(r"\[\[5\. 5\.\]")
+    shell.expect("kvcli:default> ")
+    shell.sendline("set-updater sum")
+    shell.expect("kvcli:default> ")
+    shell.sendline("push k 'ones(2,2)'")
+    shell.expect("version 2")
+    shell.expect("kvcli:default> ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+    shell.close()
+    assert shell.exitstatus == 0
+    assert "Traceback" not in shell.before
+    assert kv("pull", "k").array().tolist() == [6, 6, 6, 6]
+    assert len(data_files(home)) == len(before)  # no stray value file
+
+
+def test_ctrl_c_on_a_one_shot_push_exits_130_and_changes_nothing(
+    kv: Runner, home: Path, slow_session: Path
+) -> None:
+    before = data_files(home)
+    child = spawn(home, "push", "k", "ones(2,2)")
+    time.sleep(2)
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "Traceback" not in child.before
+    assert kv("pull", "k").array().tolist() == [5, 5, 5, 5]
+    assert data_files(home) == before  # nothing half-written
+    assert '"version": 1' in kv("--json", "show").out
+
+
+def test_ctrl_c_at_the_prompt_only_clears_the_line(home: Path) -> None:
+    shell = spawn(home, "shell")
+    shell.expect("kvcli:default> ")
+    shell.send("init k 'ones(2)'")
+    shell.sendintr()
+    shell.expect("kvcli:default> ")
+    shell.sendline("keys")
+    shell.expect("kvcli:default> ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+    shell.close()
+    assert shell.exitstatus == 0
+    assert not (home / "sessions" / "default" / "manifest.json").exists()  # the cleared line never ran
+
+
+def test_reset_asks_on_a_terminal(kv: Runner, home: Path) -> None:
+    assert kv("init", "k", "ones(2)").code == 0
+    child = spawn(home, "reset")
+    child.expect(r"reset deletes the 1 key of session 'default'.*\[y/N\]")
+    child.sendline("n")
+    child.expect("not confirmed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert kv("pull", "k").array().tolist() == [1, 1]
+    child = spawn(home, "sessions", "delete", "default")
+    child.expect(r"delete session 'default' and its 1 key\? \[y/N\]")
+    child.sendline("y")
+    child.expect("deleted session default")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not (home / "sessions" / "default").exists()
+
+
+def test_a_slow_push_shows_a_status_on_a_terminal(kv: Runner, home: Path, slow_session: Path) -> None:
+    child = pexpect.spawn(str(KVCLI), ["push", "k", "ones(2,2)"], env=kvcli_env(home, TERM="xterm"),
+                          encoding="utf-8", timeout=30, dimensions=(40, 200))
+    child.expect("pushing to key k")  # after 0.5 s, while the updater sleeps
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+
+
+def test_no_status_on_a_pipe_or_with_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from kvcli.cli import output
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with output.status("working") as status:  # stderr is not a terminal
+        assert not status._enabled
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    monkeypatch.setenv("TERM", "xterm")
+    with output.status("working", quiet=True) as status:  # --json
+        assert not status._enabled
+    with output.status("working") as status:
+        assert status._enabled
