@@ -408,10 +408,7 @@ def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
 
 def _npy_error(path: Path, error: NpyError) -> SessionError:
     if error.kind == "pickle":
-        return SessionError(
-            f"session file {path} holds pickled Python objects, which kvcli refuses to load; "
-            "nothing was changed: run `kvcli reset` to start the session over"
-        )
+        return _pickled(path)
     if error.kind == "missing":
         return corrupted(path, "the file is missing")
     return corrupted(path, str(error))

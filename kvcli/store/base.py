@@ -13,6 +13,7 @@ Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with 
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +145,13 @@ class KVStore(RowSparseContract, ABC):
         """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
         np.copyto(self._stored(key), merged)
 
+    def _uncut(self) -> Any:
+        """Ctrl-C waits while a push takes effect — unless the updater is user code, which
+        may run long (and whose partial effect a session discards anyway)."""
+        spec = getattr(self._updater, "spec", None) if self._updater is not None else "assign"
+        user_code = spec is None or str(spec).startswith("python:")
+        return nullcontext() if user_code else deferred_interrupts()
+
     def _apply(self, key: Key, merged: np.ndarray) -> None:
         """Make a reduced push take effect: assign it, or hand it to the updater."""
         if self._updater is None:
@@ -237,13 +245,13 @@ class KVStore(RowSparseContract, ABC):
                 # a key listed twice sees its first push applied before the second is summed
                 for k, arrays in plan:
                     merged = self._reduce_push(k, arrays)
-                    with deferred_interrupts():
+                    with self._uncut():
                         self._apply_push(k, merged)
                 return
             # All sums first — an interrupt or a device failure here changes nothing — then
             # every key's update at once, which Ctrl-C cannot cut in half.
             merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
-            with deferred_interrupts():
+            with self._uncut():
                 for (k, _), merged in zip(plan, merged_values):
                     self._apply_push(k, merged)
 
