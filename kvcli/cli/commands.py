@@ -286,6 +286,8 @@ def run_show(options: GlobalOptions) -> None:
     if options.json:
         output.print_json(info)
         return
+    for warning in info.get("warnings", []):
+        output.note(f"warning: {warning}")
     store = info["store"]
     store_options = ", ".join(f"{k}={v}" for k, v in store["options"].items())
     store_text = f"store {store['type']}{f' ({store_options})' if store_options else ''}"
@@ -353,9 +355,13 @@ def run_export(options: GlobalOptions, folder: Path) -> None:
 def run_import(options: GlobalOptions, folder: Path) -> None:
     with open_session(options) as session:
         manifest = session.import_(folder)
+        notices = list(session.notices)
     if options.json:
-        output.print_json({"imported": str(folder), "keys": list(manifest.keys), "updater": manifest.updater})
+        output.print_json({"imported": str(folder), "keys": list(manifest.keys), "updater": manifest.updater,
+                           "notices": notices})
     else:
+        for notice in notices:
+            output.note(notice)
         output.note(f"imported {output.plural(len(manifest.keys), 'key')} from {folder} (updater {manifest.updater})")
 
 
