@@ -16,6 +16,7 @@ a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
@@ -182,6 +183,14 @@ class Optimizer:
         self.param_dict = param_dict if param_dict else {}
         self.set_lr_mult({})
         self.set_wd_mult({})
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.numpy_native:  # built-ins: also accept kvcli NDArrays, as MXNet code passes them
+            for name in _NUMPY_API:
+                method = cls.__dict__.get(name)
+                if method is not None and not getattr(method, "_kvcli_accepts_ndarrays", False):
+                    setattr(cls, name, _accept_ndarrays(method, creates=name.startswith("create")))
 
     # -- MXNet's registry, as static methods too ---------------------------------------
     register = staticmethod(register)
@@ -452,6 +461,42 @@ class Optimizer:
 
 
 # ---------------------------------------------------------------------- helpers
+_NUMPY_API = ("create_state", "create_state_multi_precision", "update", "update_multi_precision")
+
+
+def _accept_ndarrays(method: Any, creates: bool) -> Any:
+    """Let a numpy method take kvcli NDArrays: unwrap weight, gradient and state (views of
+    the same buffers); a created state is handed back as NDArrays on the weight's context."""
+
+    @functools.wraps(method)
+    def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
+        if isinstance(weight, np.ndarray) or not hasattr(weight, "_kvcli_buffer"):
+            return method(self, index, weight, *rest)
+        result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
+        return _wrap_tree(result, weight.context) if creates else result
+
+    accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
+    return accepting
+
+
+def _unwrap_tree(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_unwrap_tree(v) for v in value)
+    if isinstance(value, list):
+        return [_unwrap_tree(v) for v in value]
+    return as_numpy(value)
+
+
+def _wrap_tree(value: Any, context: Any) -> Any:
+    from kvcli.nd import NDArray
+
+    if isinstance(value, tuple):
+        return tuple(_wrap_tree(v, context) for v in value)
+    if isinstance(value, list):
+        return [_wrap_tree(v, context) for v in value]
+    return NDArray(value, context) if isinstance(value, np.ndarray) else value
+
+
 def leaves(raw: Any) -> Iterator[Any]:
     if isinstance(raw, (tuple, list)):
         for item in raw:
