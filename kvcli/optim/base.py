@@ -110,12 +110,17 @@ def register(klass: type["Optimizer"]) -> type["Optimizer"]:
 
 def registered() -> dict[str, type["Optimizer"]]:
     """Name -> class of every registered optimizer (built-ins first, in registration order)."""
+    # The built-ins register when their modules are imported; importing them only when an
+    # optimizer is asked for keeps one-shot commands with a plain updater fast.
+    import kvcli.optim.adaptive  # noqa: F401
+    import kvcli.optim.sgd  # noqa: F401
+
     return dict(_REGISTRY)
 
 
 def create(name: str, **kwargs: Any) -> "Optimizer":
     """Instantiate a registered optimizer by (case-insensitive) name: ``create('nag', momentum=0.9)``."""
-    cls = _REGISTRY.get(str(name).lower())
+    cls = registered().get(str(name).lower())
     if cls is None:
         raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(_REGISTRY))}")
     return cls(**kwargs)
