@@ -163,7 +163,7 @@ class Optimizer:
         if lr_scheduler is None and learning_rate is None:
             learning_rate = 0.01
         if learning_rate is not None and learning_rate < 0:
-            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}")
+            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}; give 0 or more")
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
             # MXNet prints this warning and lets the optimizer's rate win.
@@ -218,7 +218,7 @@ class Optimizer:
                 "optimizer is undefined."
             )
         if lr < 0:
-            raise UpdaterError(f"learning rate must not be negative, not {lr!r}")
+            raise UpdaterError(f"learning rate must not be negative, not {lr!r}; give 0 or more")
         self.lr = lr
 
     def set_lr_scale(self, args_lrscale: Any) -> None:
