@@ -15,16 +15,29 @@ every optimizer 1.9.1 registers, learning-rate schedules, spec strings and state
 
 from __future__ import annotations
 
-from kvcli.optim import adaptive, sgd  # noqa: F401 - importing registers the optimizers
-from kvcli.optim.adaptive import FTML, LAMB, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, RMSProp
-from kvcli.optim.base import Optimizer, create, register, registered
-from kvcli.optim.sgd import DCASGD, LARS, LBSGD, NAG, SGD, SGLD, Signum, ccSGD
-from kvcli.optim.spec import as_optimizer, create_optimizer, parse_updater, spec_help
-from kvcli.optim.state import load_state, save_state
-from kvcli.optim.updater import Updater
+import importlib
+from typing import Any
 
-__all__ = [
-    "DCASGD", "FTML", "LAMB", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "AdaDelta", "AdaGrad", "Adam", "Adamax",
-    "Ftrl", "Nadam", "Optimizer", "RMSProp", "Signum", "Updater", "as_optimizer", "ccSGD", "create",
-    "create_optimizer", "load_state", "parse_updater", "register", "registered", "save_state", "spec_help",
-]
+#: Public name -> the module that defines it (imported on first use: one-shot commands with
+#: a plain updater do not load every optimizer).
+_EXPORTS = {
+    **dict.fromkeys(("DCASGD", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "Signum", "ccSGD"), "kvcli.optim.sgd"),
+    **dict.fromkeys(("FTML", "LAMB", "AdaDelta", "AdaGrad", "Adam", "Adamax", "Ftrl", "Nadam", "RMSProp"),
+                    "kvcli.optim.adaptive"),
+    **dict.fromkeys(("Optimizer", "create", "register", "registered"), "kvcli.optim.base"),
+    **dict.fromkeys(("as_optimizer", "create_optimizer", "parse_updater", "spec_help"), "kvcli.optim.spec"),
+    **dict.fromkeys(("load_state", "save_state"), "kvcli.optim.state"),
+    "Updater": "kvcli.optim.updater",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kvcli.optim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_EXPORTS)

@@ -397,7 +397,7 @@ class Ftrl(NumpyOptimizer):
     def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if learning_rate is not None and learning_rate < 0:
-            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}")
+            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}; give 0 or more")
         self.lamda1 = lamda1
         self.beta = beta
         self.lr = learning_rate

@@ -16,6 +16,7 @@ a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
@@ -109,12 +110,17 @@ def register(klass: type["Optimizer"]) -> type["Optimizer"]:
 
 def registered() -> dict[str, type["Optimizer"]]:
     """Name -> class of every registered optimizer (built-ins first, in registration order)."""
+    # The built-ins register when their modules are imported; importing them only when an
+    # optimizer is asked for keeps one-shot commands with a plain updater fast.
+    import kvcli.optim.adaptive  # noqa: F401
+    import kvcli.optim.sgd  # noqa: F401
+
     return dict(_REGISTRY)
 
 
 def create(name: str, **kwargs: Any) -> "Optimizer":
     """Instantiate a registered optimizer by (case-insensitive) name: ``create('nag', momentum=0.9)``."""
-    cls = _REGISTRY.get(str(name).lower())
+    cls = registered().get(str(name).lower())
     if cls is None:
         raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(_REGISTRY))}")
     return cls(**kwargs)
@@ -157,7 +163,7 @@ class Optimizer:
         if lr_scheduler is None and learning_rate is None:
             learning_rate = 0.01
         if learning_rate is not None and learning_rate < 0:
-            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}")
+            raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}; give 0 or more")
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
             # MXNet prints this warning and lets the optimizer's rate win.
@@ -183,6 +189,14 @@ class Optimizer:
         self.set_lr_mult({})
         self.set_wd_mult({})
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.numpy_native:  # built-ins: also accept kvcli NDArrays, as MXNet code passes them
+            for name in _NUMPY_API:
+                method = cls.__dict__.get(name)
+                if method is not None and not getattr(method, "_kvcli_accepts_ndarrays", False):
+                    setattr(cls, name, _accept_ndarrays(method, creates=name.startswith("create")))
+
     # -- MXNet's registry, as static methods too ---------------------------------------
     register = staticmethod(register)
     create_optimizer = staticmethod(create)
@@ -204,7 +218,7 @@ class Optimizer:
                 "optimizer is undefined."
             )
         if lr < 0:
-            raise UpdaterError(f"learning rate must not be negative, not {lr!r}")
+            raise UpdaterError(f"learning rate must not be negative, not {lr!r}; give 0 or more")
         self.lr = lr
 
     def set_lr_scale(self, args_lrscale: Any) -> None:
@@ -452,6 +466,42 @@ class Optimizer:
 
 
 # ---------------------------------------------------------------------- helpers
+_NUMPY_API = ("create_state", "create_state_multi_precision", "update", "update_multi_precision")
+
+
+def _accept_ndarrays(method: Any, creates: bool) -> Any:
+    """Let a numpy method take kvcli NDArrays: unwrap weight, gradient and state (views of
+    the same buffers); a created state is handed back as NDArrays on the weight's context."""
+
+    @functools.wraps(method)
+    def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
+        if isinstance(weight, np.ndarray) or not hasattr(weight, "_kvcli_buffer"):
+            return method(self, index, weight, *rest)
+        result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
+        return _wrap_tree(result, weight.context) if creates else result
+
+    accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
+    return accepting
+
+
+def _unwrap_tree(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_unwrap_tree(v) for v in value)
+    if isinstance(value, list):
+        return [_unwrap_tree(v) for v in value]
+    return as_numpy(value)
+
+
+def _wrap_tree(value: Any, context: Any) -> Any:
+    from kvcli.nd import NDArray
+
+    if isinstance(value, tuple):
+        return tuple(_wrap_tree(v, context) for v in value)
+    if isinstance(value, list):
+        return [_wrap_tree(v, context) for v in value]
+    return NDArray(value, context) if isinstance(value, np.ndarray) else value
+
+
 def leaves(raw: Any) -> Iterator[Any]:
     if isinstance(raw, (tuple, list)):
         for item in raw:

@@ -8,13 +8,18 @@ exactly. Each schedule also has a spec string (``factor:step=100:factor=0.5``) t
 
 from __future__ import annotations
 
-import logging
 from math import cos, pi
 from typing import Any, ClassVar
 
 from kvcli.errors import UpdaterError
 
-_log = logging.getLogger(__name__)
+
+
+def _info(message: str, *args: Any) -> None:
+    """MXNet logs each rate change at INFO (logging is imported only then: fast start-up)."""
+    import logging
+
+    logging.getLogger(__name__).info(message, *args)
 
 
 class LRScheduler:
@@ -114,10 +119,10 @@ class FactorScheduler(LRScheduler):
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
                 self.base_lr = self.stop_factor_lr
-                _log.info("Update[%d]: now learning rate arrived at %0.5e, will not change in the future",
+                _info("Update[%d]: now learning rate arrived at %0.5e, will not change in the future",
                           num_update, self.base_lr)
             else:
-                _log.info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
+                _info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
         return self.base_lr
 
 
@@ -157,7 +162,7 @@ class MultiFactorScheduler(LRScheduler):
                 self.count = self.step[self.cur_step_ind]
                 self.cur_step_ind += 1
                 self.base_lr *= self.factor
-                _log.info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
+                _info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
             else:
                 return self.base_lr
         return self.base_lr

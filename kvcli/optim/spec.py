@@ -184,7 +184,7 @@ def _parse_args(cls: type[Optimizer], text: str, spec: str) -> dict[str, Any]:
             values[name] = _loose(raw, spec)
     lr = values.get("learning_rate")
     if lr is not None and lr < 0:
-        raise UpdaterError(f"updater spec {spec!r}: lr must not be negative, not {format_number(lr)}")
+        raise UpdaterError(f"updater spec {spec!r}: lr must not be negative, not {format_number(lr)}; give lr=0 or more")
     if schedule is not None:
         values["lr_scheduler"] = parse_schedule(schedule, lr)
     return values

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +73,8 @@ def loads(data: bytes | Path, where: str = "the optimizer states") -> tuple[str,
 
 def save_state(updater: Any, path: Path, include_spec: bool = False) -> None:
     """Write ``updater``'s state to ``path`` (``.npz``, pickle-free, atomic replace)."""
+    import tempfile
+
     data = dumps(updater.state_dict(), updater.name, updater.spec if include_spec else None)
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent or ".")

@@ -184,3 +184,40 @@ def test_multi_precision_keeps_a_float32_master_copy() -> None:
     assert set(opt.states[0]) == {"weight32", "mean", "var"}
     assert opt.states[0]["weight32"].dtype == np.float32 and w.dtype == np.float16
     np.testing.assert_allclose(w, opt.states[0]["weight32"].astype(np.float16))
+
+
+class PySGD(mx.optimizer.Optimizer):
+    """SGD with momentum written the way MXNet's own tests write a reference optimizer."""
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype)
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        state[:] = self.momentum * state - lr * wd * weight - lr * (self.rescale_grad * grad)
+        weight[:] += state
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_builtins_take_ndarrays_like_mxnets_compare_optimizer(dtype: str) -> None:
+    """MXNet's test_optimizer.py drives two optimizers with NDArrays through
+    create_state_multi_precision / update_multi_precision and compares weights and states."""
+    kwargs = {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "rescale_grad": 0.5}
+    ours, reference = mx.optimizer.SGD(multi_precision=dtype == "float16", **kwargs), PySGD(**kwargs)
+    w1 = mx.nd.array(np.linspace(-1, 1, 6).reshape(2, 3), dtype=dtype)
+    w2 = mx.nd.array(w1.asnumpy().astype(np.float32))
+    s1 = ours.create_state_multi_precision(0, w1)
+    s2 = reference.create_state_multi_precision(0, w2)
+    for step in range(4):
+        g = np.sin(np.arange(6) + step).reshape(2, 3).astype(dtype)
+        ours.update_multi_precision(0, w1, mx.nd.array(g, dtype=dtype), s1)
+        reference.update_multi_precision(0, w2, mx.nd.array(g.astype(np.float32)), s2)
+    momentum = s1[0] if dtype == "float16" else s1
+    assert isinstance(momentum, mx.nd.NDArray)
+    np.testing.assert_allclose(momentum.asnumpy(), s2.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w1.asnumpy().astype(np.float32), w2.asnumpy(), rtol=1e-3 if dtype == "float16" else 1e-6)

@@ -159,3 +159,28 @@ def test_set_updater_help_lists_every_optimizer(tmp_path: Path) -> None:
     for name in builtin_optimizers():
         if name != "ccsgd":
             assert name in words, name
+
+
+def test_user_optimizer_class_from_a_file_resumes_in_a_session(tmp_path: Path) -> None:
+    source = tmp_path / "myopt.py"
+    source.write_text(
+        "import kvcli.mx as mx\n\n"
+        "class Halver(mx.optimizer.Optimizer):\n"
+        "    state_names = ('velocity',)\n\n"
+        "    def create_state(self, index, weight):\n"
+        "        return mx.nd.zeros(weight.shape, weight.context)\n\n"
+        "    def update(self, index, weight, grad, state):\n"
+        "        self._update_count(index)\n"
+        "        state[:] = 0.5 * state + grad\n"
+        "        weight[:] -= self._get_lr(index) * state\n"
+    )
+    spec = f"python:{source}:Halver"
+    with Session("t", tmp_path / "home") as s:
+        s.init(["w"], [np.ones(3, np.float32)])
+        assert s.set_updater(spec) == spec
+    for _ in range(2):
+        with Session("t", tmp_path / "home") as s:
+            s.push(["w"], [np.ones(3, np.float32)])
+    with Session("t", tmp_path / "home") as s:
+        # velocity 1 then 1.5: w = 1 - 0.01 - 0.015
+        np.testing.assert_allclose(s.pull(["w"])[0][0], np.float32(1 - 0.01 - 0.015), rtol=1e-6)
