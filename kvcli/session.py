@@ -673,10 +673,10 @@ class Session:
             python = _python_spec(spec)
             if python is not None:  # the user names this file now: record what it is
                 from kvcli.session_trust import trust_file
-                from kvcli.updaters import PythonUpdater
+                from kvcli.optim.spec import python_updater
 
                 trust, source = trust_file(self.home, python[0])
-                store.set_updater(PythonUpdater(python[0], python[1], source))
+                store.set_updater(python_updater(python[0], python[1], source))
             else:
                 trust = None
                 store.set_updater(spec)
@@ -1012,10 +1012,10 @@ class Session:
         try:
             if python is not None:  # only code the user named here, with the content they named
                 from kvcli.session_trust import verified_source
-                from kvcli.updaters import PythonUpdater
+                from kvcli.optim.spec import python_updater
 
                 source, _digest = verified_source(self.home, python[0], manifest.updater_trust)
-                store.set_updater(PythonUpdater(python[0], python[1], source))
+                store.set_updater(python_updater(python[0], python[1], source))
             else:
                 store.set_updater(manifest.updater)
         except KVCliError as error:

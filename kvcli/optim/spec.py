@@ -62,7 +62,7 @@ def parse_updater(spec: str) -> Any:
         path, sep, attribute = rest.rpartition(":")
         if not sep or not path or not attribute:
             raise UpdaterError(f"updater spec {spec!r}: write python:FILE.py:FUNCTION")
-        return _python(path, attribute)
+        return python_updater(path, attribute)
     cls = registered().get(name)
     if cls is None:
         raise UpdaterError(
@@ -119,8 +119,10 @@ def spec_of(opt: Optimizer) -> str:
 
 
 # ---------------------------------------------------------------------- helpers
-def _python(path: str, attribute: str) -> Any:
-    found = load_attribute(path, attribute)
+def python_updater(path: str, attribute: str, source: bytes | None = None) -> Any:
+    """The updater a ``python:PATH:NAME`` spec names: a function ``NAME(key, input, stored)``,
+    or an Optimizer class (instantiated) or instance; ``source`` as for :func:`load_attribute`."""
+    found = load_attribute(path, attribute, source)
     spec = f"python:{path}:{attribute}"
     if isinstance(found, type) and issubclass(found, Optimizer):
         try:
@@ -130,7 +132,7 @@ def _python(path: str, attribute: str) -> Any:
     elif isinstance(found, Optimizer):
         opt = found
     else:
-        return PythonUpdater(path, attribute)
+        return PythonUpdater(path, attribute, source)
     opt.__dict__["_kvcli_spec"] = spec
     return opt
 
