@@ -155,7 +155,8 @@ class _Device:
         self.kill(timeout)
 
     def kill(self, timeout: float = 0.0) -> None:
-        """Make sure the process is gone and the pipes are closed."""
+        """Make sure the process is gone (killed if still running after ``timeout`` seconds;
+        at once by default) and the pipes are closed."""
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -333,7 +334,6 @@ class DeviceStore(KVStore):
                 device.settle(self.timeout)
         except BaseException:  # Ctrl-C included: a half-started set of devices is not kept
             for device in started:
-                device.process.kill()
                 device.kill()
             raise
         return started
@@ -350,7 +350,6 @@ class DeviceStore(KVStore):
             try:
                 device.settle(self.timeout, report=False)
             except DeviceError:
-                device.process.kill()
                 device.kill()
 
     def _sum_on_devices(self, merged: SharedArray, slot_descs: Sequence[Descriptor]) -> None:
@@ -378,7 +377,6 @@ class DeviceStore(KVStore):
             self._settle_devices()
             for device in devices:
                 if not device.idle or not device.alive:
-                    device.process.kill()
                     device.kill()
             raise
 
