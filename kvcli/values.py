@@ -503,6 +503,14 @@ class _Evaluator:
         arrays alive at once over LIVE_FACTOR times the cap (a+(b+(c+...)) keeps every left
         operand while the right side is evaluated)."""
         count = math.prod(shape)
+        # numpy refuses a shape whose non-zero dimensions overflow, even with a 0 among them
+        # (ones((0, 10**12, 10**12))): cap that product too, so the refusal is ours.
+        spread = math.prod(d for d in shape if d)
+        if count == 0 and spread > self.limit:
+            raise self.fail(
+                f"{what}: its non-zero dimensions multiply to {spread:,}, more than the limit of "
+                f"{self.limit:,}, even though the array is empty (use smaller dimensions)"
+            )
         if count > self.limit:
             raise self.fail(
                 f"{what} would have {count:,} elements, more than the limit of {self.limit:,} "

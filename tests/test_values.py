@@ -155,6 +155,14 @@ def test_evaluate_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
     assert evaluate("ones(2)*3").tolist() == [3.0, 3.0]
 
 
+def test_empty_array_with_huge_dimensions_is_refused_by_us() -> None:
+    """A 0 among huge dimensions is still a shape numpy cannot hold: our error, not numpy's."""
+    assert evaluate("zeros((0, 5))").shape == (0, 5)
+    assert evaluate("ones((0, 1000, 1000))").shape == (0, 1000, 1000)
+    with pytest.raises(ValueLanguageError, match=r"non-zero dimensions multiply to 1,000,000,000,000,000,000,000,000"):
+        evaluate("ones((0, 10**12, 10**12))")
+
+
 def test_arrays_held_at_once_are_budgeted(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each array under the cap is not enough: a+(b+(c+...)) holds every left operand."""
     monkeypatch.setenv("KVCLI_MAX_ELEMENTS", "1000")
