@@ -39,6 +39,11 @@ class ArityError(StoreError, ValueError):
     """Lists of keys, values or outputs do not pair up."""
 
 
+class UnsupportedError(StoreError, ValueError):
+    """An MXNet feature kvcli does not provide for this store (a store type, a capability,
+    gradient compression on ``local``); the message names what to use instead."""
+
+
 class UpdaterError(KVCliError, ValueError):
     """An updater spec does not parse, or its code cannot be loaded."""
 

@@ -280,13 +280,14 @@ def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DE
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An array from nested lists, a numpy array (its dtype is kept) or an NDArray.
+    """An array from nested lists, a numpy array or an NDArray.
 
-    Like MXNet, anything that is not already an array becomes float32.
+    As in MXNet 1.9.1, the result is float32 unless ``dtype=`` says otherwise; only an
+    NDArray source keeps its own dtype (``nd.array(np.ones(2))`` is float32, not float64).
     """
-    source = _unwrap(source_array)
     if dtype is None:
-        dtype = source.dtype if isinstance(source, np.ndarray) else DEFAULT_DTYPE
+        dtype = source_array.dtype if isinstance(source_array, NDArray) else DEFAULT_DTYPE
+    source = _unwrap(source_array)
     return NDArray(np.array(source, dtype=dtype, copy=True), ctx)
 
 

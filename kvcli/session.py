@@ -58,13 +58,6 @@ _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 _SAFE_DTYPES = frozenset(
     "float16 float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool".split()
 )
-#: Store options the session remembers, per store type.
-STORE_OPTIONS = {
-    "local": (),
-    "device": ("num_devices",),
-    "dist_sync": ("address", "num_servers"),
-    "dist_async": ("address", "num_servers"),
-}
 KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', '-' (e.g. fc1.weight)"
 
 
@@ -216,7 +209,9 @@ class Manifest:
             raw_keys = data["keys"]
         except (KeyError, TypeError) as error:
             raise bad(f"field {error} is missing") from None
-        if store_type not in STORE_OPTIONS or not isinstance(options, dict):
+        from kvcli.store import REGISTRY
+
+        if store_type not in REGISTRY or not isinstance(options, dict):
             raise bad(f"store type {store_type!r} is not known")
         if not isinstance(updater, str) or not isinstance(generation, int) or not isinstance(raw_keys, list):
             raise bad("updater, generation or keys has the wrong type")
@@ -1091,16 +1086,20 @@ def _copy_file(source: Path, target: Path) -> None:
 
 
 def _normal_type(store_type: str) -> str:
-    from kvcli.store import TYPES
+    """The canonical name of a store type (the registry in :mod:`kvcli.store` decides)."""
+    from kvcli.errors import StoreError
+    from kvcli.store import resolve
 
-    kind = TYPES.get(str(store_type).lower())
-    if kind is None:
-        raise SessionError(f"unknown store type {store_type!r}: use one of local, device, dist_sync, dist_async")
-    return kind
+    try:
+        return resolve(store_type).name
+    except StoreError as error:
+        raise SessionError(str(error)) from None
 
 
 def _check_options(store_type: str, options: dict[str, Any]) -> None:
-    allowed = STORE_OPTIONS[store_type]
+    from kvcli.store import REGISTRY
+
+    allowed = REGISTRY[store_type].session_options
     for option in options:
         if option not in allowed:
             flag = "--" + option.replace("_", "-").replace("address", "ray-address")

@@ -115,6 +115,7 @@ class KVStore(ABC):
         self._updater: UpdaterFn | None = None
         self._lock = threading.RLock()
         self._closed = False
+        self._compression: Any = None  # a kvcli.store.compression.GradientCompression
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -138,6 +139,8 @@ class KVStore(ABC):
 
         Backends whose updater runs elsewhere (on servers) override this.
         """
+        if self._compression is not None:  # each device's value, compressed with its residual
+            arrays = [self._compression.round_trip(key, i, a) for i, a in enumerate(arrays)]
         merged = self._reduce(key, arrays)
         if self._updater is None:
             self._assign_merged(key, merged)
@@ -192,6 +195,9 @@ class KVStore(ABC):
         with self._lock:
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
+            if self._compression is not None:
+                for k, arrays in plan:
+                    self._compression.check(k, arrays[0])
             for k, arrays in plan:
                 self._push_key(k, arrays)
 
@@ -221,13 +227,91 @@ class KVStore(ABC):
             return out
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
-        """Push ``value`` then pull into ``out`` (or return the new value when ``out`` is None)."""
+        """Push ``value`` then pull into ``out``; returns ``out``.
+
+        With ``out=None`` the result is written back into ``value`` (every array of a
+        device list), as MXNet and Gluon do, so ``value`` must then be writable arrays.
+        """
         with self._lock:
-            if out is not None:  # validate the pull side too before the push changes anything
+            self._check_open()
+            in_place = out is None
+            out = value if in_place else out
+            try:  # validate the pull side too before the push changes anything
                 for k, o in self._pair(key, out, "pull"):
                     self._out_buffers(k, o)
+            except KeyTypeError as error:
+                if not in_place:
+                    raise
+                raise KeyTypeError(
+                    f"pushpull without out= writes the result back into the pushed values, so they "
+                    f"must be writable numpy or nd arrays ({error}); or pass out=..."
+                ) from None
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
+
+    def broadcast(self, key: Key | Sequence[Key], value: Any, out: Any, priority: int = 0) -> Any:
+        """Initialise each key with ``value`` (rank 0's, in a distributed store) and pull it
+        into ``out`` (one array or a list per key); returns ``out``.
+
+        MXNet's native store refuses to broadcast a key twice; here, as with :meth:`init`,
+        a second broadcast re-initialises the key. Outputs are checked against the values
+        before anything changes.
+        """
+        del priority
+        with self._lock:
+            self._check_open()
+            values = self._pair(key, value, "broadcast")
+            outs = dict(self._pair(key, out, "broadcast"))
+            for k, v in values:
+                if is_value_list(v):
+                    raise ArityError(
+                        f"broadcast of key {k!r} got a list of {len(v)} values: broadcast takes one "
+                        "value per key (and one or a list of outputs)"
+                    )
+                array = as_numpy(v)
+                for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):
+                    self._check_array(k, writable_buffer(o, k), ArrayInfo(array.shape, array.dtype),
+                                      f"broadcast (output {index})")
+            self.init(key, value)
+            return self.pull(key, out=out)
+
+    #: The capability :meth:`is_capable` knows (MXNet's ``KVStoreBase.OPTIMIZER``).
+    OPTIMIZER = "optimizer"
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability``; MXNet 1.9.1 knows only ``"optimizer"``
+        (every kvcli store can run an optimizer). Any other name is an error, as in MXNet."""
+        if isinstance(capability, str) and capability.lower() == self.OPTIMIZER:
+            return True
+        from kvcli.errors import UnsupportedError
+
+        raise UnsupportedError(f"unknown capability {capability!r}: the only one is {self.OPTIMIZER!r}")
+
+    def set_gradient_compression(self, compression_params: Any) -> None:
+        """Compress pushed gradients with MXNet's 2-bit scheme (see
+        :mod:`kvcli.store.compression`): ``{'type': '2bit', 'threshold': 0.5}``.
+
+        Supported by ``device`` and the distributed stores, as in MXNet; ``None`` turns it
+        off. Residuals are kept per key and device, and reset when a key is re-initialised.
+        """
+        from kvcli.store import resolve
+        from kvcli.store.compression import GradientCompression, parse_compression, require_support
+
+        spec = parse_compression(compression_params)
+        require_support(self.type, resolve(self.type).compression)
+        with self._lock:
+            self._check_open()
+            if spec is None:
+                self._compression = None
+            elif self._compression is None:
+                self._compression = GradientCompression(spec)
+            else:  # a new threshold keeps the residuals, as in MXNet
+                self._compression.spec = spec
+
+    @property
+    def gradient_compression(self) -> Any:
+        """The compression setting (a :class:`~kvcli.store.compression.CompressionSpec`), or None."""
+        return None if self._compression is None else self._compression.spec
 
     def row_sparse_pull(
         self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
@@ -382,6 +466,10 @@ class KVStore(ABC):
     def barrier(self) -> None:
         """Wait until every worker reaches this point (nothing to wait for here)."""
 
+    def _barrier(self) -> None:
+        """MXNet's name for :meth:`barrier`."""
+        self.barrier()
+
     def close(self) -> None:
         """Stop the store's processes and free its memory. Safe to call twice."""
         with self._lock:
@@ -410,6 +498,8 @@ class KVStore(ABC):
             raise KeyTypeError(f"this {self.type!r} store is closed: create a new one with kvcli.create()")
 
     def _on_reset(self, key: Key) -> None:
+        if self._compression is not None:
+            self._compression.reset(key)
         reset = getattr(self._updater, "reset", None)
         if reset is not None:
             reset(key)
@@ -434,12 +524,13 @@ class KVStore(ABC):
             pairs = list(zip(keys, value))
         else:
             pairs = [(_normalise_key(key), value)]
-        if verb != "init":
+        creates = verb in ("init", "broadcast")  # these take keys that do not exist yet
+        if not creates:
             for k, _ in pairs:
                 self._info_of(k)
         seen: set[Key] = set()
         for k, _ in pairs:
-            if k in seen and verb == "init":
+            if k in seen and creates:
                 raise ArityError(f"{verb} lists key {k!r} twice: give each key once")
             seen.add(k)
         self._check_key_kinds([k for k, _ in pairs])

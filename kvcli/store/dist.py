@@ -88,18 +88,6 @@ DEFAULT_SERVER_RESTARTS = 1
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
 
-OPTIONS = (
-    "address",
-    "group",
-    "rank",
-    "num_workers",
-    "num_servers",
-    "timeout",
-    "bigarray_bound",
-    "server_restarts",
-)
-
-
 # ---------------------------------------------------------------------- Ray plumbing
 def import_ray(kind: str) -> Any:
     """``import ray``, or a :class:`DistributedError` saying what to install."""
@@ -527,15 +515,28 @@ class DistStore(KVStore):
         # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
         merged = arrays[0] if len(arrays) == 1 else self._reduce(key, arrays)
         seq = self._seq[key] = self._seq.get(key, 0) + 1
-        for server, rows in self._layouts[key]:
+        for index, (server, rows) in enumerate(self._layouts[key]):
             part = merged if rows is None else merged[rows]
+            packed = self._compressed_part(key, index, part)
             self._inflight.append(
                 (
-                    self._servers[server].push.remote(key, self._rank, seq, self._ray.put(part)),
+                    self._servers[server].push.remote(
+                        key, self._rank, seq, self._ray.put(part if packed is None else packed[0]),
+                        None if packed is None else packed[1],
+                    ),
                     f"push of key {key!r} to kvcli server {server}",
                     server,
                 )
             )
+
+    def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
+        """With gradient compression on: this worker's part compressed with its residual,
+        and what the server needs to decode it (shape, threshold); else None. Only the
+        worker-to-server direction is compressed, as in MXNet."""
+        if self._compression is None:
+            return None
+        packed = self._compression.compress(key, part_index, part)
+        return packed, (part.shape, self._compression.spec.server_threshold())
 
     def _read(self, key: Key) -> np.ndarray:
         if key in self._prefetched:
@@ -703,12 +704,4 @@ class DistStore(KVStore):
         )
 
 
-def create_dist(kind: str, **options: Any) -> DistStore:
-    """Create a ``dist_sync`` / ``dist_async`` store (called by :func:`kvcli.create`)."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise StoreError(f"store type {kind!r} has no option {unknown[0]!r}: use {', '.join(OPTIONS)}")
-    return DistStore(kind, **options)
-
-
-__all__ = ["DistStore", "Group", "connect", "create_dist", "find_group", "layout_of", "start_group"]
+__all__ = ["DistStore", "Group", "connect", "find_group", "layout_of", "start_group"]

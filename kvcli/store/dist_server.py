@@ -198,11 +198,18 @@ class KeyServer:
         self.gone[rank] = reason
         self._changes.notify()
 
-    async def push(self, key: Key, rank: int, seq: int, value: np.ndarray) -> None:
+    async def push(self, key: Key, rank: int, seq: int, value: np.ndarray, compressed: Any = None) -> None:
         """Rank ``rank``'s ``seq``-th push to ``key`` (already summed over its devices).
 
+        ``compressed`` is ``(shape, threshold)`` when ``value`` holds 2-bit codes (see
+        :mod:`kvcli.store.compression`): they are decoded here, before anything else.
         Returns once the push is recorded — and applied, when it completes a step.
         """
+        if compressed is not None:
+            from kvcli.store.compression import dequantize
+
+            shape, threshold = compressed
+            value = dequantize(value, int(np.prod(shape, dtype=np.int64)), threshold).reshape(shape)
         slot = self._slot(key, "push")
         if self.needs_updater:
             raise DistributedError(f"push to key {key!r}: {self._name()} {RESTART_HINT}")
