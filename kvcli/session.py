@@ -152,6 +152,9 @@ class Manifest:
     optimizer_state: str | None = None
     generation: int = 0
     keys: dict[Key, KeyEntry] = field(default_factory=dict)
+    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; the residuals live
+    #: in the live store only (a new store starts from zero residuals).
+    compression: str | None = None
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
 
@@ -178,6 +181,7 @@ class Manifest:
             "store": {"type": self.store_type, "options": self.store_options},
             "updater": self.updater,
             "optimizer_state": self.optimizer_state,
+            "compression": self.compression,
             "key_kind": self.key_kind,
             "keys": [entry.to_json() for entry in self.keys.values()],
         }
@@ -219,6 +223,7 @@ class Manifest:
             raise bad(f"optimizer_state {state!r} is not a session file name")
         manifest = cls(store_type, options, updater, state, generation,
                        created=float(data.get("created") or 0), updated=float(data.get("updated") or 0))
+        manifest.compression = _read_compression(data.get("compression"), bad)
         kinds = set()
         for raw in raw_keys:
             try:
@@ -566,9 +571,11 @@ class Session:
             if callable(values):
                 values = [values(key, entry) for key, entry in zip(keys, entries)]
             values = list(values)
-            replace = self._replacing_push(manifest, keys, entries, values)
+            # compressed pushes change the value, so they all go through the store
+            replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
             store = self._store_for(manifest, [k for k in keys if k not in replace])
             self._sync_updater(manifest)
+            self._sync_compression(manifest)
             txn.at_risk.extend(keys)
             # assign + one value: the old value is neither read nor loaded; the new one goes
             # straight from the caller's array to the file
@@ -644,6 +651,24 @@ class Session:
             txn.save_state = False
         return new_spec
 
+    def set_compression(self, spec: str | None) -> str | None:
+        """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
+        off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            store = self._store_for(manifest, [])
+            store.set_gradient_compression(spec)
+            active = store.gradient_compression
+            manifest.compression = None if active is None else active.spec
+            txn.dirty = True
+        return manifest.compression
+
+    def _sync_compression(self, manifest: Manifest) -> None:
+        """Give the live store the manifest's compression (another process may have set it)."""
+        active = self._store.gradient_compression
+        if (None if active is None else active.spec) != manifest.compression:
+            self._store.set_gradient_compression(manifest.compression)
+
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
         keys = [check_key(k) for k in keys]
@@ -686,6 +711,7 @@ class Session:
                 "exists": self.exists(),
                 "store": {"type": m.store_type, "options": dict(m.store_options)},
                 "updater": m.updater,
+                "compression": m.compression,
                 "optimizer_state": m.optimizer_state is not None,
                 "generation": m.generation,
                 "keys": [
@@ -722,6 +748,7 @@ class Session:
                 for key in list(self._store.keys()):
                     self._store.delete(key)
                 self._store.set_updater(None)
+                self._store.set_gradient_compression(None)
             self._updater_sig = None
             self._write_manifest(manifest)
             self._collect_garbage(manifest)
@@ -1094,6 +1121,22 @@ def _normal_type(store_type: str) -> str:
         return resolve(store_type).name
     except StoreError as error:
         raise SessionError(str(error)) from None
+
+
+def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | None:
+    """The manifest's compression spec, validated (a damaged one is a corrupted session)."""
+    if raw is None:
+        return None
+    from kvcli.errors import StoreError
+    from kvcli.store.compression import parse_compression
+
+    try:
+        spec = parse_compression(raw) if isinstance(raw, str) else None
+    except StoreError as error:
+        raise bad(f"compression {raw!r} is not valid ({error})") from None
+    if spec is None:
+        raise bad(f"compression {raw!r} is not a compression spec")
+    return spec.spec
 
 
 def _check_options(store_type: str, options: dict[str, Any]) -> None:

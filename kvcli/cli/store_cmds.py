@@ -82,6 +82,17 @@ def set_updater_cmd(
     commands.run_set_updater(global_options(ctx), spec)
 
 
+def set_compression_cmd(
+    ctx: typer.Context,
+    spec: str = typer.Argument(..., metavar="SPEC", help="2bit, 2bit:threshold=0.5, or none"),
+) -> None:
+    """Compress pushed gradients with MXNet's 2-bit scheme (device and dist stores); the session remembers it.
+
+    [bold]Example:[/]  kvcli set-compression 2bit:threshold=0.5
+    """
+    commands.run_set_compression(global_options(ctx), spec)
+
+
 def keys_cmd(ctx: typer.Context) -> None:
     """List the session's keys, one a line (--json: a list).
 
@@ -164,6 +175,7 @@ COMMANDS = {
     "push": push_cmd,
     "pull": pull_cmd,
     "set-updater": set_updater_cmd,
+    "set-compression": set_compression_cmd,
     "keys": keys_cmd,
     "show": show_cmd,
     "delete": delete_cmd,

@@ -298,7 +298,8 @@ class KVStore(ABC):
         from kvcli.store.compression import GradientCompression, parse_compression, require_support
 
         spec = parse_compression(compression_params)
-        require_support(self.type, resolve(self.type).compression)
+        if spec is not None:
+            require_support(self.type, resolve(self.type).compression)
         with self._lock:
             self._check_open()
             if spec is None:
