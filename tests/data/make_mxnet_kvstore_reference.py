@@ -290,6 +290,91 @@ def compression_cases():
     return cases
 
 
+# ---------------------------------------------------------------------- real dist_sync
+#: (name, store type, compression params or None, devices per worker, steps, seed)
+DIST_RUNS = (
+    ("plain", "dist_sync", None, 4, 0, 0),
+    ("compressed", "dist_sync", {"type": "2bit", "threshold": 0.5}, 2, 5, 11),
+    # a threshold that C++'s std::to_string (six decimals) changes on its way to the server
+    ("compressed_device_sync", "dist_device_sync", {"type": "2bit", "threshold": 0.1234567}, 1, 5, 12),
+)
+DIST_SHAPE = (3, 7)
+
+
+def dist_worker(run, out_path):
+    """One worker of a real MXNet job (started by :func:`dist_cases` with DMLC_ROLE=worker)."""
+    name, kind, params, devices, steps, seed = run
+    kv = mx.kv.create(kind)
+    rank = kv.rank
+    result = {"type": kv.type, "rank": rank, "num_workers": kv.num_workers}
+    devs = DEVS[:devices]
+    if params is None:
+        kv.init(3, mx.nd.zeros(SHAPE))
+        kv.init(KEYS, [mx.nd.zeros(SHAPE)] * 3)
+        kv.push(3, [mx.nd.ones(SHAPE, d) for d in devs])
+        outs = [mx.nd.empty(SHAPE, d) for d in devs]
+        kv.pull(3, out=outs)
+        result["aggregator_single"] = [tolist(o) for o in outs]
+        kv.push(KEYS, [[mx.nd.ones(SHAPE, d) * 2.0 for d in devs]] * 3)
+        outs = [[mx.nd.empty(SHAPE, d) for d in devs]] * 3
+        kv.pull(KEYS, out=outs)
+        result["aggregator_list"] = [[tolist(o) for o in out] for out in outs]
+        out = mx.nd.empty(SHAPE)
+        kv.broadcast(20, mx.nd.ones(SHAPE) * (rank + 1), out)
+        result["broadcast"] = tolist(out)
+        vals = [mx.nd.ones(SHAPE, d) for d in devs[:2]]
+        kv.pushpull(20, vals)
+        result["pushpull_in_place"] = [tolist(v) for v in vals]
+    else:
+        kv.set_gradient_compression(params)
+        rng = np.random.RandomState(seed)
+        init = rng.uniform(-1, 1, DIST_SHAPE).astype(np.float32)  # the same on every rank
+        kv.init(0, mx.nd.array(init))
+        mine = np.random.RandomState(seed * 100 + rank)
+        grads, pulled = [], []
+        for _ in range(steps):
+            step = [mine.uniform(-1, 1, DIST_SHAPE).astype(np.float32) * np.float32(0.7) for _ in devs]
+            grads.append([g.tolist() for g in step])
+            values = [mx.nd.array(g, ctx=devs[i]) for i, g in enumerate(step)]
+            kv.push(0, values if devices > 1 else values[0])
+            out = mx.nd.zeros(DIST_SHAPE)
+            kv.pull(0, out=out)
+            pulled.append(tolist(out))
+        result.update(params=params, devices=devices, shape=list(DIST_SHAPE), init=init.tolist(),
+                      grads=grads, pulled=pulled)
+    kv._barrier()
+    Path(out_path).write_text(json.dumps(result))
+
+
+def dist_cases():
+    """Run each of :data:`DIST_RUNS` as a real 2-worker, 1-server MXNet job on this host."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+
+    cases = {}
+    for index, run in enumerate(DIST_RUNS):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = dict(os.environ, DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT=str(port),
+                   DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+        with tempfile.TemporaryDirectory() as folder:
+            helpers = [subprocess.Popen([sys.executable, "-c", "import mxnet"], env=dict(env, DMLC_ROLE=role))
+                       for role in ("scheduler", "server")]
+            outs = [Path(folder) / f"rank{i}.json" for i in range(2)]
+            workers = [subprocess.Popen([sys.executable, __file__, "--dist-worker", str(index), str(out)],
+                                        env=dict(env, DMLC_ROLE="worker")) for out in outs]
+            for process in workers + helpers:
+                if process.wait(timeout=300) != 0:
+                    raise SystemExit(f"dist run {run[0]}: a process failed")
+            results = sorted((json.loads(out.read_text()) for out in outs), key=lambda r: r["rank"])
+        cases[run[0]] = results
+    return cases
+
+
 def main():
     reference = {
         "mxnet": mx.__version__,
@@ -298,10 +383,16 @@ def main():
         "custom": custom_cases(),
         "api": api_cases(),
         "compression": compression_cases(),
+        "dist": dist_cases(),
     }
     OUT.write_text(json.dumps(reference, indent=None, separators=(",", ":")) + "\n")
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:2] == ["--dist-worker"]:
+        dist_worker(DIST_RUNS[int(sys.argv[2])], sys.argv[3])
+    else:
+        main()

@@ -68,21 +68,23 @@ def test_one_worker_runs_the_mxnet_scenarios(ray_cluster, ref) -> None:
         kv.close()
 
 
-def test_two_workers_compress_each_with_its_own_residual(ray_cluster, ref) -> None:
+@pytest.mark.parametrize("run_name", ["compressed", "compressed_device_sync"])
+def test_two_workers_compress_like_mxnet_dist_bit_for_bit(ray_cluster, ref, run_name) -> None:
+    """Each worker compresses its device-summed push with its own residual; the server
+    decodes with the threshold as MXNet sends it (C++ to_string: 0.1234567 -> 0.123457)."""
     from kvcli.store.launch import launch
 
-    run = ref["compression"]["two_devices"]  # MXNet: 2 devices, each compressed, then summed
-    results = launch(dist_workers.compressed_run, 2, args=(run,))
-    want = [np.array(p, np.float32) for p in run["pulled"]]
-    for pulled in results:
-        assert [np.array(p, np.float32).tobytes() for p in pulled] == [w.tobytes() for w in want]
+    recorded = ref["dist"][run_name]
+    kind = recorded[0]["type"]
+    results = launch(dist_workers.compressed_run, 2, args=(kind, recorded))
+    for rank, (got, want) in enumerate(zip(results, recorded)):
+        assert (got["type"], got["rank"]) == (want["type"], rank)
+        assert got["pulled"] == [np.array(p, np.float32).tobytes() for p in want["pulled"]]
 
 
-def test_two_workers_broadcast_from_rank_0_and_pushpull_in_place(ray_cluster) -> None:
+def test_two_workers_aggregate_broadcast_and_pushpull_like_mxnet_dist(ray_cluster, ref) -> None:
     from kvcli.store.launch import launch
 
-    results = launch(dist_workers.broadcast_and_pushpull, 2, args=((2, 3),))
-    for rank, result in enumerate(results):
-        assert (result["type"], result["rank"], result["num_workers"]) == ("dist_device_sync", rank, 2)
-        assert result["broadcast"] == [[1.0] * 3] * 2  # rank 0's value
-        assert result["pushpull"] == [[[4.0] * 3] * 2] * 2  # 2 workers x 2 devices of ones
+    recorded = ref["dist"]["plain"]
+    results = launch(dist_workers.plain_run, 2, args=("dist_sync", 4))
+    assert results == recorded
