@@ -74,6 +74,16 @@ def writable_buffer(out: Any, key: Key) -> np.ndarray:
     return array
 
 
+def _is_writable_array(value: Any) -> bool:
+    """Whether a pull can write into ``value`` in place (a writable numpy or nd array)."""
+    if not isinstance(value, np.ndarray):
+        buffer = getattr(value, "_kvcli_buffer", None)
+        if buffer is None:
+            return False
+        value = buffer()
+    return bool(value.flags.writeable)
+
+
 def _is_key(value: Any) -> bool:
     return isinstance(value, (int, np.integer, str)) and not isinstance(value, bool)
 
@@ -234,18 +244,18 @@ class KVStore(ABC):
         """
         with self._lock:
             self._check_open()
-            in_place = out is None
-            out = value if in_place else out
-            try:  # validate the pull side too before the push changes anything
-                for k, o in self._pair(key, out, "pull"):
-                    self._out_buffers(k, o)
-            except KeyTypeError as error:
-                if not in_place:
-                    raise
-                raise KeyTypeError(
-                    f"pushpull without out= writes the result back into the pushed values, so they "
-                    f"must be writable numpy or nd arrays ({error}); or pass out=..."
-                ) from None
+            if out is None:  # in place: the pushed values receive the result
+                for k, v in self._pair(key, value, "pushpull"):
+                    for item in v if is_value_list(v) else [v]:
+                        if not _is_writable_array(item):
+                            raise KeyTypeError(
+                                f"pushpull of key {k!r} without out= writes the result back into the pushed "
+                                f"values, so each must be a writable numpy or nd array, not a "
+                                f"{type(item).__name__}; or pass out=..."
+                            )
+                out = value
+            for k, o in self._pair(key, out, "pull"):  # validate the pull side before the push
+                self._out_buffers(k, o)
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
 
