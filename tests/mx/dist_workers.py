@@ -15,6 +15,12 @@ SHAPE = (4, 4)
 KEYS = [5, 7, 11]
 
 
+def add_updater(key: Any, recv: Any, local: Any) -> None:
+    """MXNet test_kvstore.py's updater: ``local += recv``, with int keys."""
+    assert isinstance(key, int)
+    local += recv
+
+
 def lists(values: Any) -> Any:
     return [lists(v) for v in values] if isinstance(values, list) else values.asnumpy().tolist()
 

@@ -51,6 +51,25 @@ def test_one_worker_runs_the_mxnet_scenarios(ray_cluster, ref) -> None:
         kv.pull(KEYS, out=outs)
         assert {"single": single, "list": values(outs)} == basic["aggregator_int"]
 
+        kv.push(KEYS, [nd.ones(SHAPE) * 4] * 3)  # list kv pair
+        vals = [nd.empty(SHAPE)] * 3
+        kv.pull(KEYS, out=vals)
+        assert values(vals) == basic["list_kv_pair_int"]
+
+        kv.init(3, nd.zeros(SHAPE))  # updater: runs on the server, sees int keys
+        kv.init(KEYS, [nd.zeros(SHAPE)] * 3)
+        kv._set_updater(dist_workers.add_updater)  # by value: servers import nothing
+        kv.push(3, [nd.ones(SHAPE, d) for d in DEVS])
+        outs = [nd.empty(SHAPE, d) for d in DEVS]
+        kv.pull(3, out=outs)
+        single = values(outs)
+        for _ in range(4):
+            kv.push(KEYS, [[nd.ones(SHAPE, d) for d in DEVS]] * 3)
+        outs = [[nd.empty(SHAPE, d) for d in DEVS]] * 3
+        kv.pull(KEYS, out=outs)
+        assert {"single": single, "list": values(outs)} == basic["updater_int"]
+        kv._set_updater(None)
+
         custom = ref["custom"]["pushpull_device_3"]
         kv.broadcast(3, nd.zeros(SHAPE), out=nd.empty(SHAPE))
         vals = [nd.ones(SHAPE, d) for d in DEVS]
