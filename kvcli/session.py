@@ -125,6 +125,8 @@ class KeyEntry:
     version: int = 1
     #: A file with an older value of the same shape and dtype, overwritten by the next write.
     spare: str | None = None
+    #: The gradient-compression residuals of the key (an .npz), once a compressed push ran.
+    residual: str | None = None
 
     @property
     def nbytes(self) -> int:
@@ -139,6 +141,8 @@ class KeyEntry:
         data = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
         if self.spare:
             data["spare"] = self.spare
+        if self.residual:
+            data["residual"] = self.residual
         return data
 
 
@@ -152,8 +156,8 @@ class Manifest:
     optimizer_state: str | None = None
     generation: int = 0
     keys: dict[Key, KeyEntry] = field(default_factory=dict)
-    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; the residuals live
-    #: in the live store only (a new store starts from zero residuals).
+    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; each key's residuals
+    #: are in its entry's ``residual`` file.
     compression: str | None = None
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
@@ -167,6 +171,7 @@ class Manifest:
     def files(self) -> set[str]:
         names = {entry.file for entry in self.keys.values()}
         names.update(entry.spare for entry in self.keys.values() if entry.spare)
+        names.update(entry.residual for entry in self.keys.values() if entry.residual)
         if self.optimizer_state:
             names.add(self.optimizer_state)
         return names
@@ -241,8 +246,12 @@ class Manifest:
                 raise bad(f"key {key!r} has a malformed shape {shape!r}")
             if not isinstance(key_version, int) or key in manifest.keys:
                 raise bad(f"key {key!r} has a malformed or repeated entry")
+            residual = raw.get("residual")
+            if residual is not None and (not isinstance(residual, str) or not _FILE_RE.fullmatch(residual)
+                                         or not residual.endswith(".npz")):
+                raise bad(f"key {key!r} names the residual file {residual!r}, which is not a session file name")
             kinds.add(type(key))
-            manifest.keys[key] = KeyEntry(key, file, dtype, tuple(shape), key_version, spare)
+            manifest.keys[key] = KeyEntry(key, file, dtype, tuple(shape), key_version, spare, residual)
         if len(kinds) > 1:
             raise bad("it mixes int and str keys")
         return manifest
@@ -447,6 +456,8 @@ class _Txn:
     at_risk: list[Key] = field(default_factory=list)
     dirty: bool = False
     save_state: bool = False
+    #: keys whose compression residuals changed (written at commit)
+    residuals: list[Key] = field(default_factory=list)
 
     def touch(self, key: Key) -> None:
         if key not in self.changed:
@@ -491,6 +502,7 @@ class Session:
         self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
         self._updater_sig: tuple[str, str | None] | None = None
         self._manifest: Manifest | None = None
+        self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":
@@ -505,6 +517,7 @@ class Session:
         self._store_sig = None
         self._loaded = {}
         self._updater_sig = None
+        self._residuals = {}
         if store is not None:
             store.close()
 
@@ -548,6 +561,8 @@ class Session:
                 self._sync_updater(manifest)
             txn.at_risk.extend(keys)
             store.init(list(keys), arrays)
+            for key in keys:
+                self._residuals.pop(key, None)  # init reset them; the new entry has none
             results = []
             for key in keys:
                 info = store.info(key)
@@ -576,6 +591,9 @@ class Session:
             store = self._store_for(manifest, [k for k in keys if k not in replace])
             self._sync_updater(manifest)
             self._sync_compression(manifest)
+            if manifest.compression:
+                self._sync_residuals(manifest, keys)
+                txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
             # assign + one value: the old value is neither read nor loaded; the new one goes
             # straight from the caller's array to the file
@@ -657,9 +675,14 @@ class Session:
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             store = self._store_for(manifest, [])
+            self._sync_compression(manifest)
             store.set_gradient_compression(spec)
             active = store.gradient_compression
             manifest.compression = None if active is None else active.spec
+            if active is None:  # off: the residuals are gone (on again starts from zero)
+                for entry in manifest.keys.values():
+                    entry.residual = None
+                self._residuals = {}
             txn.dirty = True
         return manifest.compression
 
@@ -668,6 +691,27 @@ class Session:
         active = self._store.gradient_compression
         if (None if active is None else active.spec) != manifest.compression:
             self._store.set_gradient_compression(manifest.compression)
+            if active is None or manifest.compression is None:
+                self._residuals = {}  # the store's residuals started or ended with this
+
+    def _sync_residuals(self, manifest: Manifest, keys: Sequence[Key]) -> None:
+        """Give the live store each key's committed compression residuals (error feedback
+        carries on across commands and processes, as within one MXNet process)."""
+        from kvcli.errors import StoreError
+        from kvcli.store.compression import load_residuals
+
+        for key in keys:
+            want = manifest.keys[key].residual
+            if self._residuals.get(key) == want:
+                continue
+            arrays: list[np.ndarray] = []
+            if want:
+                try:
+                    arrays = load_residuals(self.path / DATA / want)
+                except (OSError, ValueError, StoreError) as error:
+                    raise corrupted(self.path / DATA / want, f"compression residuals unreadable: {error}") from None
+            self._store.set_compression_residuals(key, arrays)
+            self._residuals[key] = want
 
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
@@ -686,6 +730,7 @@ class Session:
                     reset = getattr(store.updater, "reset", None)
                     if reset is not None:
                         reset(key)
+                self._residuals.pop(key, None)
                 del manifest.keys[key]
             txn.dirty = True
             txn.save_state = self._stateful(manifest)
@@ -744,6 +789,7 @@ class Session:
             manifest = Manifest(store_type_, options, generation=(old.generation if old else 0))
             self._close_store_if_changed(manifest)
             self._loaded.clear()
+            self._residuals = {}
             if self._store is not None:
                 for key in list(self._store.keys()):
                     self._store.delete(key)
@@ -904,6 +950,7 @@ class Session:
                 if store.has(key):
                     store.delete(key)
                 del self._loaded[key]
+                self._residuals.pop(key, None)
         missing = [key for key in keys if key not in self._loaded]
         if missing:
             updater = store.updater
@@ -915,6 +962,7 @@ class Session:
                     array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
                     store.init(key, array)
                     self._loaded[key] = entry.signature
+                    self._residuals.pop(key, None)  # init started them from zero
             finally:
                 if updater is not None:
                     store.set_updater(updater)
@@ -960,6 +1008,7 @@ class Session:
         for key in keys:
             if key in self._loaded:
                 del self._loaded[key]
+            self._residuals.pop(key, None)
             try:
                 if store.has(key):
                     store.delete(key)
@@ -985,6 +1034,14 @@ class Session:
             elif store is not None and store.has(key):  # the store's copy is now stale
                 store.delete(key)
                 self._loaded.pop(key, None)
+        for key in dict.fromkeys(txn.residuals):
+            entry = manifest.keys.get(key)
+            if entry is not None:
+                from kvcli.store.compression import save_residuals
+
+                entry.residual = _new_file(".npz")
+                save_residuals(data / entry.residual, store.compression_residuals(key))
+                self._residuals[key] = entry.residual
         if txn.save_state:
             name = _new_file(".npz")
             store.save_optimizer_states(data / name, dump_optimizer=True)

@@ -319,6 +319,15 @@ class KVStore(ABC):
             else:  # a new threshold keeps the residuals, as in MXNet
                 self._compression.spec = spec
 
+    def compression_residuals(self, key: Key) -> list[np.ndarray]:
+        """Copies of ``key``'s compression residuals, one per device (or server part)."""
+        return [] if self._compression is None else self._compression.residuals_of(key)
+
+    def set_compression_residuals(self, key: Key, residuals: Sequence[np.ndarray]) -> None:
+        """Restore residuals saved by :meth:`compression_residuals` (e.g. by a session)."""
+        if self._compression is not None:
+            self._compression.set_residuals(key, list(residuals))
+
     @property
     def gradient_compression(self) -> Any:
         """The compression setting (a :class:`~kvcli.store.compression.CompressionSpec`), or None."""

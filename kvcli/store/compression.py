@@ -22,6 +22,7 @@ float32 element by element, as in MXNet's kernel, so results agree to the last b
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping
 
@@ -191,10 +192,39 @@ class GradientCompression:
         """Compress then decompress: the value a receiver sums in place of ``grad``."""
         return self.decompress(self.compress(key, sender, grad), grad.shape)
 
+    def residuals_of(self, key: Hashable) -> list[np.ndarray]:
+        """Copies of ``key``'s residuals, by sender (empty before its first push)."""
+        count = 1 + max((sender for k, sender in self.residuals if k == key), default=-1)
+        return [self.residuals.get((key, sender), np.zeros(0, np.float32)).copy() for sender in range(count)]
+
+    def set_residuals(self, key: Hashable, residuals: list[np.ndarray]) -> None:
+        """Replace ``key``'s residuals (``[]``: start from zero), e.g. as a session saved them."""
+        self.reset(key)
+        for sender, residual in enumerate(residuals):
+            if residual.size:
+                self.residuals[(key, sender)] = np.array(residual, np.float32).reshape(-1)
+
     def reset(self, key: Hashable) -> None:
         """Forget ``key``'s residuals (it was initialised again or deleted)."""
         for slot in [slot for slot in self.residuals if slot[0] == key]:
             del self.residuals[slot]
+
+
+def save_residuals(path: Any, residuals: list[np.ndarray]) -> None:
+    """Write residuals (one array per sender) to a new ``.npz`` file, fsynced, no pickle."""
+    with open(path, "xb") as handle:
+        np.savez(handle, *residuals)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def load_residuals(path: Any) -> list[np.ndarray]:
+    """Read what :func:`save_residuals` wrote (float32 arrays, never unpickled)."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+    if any(a.dtype != np.float32 or a.ndim != 1 for a in arrays):
+        raise CompressionError(f"{path} does not hold compression residuals (1-D float32 arrays)")
+    return arrays
 
 
 def require_support(store_type: str, supported: bool) -> None:
@@ -208,5 +238,6 @@ def require_support(store_type: str, supported: bool) -> None:
 
 __all__ = [
     "CompressionError", "CompressionSpec", "DEFAULT_THRESHOLD", "FACTOR", "GradientCompression",
-    "TYPES", "dequantize", "packed_size", "parse_compression", "quantize", "require_support",
+    "TYPES", "dequantize", "load_residuals", "packed_size", "parse_compression", "quantize", "require_support",
+    "save_residuals",
 ]
