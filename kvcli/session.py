@@ -3,9 +3,11 @@
 Layout of a session (``KVCLI_HOME/sessions/NAME``)::
 
     manifest.json   format version, generation, key kind, store type and options, updater
-                    spec, optimizer-state file, and per key: file, dtype, shape, version
-    data/           one <random hex>.npy per key (key names never become paths) and the
-                    optimizer state (<random hex>.npz); all read with allow_pickle=False
+                    spec, optimizer-state file, gradient compression, and per key: file,
+                    dtype, shape, version, compression-residual file
+    data/           one <random hex>.npy per key (key names never become paths), the
+                    optimizer state and compression residuals (<random hex>.npz); all read
+                    with allow_pickle=False
     .lock           taken by every command (exclusive to write, shared to read)
 
 A command locks the session, reads the manifest, loads into the engine only the keys it

@@ -20,7 +20,8 @@ variables, set by :func:`kvcli.store.launch.launch` / ``kvcli launch``:
                          servers (default 1,000,000, as MXNet's ``MXNET_KVSTORE_BIGARRAY_BOUND``)
 =======================  ================================================================
 
-The same names, lower-case without the prefix, are options of ``kvcli.create`` (``address``,
+The same names, lower-case without the prefix, are options of ``kvcli.create`` (declared
+in :data:`kvcli.store.DIST_OPTIONS`: ``address``,
 ``group``, ``rank``, ``num_workers``, ``num_servers``, ``timeout``, ``bigarray_bound``) plus
 ``server_restarts``; an option wins over the variable. A store created without a launcher is
 a group of one worker that starts its own servers and stops them in :meth:`close`.
@@ -40,6 +41,9 @@ Semantics (MXNet's):
   when the launcher saw such a rank die or exit, the error comes at once.
 * The updater (or optimizer) runs on the servers, and its state lives there;
   :meth:`save_optimizer_states` gathers it.
+* With ``set_gradient_compression``, a worker compresses its (device-summed) push with its
+  own residual and sends only the 2-bit codes; the server decodes them and sums the workers
+  (see :mod:`kvcli.store.compression`). ``broadcast`` is a collective ``init`` and a pull.
 
 Values travel through Ray's object store: a push puts the array there (``ray.put``) and
 hands the server a reference (numpy arrays are read zero-copy from shared memory on the same
