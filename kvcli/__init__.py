@@ -28,7 +28,9 @@ def create(type: str = "local", **options: Any) -> "KVStore":  # noqa: A002 - MX
     Args:
         type: ``"local"`` (in-process numpy), ``"device"`` (one worker process per device,
             arrays in shared memory), ``"dist_sync"`` or ``"dist_async"`` (Ray; needs the
-            ``kvcli[dist]`` extra).
+            ``kvcli[dist]`` extra), or one of MXNet's other names for them
+            (``"local_allreduce_cpu"``, ``"local_allreduce_device"``, ``"dist_device_sync"``,
+            ...; see :data:`kvcli.store.REGISTRY`). ``store.type`` is the name given.
         **options: backend options, e.g. ``num_devices=4`` for ``device``,
             ``num_servers=2`` / ``address="auto"`` for the distributed types.
 

@@ -58,6 +58,11 @@ class RowSparseError(StoreError, ValueError):
     an operation needs row-sparse storage it did not get."""
 
 
+class UnsupportedError(StoreError, ValueError):
+    """An MXNet feature kvcli does not provide for this store (a store type, a capability,
+    gradient compression on ``local``); the message names what to use instead."""
+
+
 class UpdaterError(KVCliError, ValueError):
     """An updater spec does not parse, or its code cannot be loaded."""
 

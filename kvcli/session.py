@@ -3,9 +3,11 @@
 Layout of a session (``KVCLI_HOME/sessions/NAME``)::
 
     manifest.json   format version, generation, key kind, store type and options, updater
-                    spec, optimizer-state file, and per key: file, dtype, shape, version
-    data/           one <random hex>.npy per key (key names never become paths) and the
-                    optimizer state (<random hex>.npz); all read with allow_pickle=False
+                    spec, optimizer-state file, gradient compression, and per key: file,
+                    dtype, shape, version, compression-residual file
+    data/           one <random hex>.npy per key (key names never become paths), the
+                    optimizer state and compression residuals (<random hex>.npz); all read
+                    with allow_pickle=False
     .lock           taken by every command (exclusive to write, shared to read)
 
 A command locks the session, reads the manifest, loads into the engine only the keys it
@@ -65,13 +67,6 @@ _INT_KEY_RE = re.compile(r"[0-9]{1,18}")
 _STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 _SAFE_DTYPES = frozenset(DTYPES)
-#: Store options the session remembers, per store type.
-STORE_OPTIONS = {
-    "local": (),
-    "device": ("num_devices",),
-    "dist_sync": ("address", "num_servers"),
-    "dist_async": ("address", "num_servers"),
-}
 KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', '-' (e.g. fc1.weight)"
 
 
@@ -139,6 +134,8 @@ class KeyEntry:
     version: int = 1
     #: A file with an older value of the same shape and dtype, overwritten by the next write.
     spare: str | None = None
+    #: The gradient-compression residuals of the key (an .npz), once a compressed push ran.
+    residual: str | None = None
 
     @property
     def nbytes(self) -> int:
@@ -153,6 +150,8 @@ class KeyEntry:
         data = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
         if self.spare:
             data["spare"] = self.spare
+        if self.residual:
+            data["residual"] = self.residual
         return data
 
 
@@ -166,6 +165,9 @@ class Manifest:
     optimizer_state: str | None = None
     generation: int = 0
     keys: dict[Key, KeyEntry] = field(default_factory=dict)
+    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; each key's residuals
+    #: are in its entry's ``residual`` file.
+    compression: str | None = None
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
     #: for a ``python:`` updater: the file the user named, its sha256 and MAC (see kvcli.session_trust)
@@ -180,6 +182,7 @@ class Manifest:
     def files(self) -> set[str]:
         names = {entry.file for entry in self.keys.values()}
         names.update(entry.spare for entry in self.keys.values() if entry.spare)
+        names.update(entry.residual for entry in self.keys.values() if entry.residual)
         if self.optimizer_state:
             names.add(self.optimizer_state)
         return names
@@ -195,6 +198,7 @@ class Manifest:
             "updater": self.updater,
             "updater_trust": self.updater_trust.to_json() if self.updater_trust else None,
             "optimizer_state": self.optimizer_state,
+            "compression": self.compression,
             "key_kind": self.key_kind,
             "keys": [entry.to_json() for entry in self.keys.values()],
         }
@@ -227,6 +231,7 @@ class Manifest:
             created=float(data.get("created", 0)), updated=float(data.get("updated", 0)),
             updater_trust=Trust(**trust) if trust else None,
         )
+        manifest.compression = _read_compression(data.get("compression"), bad)
         kinds = set()
         for raw in data["keys"]:
             try:
@@ -236,7 +241,9 @@ class Manifest:
             if key in manifest.keys:
                 raise bad(f"key {key!r} has a repeated entry")
             kinds.add(type(key))
-            manifest.keys[key] = KeyEntry(key, raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"], raw.get("spare"))
+            manifest.keys[key] = KeyEntry(
+                key, raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"], raw.get("spare"), raw.get("residual")
+            )
         if len(kinds) > 1:
             raise bad("it mixes int and str keys")
         if data.get("key_kind") not in (None, manifest.key_kind):
@@ -467,6 +474,8 @@ class _Txn:
     at_risk: list[Key] = field(default_factory=list)
     dirty: bool = False
     save_state: bool = False
+    #: keys whose compression residuals changed (written at commit)
+    residuals: list[Key] = field(default_factory=list)
 
     def touch(self, key: Key) -> None:
         if key not in self.changed:
@@ -513,6 +522,7 @@ class Session:
         self._manifest: Manifest | None = None
         #: what the last operation wants the user to know (e.g. an import that dropped code)
         self.notices: list[str] = []
+        self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":
@@ -527,6 +537,7 @@ class Session:
         self._store_sig = None
         self._loaded = {}
         self._updater_sig = None
+        self._residuals = {}
         if store is not None:
             store.close()
 
@@ -578,6 +589,8 @@ class Session:
                 self._sync_updater(manifest)
             txn.at_risk.extend(keys)
             store.init(list(keys), arrays)
+            for key in keys:
+                self._residuals.pop(key, None)  # init reset them; the new entry has none
             results = []
             for key in keys:
                 info = store.info(key)
@@ -601,9 +614,14 @@ class Session:
             if callable(values):
                 values = [values(key, entry) for key, entry in zip(keys, entries)]
             values = list(values)
-            replace = self._replacing_push(manifest, keys, entries, values)
+            # compressed pushes change the value, so they all go through the store
+            replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
             store = self._store_for(manifest, [k for k in keys if k not in replace])
             self._sync_updater(manifest)
+            self._sync_compression(manifest)
+            if manifest.compression:
+                self._sync_residuals(manifest, keys)
+                txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
             # assign + one value: the old value is neither read nor loaded; the new one goes
             # straight from the caller's array to the file
@@ -689,6 +707,50 @@ class Session:
             txn.save_state = False
         return new_spec
 
+    def set_compression(self, spec: str | None) -> str | None:
+        """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
+        off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            store = self._store_for(manifest, [])
+            self._sync_compression(manifest)
+            store.set_gradient_compression(spec)
+            active = store.gradient_compression
+            manifest.compression = None if active is None else active.spec
+            if active is None:  # off: the residuals are gone (on again starts from zero)
+                for entry in manifest.keys.values():
+                    entry.residual = None
+                self._residuals = {}
+            txn.dirty = True
+        return manifest.compression
+
+    def _sync_compression(self, manifest: Manifest) -> None:
+        """Give the live store the manifest's compression (another process may have set it)."""
+        active = self._store.gradient_compression
+        if (None if active is None else active.spec) != manifest.compression:
+            self._store.set_gradient_compression(manifest.compression)
+            if active is None or manifest.compression is None:
+                self._residuals = {}  # the store's residuals started or ended with this
+
+    def _sync_residuals(self, manifest: Manifest, keys: Sequence[Key]) -> None:
+        """Give the live store each key's committed compression residuals (error feedback
+        carries on across commands and processes, as within one MXNet process)."""
+        from kvcli.errors import StoreError
+        from kvcli.store.compression import load_residuals
+
+        for key in keys:
+            want = manifest.keys[key].residual
+            if self._residuals.get(key) == want:
+                continue
+            arrays: list[np.ndarray] = []
+            if want:
+                try:
+                    arrays = load_residuals(self.path / DATA / want)
+                except (OSError, ValueError, StoreError) as error:
+                    raise corrupted(self.path / DATA / want, f"compression residuals unreadable: {error}") from None
+            self._store.set_compression_residuals(key, arrays)
+            self._residuals[key] = want
+
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
         keys = [check_key(k) for k in keys]
@@ -706,6 +768,7 @@ class Session:
                     reset = getattr(store.updater, "reset", None)
                     if reset is not None:
                         reset(key)
+                self._residuals.pop(key, None)
                 del manifest.keys[key]
             txn.dirty = True
             txn.save_state = self._stateful(manifest)
@@ -740,6 +803,7 @@ class Session:
                 "exists": self.exists(),
                 "store": {"type": m.store_type, "options": dict(m.store_options)},
                 "updater": m.updater,
+                "compression": m.compression,
                 "optimizer_state": m.optimizer_state is not None,
                 "generation": m.generation,
                 "keys": [
@@ -772,10 +836,12 @@ class Session:
             manifest = Manifest(store_type_, options, generation=(old.generation if old else 0))
             self._close_store_if_changed(manifest)
             self._loaded.clear()
+            self._residuals = {}
             if self._store is not None:
                 for key in list(self._store.keys()):
                     self._store.delete(key)
                 self._store.set_updater(None)
+                self._store.set_gradient_compression(None)
             self._updater_sig = None
             try:
                 self._write_manifest(manifest)
@@ -952,6 +1018,7 @@ class Session:
                 if store.has(key):
                     store.delete(key)
                 del self._loaded[key]
+                self._residuals.pop(key, None)
         missing = [key for key in keys if key not in self._loaded]
         if missing:
             updater = store.updater
@@ -963,6 +1030,7 @@ class Session:
                     array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
                     store.init(key, array)
                     self._loaded[key] = entry.signature
+                    self._residuals.pop(key, None)  # init started them from zero
             finally:
                 if updater is not None:
                     store.set_updater(updater)
@@ -1051,6 +1119,7 @@ class Session:
         for key in keys:
             if key in self._loaded:
                 del self._loaded[key]
+            self._residuals.pop(key, None)
             try:
                 if store.has(key):
                     store.delete(key)
@@ -1079,6 +1148,18 @@ class Session:
                 elif store is not None and store.has(key):  # the store's copy is now stale
                     store.delete(key)
                     self._loaded.pop(key, None)
+            for key in dict.fromkeys(txn.residuals):
+                entry = manifest.keys.get(key)
+                if entry is not None:
+                    from kvcli.store.compression import save_residuals
+
+                    entry.residual = _new_file(".npz")
+                    written.append(data / entry.residual)
+                    try:
+                        save_residuals(data / entry.residual, store.compression_residuals(key))
+                    except OSError as error:
+                        raise disk_error(data / entry.residual, error) from None
+                    self._residuals[key] = entry.residual
             if txn.save_state:
                 name = _new_file(".npz")
                 written.append(data / name)
@@ -1285,16 +1366,36 @@ def _copy_file(source: Path, target: Path) -> None:
 
 
 def _normal_type(store_type: str) -> str:
-    from kvcli.store import TYPES
+    """The canonical name of a store type (the registry in :mod:`kvcli.store` decides)."""
+    from kvcli.errors import StoreError
+    from kvcli.store import resolve
 
-    kind = TYPES.get(str(store_type).lower())
-    if kind is None:
-        raise SessionError(f"unknown store type {store_type!r}: use one of local, device, dist_sync, dist_async")
-    return kind
+    try:
+        return resolve(store_type).name
+    except StoreError as error:
+        raise SessionError(str(error)) from None
+
+
+def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | None:
+    """The manifest's compression spec, validated (a damaged one is a corrupted session)."""
+    if raw is None:
+        return None
+    from kvcli.errors import StoreError
+    from kvcli.store.compression import parse_compression
+
+    try:
+        spec = parse_compression(raw) if isinstance(raw, str) else None
+    except StoreError as error:
+        raise bad(f"compression {raw!r} is not valid ({error})") from None
+    if spec is None:
+        raise bad(f"compression {raw!r} is not a compression spec")
+    return spec.spec
 
 
 def _check_options(store_type: str, options: dict[str, Any]) -> None:
-    allowed = STORE_OPTIONS[store_type]
+    from kvcli.store import REGISTRY
+
+    allowed = REGISTRY[store_type].session_options
     for option in options:
         if option not in allowed:
             flag = "--" + option.replace("_", "-").replace("address", "ray-address")

@@ -37,9 +37,10 @@ OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
 }
 #: Every top-level field of the manifest (the ones marked optional may be absent).
 FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",
-          "updater_trust", "optimizer_state", "key_kind", "keys")
-OPTIONAL = ("created", "updated", "updater_trust", "key_kind")
-KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare")
+          "updater_trust", "optimizer_state", "compression", "key_kind", "keys")
+OPTIONAL = ("created", "updated", "updater_trust", "compression", "key_kind")
+KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
+KEY_OPTIONAL = ("spare", "residual")
 TRUST_FIELDS = ("path", "sha256", "mac")
 
 
@@ -63,6 +64,8 @@ def validate(data: Any) -> None:
             _time(data[name], name)
     _store(data["store"])
     _text(data["updater"], "updater", MAX_TEXT)
+    if data.get("compression") is not None:
+        _text(data["compression"], "compression", MAX_TEXT)
     if data.get("updater_trust") is not None:
         _trust(data["updater_trust"])
     state = data["optimizer_state"]
@@ -82,7 +85,7 @@ def _key_entry(entry: Any) -> None:
     if not isinstance(entry, dict):
         raise ManifestProblem(f"a key entry is a {type(entry).__name__}, not an object")
     extra = [name for name in entry if name not in KEY_FIELDS]
-    missing = [name for name in KEY_FIELDS if name not in entry and name != "spare"]
+    missing = [name for name in KEY_FIELDS if name not in entry and name not in KEY_OPTIONAL]
     if extra or missing:
         raise ManifestProblem(f"a key entry has {'unknown' if extra else 'missing'} fields {_short(extra or missing)}")
     key = entry["key"]
@@ -93,6 +96,10 @@ def _key_entry(entry: Any) -> None:
         value = entry[name]
         if not isinstance(value, str) or not FILE_RE.fullmatch(value) or not value.endswith(".npy"):
             raise ManifestProblem(f"key {shown} names the file {_short(value)}, which is not a session file name")
+    residual = entry.get("residual")
+    if residual is not None and (not isinstance(residual, str) or not FILE_RE.fullmatch(residual)
+                                 or not residual.endswith(".npz")):
+        raise ManifestProblem(f"key {shown} names the residual file {_short(residual)}, which is not a session file name")
     dtype = entry["dtype"]
     if dtype not in DTYPES:
         raise ManifestProblem(f"key {shown} has dtype {_short(dtype)}, which kvcli does not load")

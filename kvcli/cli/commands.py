@@ -270,6 +270,16 @@ def run_set_updater(options: GlobalOptions, spec: str) -> None:
         output.note(f"updater: {new_spec}")
 
 
+def run_set_compression(options: GlobalOptions, spec: str) -> None:
+    with open_session(options) as session:
+        active = session.set_compression(spec)
+        name = session.name
+    if options.json:
+        output.print_json({"session": name, "compression": active})
+    else:
+        output.note(f"gradient compression: {active or 'none'}")
+
+
 def run_keys(options: GlobalOptions) -> None:
     with open_session(options) as session:
         keys = session.keys()
@@ -292,6 +302,8 @@ def run_show(options: GlobalOptions) -> None:
     store_options = ", ".join(f"{k}={v}" for k, v in store["options"].items())
     store_text = f"store {store['type']}{f' ({store_options})' if store_options else ''}"
     updater_text = f"updater {info['updater']}" + (" (with saved state)" if info["optimizer_state"] else "")
+    if info["compression"]:
+        updater_text += f", compression {info['compression']}"
     console = output.stdout_console()
     if not info["keys"]:
         console.print(f"session {info['session']} has no keys (add one with kvcli init KEY VALUE)")

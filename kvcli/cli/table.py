@@ -214,6 +214,13 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("spec", "SPEC", "assign, sum, scale-add:K, sgd:lr=0.1,momentum=0.9, adam:lr=0.001, "
                   "python:FILE.py:FUNC", complete="updater"),),
     ),
+    Command(
+        "set-compression", "kvcli.cli.commands:run_set_compression",
+        "Compress pushed gradients with MXNet's 2-bit scheme (device and dist stores); the session "
+        "remembers it, and each key's residual.",
+        ("kvcli set-compression 2bit:threshold=0.5", "kvcli set-compression none"),
+        args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),),
+    ),
     Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
             ("kvcli keys",), fast=True, needs_session=True),
     Command("show", "kvcli.cli.commands:run_show",

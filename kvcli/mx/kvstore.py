@@ -1,7 +1,235 @@
-"""``import kvcli.mx.kvstore`` (MXNet's module path) gives the ``mx.kv`` module
-(``create``, ``KVStore``, ``KVStoreBase``): the very same module object, so ``kvcli.mx.kvstore is kvcli.mx.kv``."""
+"""``mx.kv`` / ``mx.kvstore``: MXNet 1.9.1's KVStore API over kvcli's stores.
 
-import importlib
-import sys
+* :func:`create` looks up :attr:`KVStoreBase.kv_registry` first (user-written stores
+  registered with :meth:`KVStoreBase.register`, and MXNet's ``'teststore'``), then kvcli's
+  store registry (:data:`kvcli.store.REGISTRY`: ``local``, ``device``, ``dist_sync``, ...).
+* :class:`KVStore` is a kvcli store that speaks NDArray: updaters receive NDArrays (so code
+  that calls ``.asnumpy()`` on them works), and ``pull`` without ``out`` returns NDArrays.
+"""
 
-sys.modules[__name__] = importlib.import_module("kvcli.mx.kv")
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from kvcli.nd import NDArray
+from kvcli.nd_sparse import wrap as _as_nd
+from kvcli.store.base import Key
+from kvcli.store.base import KVStore as _CoreStore
+
+
+class KVStoreBase:
+    """MXNet's abstract KVStore interface; subclass it and :meth:`register` the class to
+    make ``mx.kv.create('classname')`` return an instance of it."""
+
+    #: The capability every optimizer-running store has.
+    OPTIMIZER = "optimizer"
+    #: Registered store classes by lower-case class name (MXNet's registry).
+    kv_registry: dict[str, type] = {}
+
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
+        """Broadcast ``value`` (rank 0's) to every rank and store it in ``out``."""
+        raise NotImplementedError()
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        """Push ``value`` and pull the result into ``out`` (into ``value`` when None)."""
+        raise NotImplementedError()
+
+    def set_optimizer(self, optimizer: Any) -> None:
+        """Run ``optimizer`` on every push."""
+        raise NotImplementedError()
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability`` (e.g. :attr:`OPTIMIZER`)."""
+        raise NotImplementedError()
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Write the optimizer state to ``fname``."""
+        raise NotImplementedError()
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Read the optimizer state from ``fname``."""
+        raise NotImplementedError()
+
+    @property
+    def type(self) -> str:
+        """The store's type name."""
+        raise NotImplementedError()
+
+    @property
+    def rank(self) -> int:
+        """This worker's rank in ``[0, num_workers)``."""
+        raise NotImplementedError()
+
+    @property
+    def num_workers(self) -> int:
+        """The number of workers."""
+        raise NotImplementedError()
+
+    @staticmethod
+    def register(klass: type) -> type:
+        """Register ``klass`` under its lower-case class name (a decorator); a name already
+        taken is replaced, with a warning, as in MXNet."""
+        if not isinstance(klass, type):
+            raise TypeError(f"KVStoreBase.register takes a class, not {type(klass).__name__}")
+        name = klass.__name__.lower()
+        old = KVStoreBase.kv_registry.get(name)
+        if old is not None:
+            warnings.warn(
+                f"WARNING: New kvstore {klass.__module__}.{klass.__name__} is overriding existing "
+                f"kvstore {old.__module__}.{old.__name__}",
+                stacklevel=2,
+            )
+        KVStoreBase.kv_registry[name] = klass
+        return klass
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+@KVStoreBase.register
+class TestStore(KVStoreBase):
+    """MXNet's ``'teststore'``: no storage; ``broadcast`` copies, ``pushpull`` sums a list."""
+
+    __test__ = False  # not a pytest test class
+
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
+        for o in _as_list(out):
+            o[:] = value
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        if isinstance(value, NDArray):  # one value: copied to out; nothing to do in place
+            for o in _as_list(out) if out is not None else []:
+                o[:] = value
+            return
+        reduced = value[0].copy()
+        for v in value[1:]:
+            reduced += v
+        for o in value if out is None else _as_list(out):
+            o[:] = reduced
+
+    @staticmethod
+    def is_capable(capability: str) -> bool:  # type: ignore[override]
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return False
+        raise ValueError(f"Unknown capability: {capability}")
+
+    @property
+    def type(self) -> str:
+        return "teststore"
+
+    @property
+    def rank(self) -> int:
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        return 1
+
+
+class KVStore(KVStoreBase):
+    """An MXNet-flavoured view of a :class:`kvcli.store.base.KVStore`; every method of the
+    kvcli store is available, with MXNet's names."""
+
+    def __init__(self, store: _CoreStore) -> None:
+        self._store = store
+
+    @property
+    def store(self) -> _CoreStore:
+        """The underlying kvcli store."""
+        return self._store
+
+    @property
+    def type(self) -> str:
+        """The name the store was created with, e.g. ``'local_allreduce_cpu'``."""
+        return self._store.type
+
+    @property
+    def rank(self) -> int:
+        return self._store.rank
+
+    @property
+    def num_workers(self) -> int:
+        return self._store.num_workers
+
+    def set_updater(self, updater: Callable[[Key, Any, Any], None] | str | None) -> None:
+        """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays."""
+        if callable(updater) and not hasattr(updater, "spec"):
+            user_updater = updater
+
+            def updater(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
+                user_updater(key, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
+
+        self._store.set_updater(updater)
+
+    _set_updater = set_updater
+
+    def set_optimizer(self, optimizer: Any) -> None:
+        self._store.set_optimizer(optimizer)
+
+    def is_capable(self, capability: str) -> bool:
+        return self._store.is_capable(capability)
+
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> Any:
+        return self._store.broadcast(key, value, out, priority)
+
+    def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
+        result = self._store.pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+        return _wrap(result) if out is None else out
+
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> Any:
+        result = self._store.row_sparse_pull(key, out=out, priority=priority, row_ids=row_ids)
+        return _wrap(result) if out is None else out
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> Any:
+        return self._store.pushpull(key, value, out=out, priority=priority)
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        self._store.save_optimizer_states(fname, dump_optimizer)
+
+    def load_optimizer_states(self, fname: str) -> None:
+        self._store.load_optimizer_states(fname)
+
+    def _barrier(self) -> None:
+        self._store.barrier()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_store":  # not set yet (e.g. during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+    def __enter__(self) -> "KVStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._store.close()
+
+    def __repr__(self) -> str:
+        return f"<mx.kv.KVStore type={self._store.type!r}>"
+
+
+def _wrap(result: Any) -> Any:
+    if isinstance(result, list):
+        return [_wrap(r) for r in result]
+    return _as_nd(result)
+
+
+def create(name: str = "local", **options: Any) -> Any:
+    """``mx.kv.create(name)``: a registered store class (see :meth:`KVStoreBase.register`,
+    ``'teststore'``), else a kvcli store: ``local``, ``device``, ``local_allreduce_cpu``,
+    ``local_allreduce_device``, ``dist_sync``, ``dist_device_sync``, ``dist_async``, ...
+    (``options`` go to the kvcli store, e.g. ``num_devices=4``)."""
+    if not isinstance(name, str):
+        raise TypeError("name must be a string")
+    klass = KVStoreBase.kv_registry.get(name.lower())
+    if klass is not None:
+        return klass(**options)
+    from kvcli.store import create as create_store
+
+    return KVStore(create_store(name, **options))
+
+
+__all__ = ["KVStore", "KVStoreBase", "TestStore", "create"]

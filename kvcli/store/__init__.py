@@ -1,49 +1,132 @@
-"""The KVStore engine: one contract (:mod:`kvcli.store.base`), several backends."""
+"""The KVStore engine: one contract (:mod:`kvcli.store.base`), several backends.
+
+:data:`REGISTRY` is the one table of store types: every name a user may pass to
+:func:`kvcli.create` (MXNet's names included), the backend class behind it, the options
+it takes and the ones a session remembers. :func:`create`, the session and the
+distributed backend all read it; :func:`register` adds a backend (the core twin of
+MXNet's ``KVStoreBase.register``, which :mod:`kvcli.mx.kvstore` provides for MXNet-style
+store classes).
+"""
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any
 
-from kvcli.errors import StoreError
+from kvcli.errors import StoreError, UnsupportedError
 from kvcli.store.base import KVStore
 
-#: Store types and the aliases MXNet users know them by.
-TYPES: dict[str, str] = {
-    "local": "local",
-    "local_update_cpu": "local",
-    "local_allreduce_cpu": "local",
-    "device": "device",
-    "local_allreduce_device": "device",
-    "dist_sync": "dist_sync",
-    "dist_async": "dist_async",
-    "dist": "dist_sync",
+#: Options of the distributed types (see :mod:`kvcli.store.dist`).
+DIST_OPTIONS = (
+    "address", "group", "rank", "num_workers", "num_servers", "timeout", "bigarray_bound",
+    "server_restarts",
+)
+
+
+@dataclass(frozen=True)
+class StoreType:
+    """One backend and the names it answers to.
+
+    Attributes:
+        name: the canonical name (what a session records).
+        backend: ``"module:Class"`` of the :class:`~kvcli.store.base.KVStore` subclass,
+            imported on first use so that ``import kvcli`` stays light.
+        aliases: other names for it, e.g. MXNet's ``local_allreduce_cpu``; the store's
+            ``type`` is the name it was created with.
+        options: keyword options the backend takes.
+        session_options: the options a session remembers (a subset of ``options``).
+        compression: whether ``set_gradient_compression`` applies (MXNet: the types
+            whose name contains ``device`` or ``dist``).
+        takes_kind: the backend's first argument is the canonical name (dist_sync/async).
+    """
+
+    name: str
+    backend: str
+    aliases: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    session_options: tuple[str, ...] = ()
+    compression: bool = False
+    takes_kind: bool = False
+
+    def backend_class(self) -> type[KVStore]:
+        module, _, cls = self.backend.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+#: Canonical name -> type. Aliases are resolved through :data:`NAMES`.
+REGISTRY: dict[str, StoreType] = {}
+#: Every accepted name (canonical or alias, lower case) -> canonical name.
+NAMES: dict[str, str] = {}
+#: MXNet store types kvcli does not provide, and what to use instead.
+UNAVAILABLE: dict[str, str] = {
+    "nccl": "kvcli has no GPUs; use 'device' (device processes sum the values) or 'local'",
+    "horovod": "use 'dist_sync' (start the workers with kvcli.store.launch.launch or `kvcli launch`)",
+    "byteps": "use 'dist_sync' (start the workers with kvcli.store.launch.launch or `kvcli launch`)",
 }
 
 
+def register(store_type: StoreType) -> StoreType:
+    """Add (or replace) a store type; its name and aliases become valid for :func:`create`."""
+    for name in (store_type.name, *store_type.aliases):
+        owner = NAMES.get(name.lower())
+        if owner is not None and owner != store_type.name:
+            raise StoreError(f"store type name {name!r} already belongs to {owner!r}: choose another name")
+    REGISTRY[store_type.name] = store_type
+    for name in (store_type.name, *store_type.aliases):
+        NAMES[name.lower()] = store_type.name
+    return store_type
+
+
+register(StoreType("local", "kvcli.store.local:LocalStore", aliases=("local_update_cpu", "local_allreduce_cpu")))
+register(StoreType(
+    "device", "kvcli.store.device:DeviceStore", aliases=("local_allreduce_device",),
+    options=("num_devices", "timeout"), session_options=("num_devices",), compression=True,
+))
+register(StoreType(
+    "dist_sync", "kvcli.store.dist:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
+    options=DIST_OPTIONS, session_options=("address", "num_servers"), compression=True, takes_kind=True,
+))
+register(StoreType(
+    "dist_async", "kvcli.store.dist:DistStore", options=DIST_OPTIONS,
+    session_options=("address", "num_servers"), compression=True, takes_kind=True,
+))
+
+
+def known_names() -> str:
+    """The canonical type names, for error messages."""
+    return ", ".join(REGISTRY)
+
+
+def resolve(name: Any) -> StoreType:
+    """The registered type called ``name`` (any case, aliases included), or a
+    :class:`~kvcli.errors.StoreError` naming the valid ones."""
+    key = name.lower() if isinstance(name, str) else None
+    if key in UNAVAILABLE:
+        raise UnsupportedError(f"store type {name!r} is not available in kvcli: {UNAVAILABLE[key]}")
+    canonical = NAMES.get(key) if key is not None else None
+    if canonical is None:
+        raise StoreError(f"unknown store type {name!r}: use one of {known_names()}")
+    return REGISTRY[canonical]
+
+
+def check_options(store_type: StoreType, options: dict[str, Any]) -> None:
+    """Refuse options the type does not take (before anything starts)."""
+    unknown = sorted(set(options) - set(store_type.options))
+    if unknown:
+        takes = f"it takes {', '.join(store_type.options)}" if store_type.options else "it takes no options"
+        raise StoreError(f"store type {store_type.name!r} has no option {unknown[0]!r}: {takes}")
+
+
 def create(type: str = "local", **options: Any) -> KVStore:  # noqa: A002 - MXNet's name
-    """Create a store of ``type`` (see :func:`kvcli.create`)."""
-    kind = TYPES.get(str(type).lower()) if isinstance(type, str) else None
-    if kind is None:
-        raise StoreError(
-            f"unknown store type {type!r}: use one of local, device, dist_sync, dist_async"
-        )
-    if kind == "local":
-        from kvcli.store.local import LocalStore
-
-        _no_options(kind, options)
-        return LocalStore()
-    if kind == "device":
-        from kvcli.store.device import DeviceStore
-
-        return DeviceStore(**options)
-    from kvcli.store.dist import create_dist
-
-    return create_dist(kind, **options)
+    """Create a store of ``type`` (see :func:`kvcli.create`); ``store.type`` is ``type``
+    as given (lower case), e.g. ``"local_allreduce_cpu"``, as MXNet reports it."""
+    store_type = resolve(type)
+    check_options(store_type, options)
+    cls = store_type.backend_class()
+    store = cls(store_type.name, **options) if store_type.takes_kind else cls(**options)
+    store.type = type.lower()
+    return store
 
 
-def _no_options(kind: str, options: dict[str, Any]) -> None:
-    if options:
-        raise StoreError(f"store type {kind!r} takes no options, got {sorted(options)}")
-
-
-__all__ = ["KVStore", "TYPES", "create"]
+__all__ = ["KVStore", "NAMES", "REGISTRY", "StoreType", "UNAVAILABLE", "check_options", "create", "register", "resolve"]

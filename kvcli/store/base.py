@@ -80,6 +80,16 @@ def writable_buffer(out: Any, key: Key) -> np.ndarray:
     return array
 
 
+def _is_writable_array(value: Any) -> bool:
+    """Whether a pull can write into ``value`` in place (a writable numpy or nd array)."""
+    if not isinstance(value, np.ndarray):
+        buffer = getattr(value, "_kvcli_buffer", None)
+        if buffer is None:
+            return False
+        value = buffer()
+    return bool(value.flags.writeable)
+
+
 def _is_key(value: Any) -> bool:
     return isinstance(value, (int, np.integer, str)) and not isinstance(value, bool)
 
@@ -127,6 +137,7 @@ class KVStore(RowSparseContract, ABC):
         self._closed = False
         #: Row-sparse values of the backends that keep them in this process (local, device).
         self._sparse: dict[Key, RowSparse] = {}
+        self._compression: Any = None  # a kvcli.store.compression.GradientCompression
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -151,6 +162,16 @@ class KVStore(RowSparseContract, ABC):
         spec = getattr(self._updater, "spec", None) if self._updater is not None else "assign"
         user_code = spec is None or str(spec).startswith("python:")
         return nullcontext() if user_code else deferred_interrupts()
+
+    def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
+        """With gradient compression on: what the receiver makes of each device's dense value
+        after 2-bit coding with that device's residual (MXNet compresses before the sum;
+        row-sparse values go as they are, as in MXNet). Backends that compress elsewhere
+        (``dist``: the worker's sum, per server) return ``arrays`` unchanged."""
+        return [
+            self._compression.round_trip(key, i, a) if isinstance(a, np.ndarray) else a
+            for i, a in enumerate(arrays)
+        ]
 
     def _apply(self, key: Key, merged: np.ndarray) -> None:
         """Make a reduced push take effect: assign it, or hand it to the updater."""
@@ -241,6 +262,13 @@ class KVStore(RowSparseContract, ABC):
         with self._lock:
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
+            residuals = None
+            if self._compression is not None:
+                for k, arrays in plan:
+                    if isinstance(arrays[0], np.ndarray):
+                        self._compression.check(k, arrays[0])
+                residuals = {k: self._compression.residuals_of(k) for k, _ in plan}
+                plan = [(k, self._compressed_values(k, arrays)) for k, arrays in plan]
             if len({k for k, _ in plan}) < len(plan):
                 # a key listed twice sees its first push applied before the second is summed
                 for k, arrays in plan:
@@ -250,7 +278,12 @@ class KVStore(RowSparseContract, ABC):
                 return
             # All sums first — an interrupt or a device failure here changes nothing — then
             # every key's update at once, which Ctrl-C cannot cut in half.
-            merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
+            try:
+                merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
+            except BaseException:
+                for k, saved in (residuals or {}).items():  # nothing was pushed: nor compressed
+                    self._compression.set_residuals(k, saved)
+                raise
             with self._uncut():
                 for (k, _), merged in zip(plan, merged_values):
                     self._apply_push(k, merged)
@@ -282,13 +315,101 @@ class KVStore(RowSparseContract, ABC):
             return out
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
-        """Push ``value`` then pull into ``out`` (or return the new value when ``out`` is None)."""
+        """Push ``value`` then pull into ``out``; returns ``out``.
+
+        With ``out=None`` the result is written back into ``value`` (every array of a
+        device list), as MXNet and Gluon do, so ``value`` must then be writable arrays.
+        """
         with self._lock:
-            if out is not None:  # validate the pull side too before the push changes anything
-                for k, o in self._pair(key, out, "pull"):
-                    self._pull_targets(k, o, True)
+            self._check_open()
+            if out is None:  # in place: the pushed values receive the result
+                for k, v in self._pair(key, value, "pushpull"):
+                    for item in v if is_value_list(v) else [v]:
+                        if not _is_writable_array(item):
+                            raise KeyTypeError(
+                                f"pushpull of key {k!r} without out= writes the result back into the pushed "
+                                f"values, so each must be a writable numpy or nd array, not a "
+                                f"{type(item).__name__}; or pass out=..."
+                            )
+                out = value
+            for k, o in self._pair(key, out, "pull"):  # validate the pull side before the push
+                self._pull_targets(k, o, True)
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
+
+    def broadcast(self, key: Key | Sequence[Key], value: Any, out: Any, priority: int = 0) -> Any:
+        """Initialise each key with ``value`` (rank 0's, in a distributed store) and pull it
+        into ``out`` (one array or a list per key); returns ``out``.
+
+        MXNet's native store refuses to broadcast a key twice; here, as with :meth:`init`,
+        a second broadcast re-initialises the key. Outputs are checked against the values
+        before anything changes.
+        """
+        del priority
+        with self._lock:
+            self._check_open()
+            values = self._pair(key, value, "broadcast")
+            outs = dict(self._pair(key, out, "broadcast"))
+            for k, v in values:
+                if is_value_list(v):
+                    raise ArityError(
+                        f"broadcast of key {k!r} got a list of {len(v)} values: broadcast takes one "
+                        "value per key (and one or a list of outputs)"
+                    )
+                array = as_numpy(v)
+                for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):
+                    self._check_array(k, writable_buffer(o, k), ArrayInfo(array.shape, array.dtype),
+                                      f"broadcast (output {index})")
+            self.init(key, value)
+            return self.pull(key, out=out)
+
+    #: The capability :meth:`is_capable` knows (MXNet's ``KVStoreBase.OPTIMIZER``).
+    OPTIMIZER = "optimizer"
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability``; MXNet 1.9.1 knows only ``"optimizer"``
+        (every kvcli store can run an optimizer). Any other name is an error, as in MXNet."""
+        if isinstance(capability, str) and capability.lower() == self.OPTIMIZER:
+            return True
+        from kvcli.errors import UnsupportedError
+
+        raise UnsupportedError(f"unknown capability {capability!r}: the only one is {self.OPTIMIZER!r}")
+
+    def set_gradient_compression(self, compression_params: Any) -> None:
+        """Compress pushed gradients with MXNet's 2-bit scheme (see
+        :mod:`kvcli.store.compression`): ``{'type': '2bit', 'threshold': 0.5}``.
+
+        Supported by ``device`` and the distributed stores, as in MXNet; ``None`` turns it
+        off. Residuals are kept per key and device, and reset when a key is re-initialised.
+        """
+        from kvcli.store import resolve
+        from kvcli.store.compression import GradientCompression, parse_compression, require_support
+
+        spec = parse_compression(compression_params)
+        if spec is not None:
+            require_support(self.type, resolve(self.type).compression)
+        with self._lock:
+            self._check_open()
+            if spec is None:
+                self._compression = None
+            elif self._compression is None:
+                self._compression = GradientCompression(spec)
+            else:  # a new threshold keeps the residuals, as in MXNet
+                self._compression.spec = spec
+
+    def compression_residuals(self, key: Key) -> list[np.ndarray]:
+        """Copies of ``key``'s compression residuals, one per device (or server part)."""
+        return [] if self._compression is None else self._compression.residuals_of(key)
+
+    def set_compression_residuals(self, key: Key, residuals: Sequence[np.ndarray]) -> None:
+        """Restore residuals saved by :meth:`compression_residuals` (e.g. by a session)."""
+        if self._compression is not None:
+            self._compression.set_residuals(key, list(residuals))
+
+    @property
+    def gradient_compression(self) -> Any:
+        """The compression setting (a :class:`~kvcli.store.compression.CompressionSpec`), or None."""
+        return None if self._compression is None else self._compression.spec
 
     def row_sparse_pull(
         self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
@@ -451,6 +572,10 @@ class KVStore(RowSparseContract, ABC):
     def barrier(self) -> None:
         """Wait until every worker reaches this point (nothing to wait for here)."""
 
+    def _barrier(self) -> None:
+        """MXNet's name for :meth:`barrier`."""
+        self.barrier()
+
     def close(self) -> None:
         """Stop the store's processes and free its memory. Safe to call twice."""
         with self._lock:
@@ -480,6 +605,8 @@ class KVStore(RowSparseContract, ABC):
             raise KeyTypeError(f"this {self.type!r} store is closed: create a new one with kvcli.create()")
 
     def _on_reset(self, key: Key) -> None:
+        if self._compression is not None:
+            self._compression.reset(key)
         reset = getattr(self._updater, "reset", None)
         if reset is not None:
             reset(key)
@@ -504,12 +631,13 @@ class KVStore(RowSparseContract, ABC):
             pairs = list(zip(keys, value))
         else:
             pairs = [(_normalise_key(key), value)]
-        if verb != "init":
+        creates = verb in ("init", "broadcast")  # these take keys that do not exist yet
+        if not creates:
             for k, _ in pairs:
                 self._info_of(k)
         seen: set[Key] = set()
         for k, _ in pairs:
-            if k in seen and verb == "init":
+            if k in seen and creates:
                 raise ArityError(f"{verb} lists key {k!r} twice: give each key once")
             seen.add(k)
         self._check_key_kinds([k for k, _ in pairs])

@@ -20,7 +20,8 @@ variables, set by :func:`kvcli.store.launch.launch` / ``kvcli launch``:
                          servers (default 1,000,000, as MXNet's ``MXNET_KVSTORE_BIGARRAY_BOUND``)
 =======================  ================================================================
 
-The same names, lower-case without the prefix, are options of ``kvcli.create`` (``address``,
+The same names, lower-case without the prefix, are options of ``kvcli.create`` (declared
+in :data:`kvcli.store.DIST_OPTIONS`: ``address``,
 ``group``, ``rank``, ``num_workers``, ``num_servers``, ``timeout``, ``bigarray_bound``) plus
 ``server_restarts``; an option wins over the variable. A store created without a launcher is
 a group of one worker that starts its own servers and stops them in :meth:`close`.
@@ -40,6 +41,9 @@ Semantics (MXNet's):
   when the launcher saw such a rank die or exit, the error comes at once.
 * The updater (or optimizer) runs on the servers, and its state lives there;
   :meth:`save_optimizer_states` gathers it.
+* With ``set_gradient_compression``, a worker compresses its (device-summed) push with its
+  own residual and sends only the 2-bit codes; the server decodes them and sums the workers
+  (see :mod:`kvcli.store.compression`). ``broadcast`` is a collective ``init`` and a pull.
 
 Values travel through Ray's object store: a push puts the array there (``ray.put``) and
 hands the server a reference (numpy arrays are read zero-copy from shared memory on the same
@@ -98,18 +102,6 @@ COORDINATOR_LOST = (
 #: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
-
-OPTIONS = (
-    "address",
-    "group",
-    "rank",
-    "num_workers",
-    "num_servers",
-    "timeout",
-    "bigarray_bound",
-    "server_restarts",
-)
-
 
 # ---------------------------------------------------------------------- Ray plumbing
 def import_ray(kind: str) -> Any:
@@ -387,7 +379,7 @@ class DistStore(DistRowSparse, KVStore):
         #: Calls queued by the hooks: (ObjectRef, what it is, server index).
         self._inflight: list[tuple[Any, str, int]] = []
         #: Pushes queued by :meth:`_apply` per server, sent together by :meth:`_send_pushes`.
-        self._outbox: dict[int, list[tuple[Key, int, Any]]] = {}
+        self._outbox: dict[int, list[tuple[Key, int, Any, Any]]] = {}
         self._prefetched: dict[Key, np.ndarray] = {}
         self._barriers = 0
 
@@ -553,18 +545,26 @@ class DistStore(DistRowSparse, KVStore):
     def _apply(self, key: Key, merged: np.ndarray) -> None:
         """Queue this worker's sum for the servers (sent by :meth:`_send_pushes`)."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
-        for server, rows in self._layouts[key]:
+        for index, (server, rows) in enumerate(self._layouts[key]):
             part = merged if rows is None else merged[rows]
+            packed = self._compressed_part(key, index, part)
+            if packed is not None:
+                part, decode = packed
+            else:
+                decode = None
             # Small parts travel inside the call; a big one is put in the object store once
             # (the only copy a push makes) and goes by reference.
             value = part if part.nbytes <= INLINE_BYTES else [self._ray.put(part)]
-            self._outbox.setdefault(server, []).append((key, seq, value))
+            self._outbox.setdefault(server, []).append((key, seq, value, decode))
+
+    def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
+        return arrays  # compressed after the worker's own sum, per server part (in _apply)
 
     def _send_pushes(self) -> None:
         """One call per server carries every key of this push."""
         outbox, self._outbox = self._outbox, {}
         for server, items in outbox.items():
-            keys = ", ".join(repr(k) for k, _, _ in items[:3]) + (", ..." if len(items) > 3 else "")
+            keys = ", ".join(repr(item[0]) for item in items[:3]) + (", ..." if len(items) > 3 else "")
             self._inflight.append(
                 (
                     self._servers[server].push_many.remote(self._rank, items),
@@ -572,6 +572,15 @@ class DistStore(DistRowSparse, KVStore):
                     server,
                 )
             )
+
+    def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
+        """With gradient compression on: this worker's part compressed with its residual,
+        and what the server needs to decode it (shape, threshold); else None. Only the
+        worker-to-server direction is compressed, as in MXNet."""
+        if self._compression is None:
+            return None
+        packed = self._compression.compress(key, part_index, part)
+        return packed, (part.shape, self._compression.spec.server_threshold())
 
     def _read(self, key: Key) -> np.ndarray:
         if key in self._prefetched:
@@ -769,12 +778,4 @@ class DistStore(DistRowSparse, KVStore):
         )
 
 
-def create_dist(kind: str, **options: Any) -> DistStore:
-    """Create a ``dist_sync`` / ``dist_async`` store (called by :func:`kvcli.create`)."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise StoreError(f"store type {kind!r} has no option {unknown[0]!r}: use {', '.join(OPTIONS)}")
-    return DistStore(kind, **options)
-
-
-__all__ = ["DistStore", "Group", "connect", "create_dist", "find_group", "layout_of", "start_group"]
+__all__ = ["DistStore", "Group", "connect", "find_group", "layout_of", "start_group"]

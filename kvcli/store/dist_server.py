@@ -101,6 +101,14 @@ class _Slot:
         return self.value
 
 
+def _decoded(packed: np.ndarray, compressed: tuple[tuple[int, ...], Any]) -> np.ndarray:
+    """A worker's float32 part from its 2-bit codes (``compressed`` = (shape, threshold))."""
+    from kvcli.store.compression import dequantize
+
+    shape, threshold = compressed
+    return dequantize(packed, int(np.prod(shape, dtype=np.int64)), threshold).reshape(shape)
+
+
 class KeyServer:
     """Holds values for a share of the keys and applies pushes to them.
 
@@ -216,21 +224,25 @@ class KeyServer:
         self.gone[rank] = reason
         self._changes.notify()
 
-    async def push_many(self, rank: int, items: list[tuple[Key, int, Any]]) -> None:
+    async def push_many(self, rank: int, items: list[tuple[Key, int, Any, Any]]) -> None:
         """Rank ``rank``'s pushes of one step to the keys held here, in one call.
 
-        Each item is ``(key, seq, value)``: the ``seq``-th push of ``key`` (already summed
-        over the worker's devices), ``value`` an array sent inline or ``[ObjectRef]`` for a
-        big one. Every item is recorded (and applied, when it completes a step) even if
-        another fails; the first failure is raised.
+        Each item is ``(key, seq, value, compressed)``: the ``seq``-th push of ``key``
+        (already summed over the worker's devices), ``value`` an array sent inline or
+        ``[ObjectRef]`` for a big one; ``compressed`` is ``(shape, threshold)`` when the
+        value holds 2-bit codes (see :mod:`kvcli.store.compression`), decoded here first.
+        Every item is recorded (and applied, when it completes a step) even if another
+        fails; the first failure is raised.
         """
-        refs = [value[0] for _, _, value in items if isinstance(value, list)]
+        refs = [item[2][0] for item in items if isinstance(item[2], list)]
         resolved = iter(await asyncio.gather(*refs)) if refs else iter(())
         failure: BaseException | None = None
         try:
-            for key, seq, value in items:
+            for key, seq, value, compressed in items:
                 array, ref = (next(resolved), value[0]) if isinstance(value, list) else (value, None)
                 try:
+                    if compressed is not None:
+                        array, ref = _decoded(array, compressed), None
                     self._record(key, rank, seq, array, ref)
                 except Exception as error:  # noqa: BLE001 - the others still apply
                     failure = failure or error

@@ -28,7 +28,7 @@ class DistRowSparse:
     _servers: list[Any]
     _seq: dict[Key, int]
     _inflight: list[tuple[Any, str, int]]
-    _outbox: dict[int, list[tuple[Key, int, Any]]]
+    _outbox: dict[int, list[tuple[Key, int, Any, Any]]]
     _info: dict[Key, Any]
 
     def _write_sparse(self, key: Key, value: RowSparse) -> None:
@@ -49,7 +49,7 @@ class DistRowSparse:
             # dist_sync's per-step counters stay in step
             part = merged if rows is None else rows_part(merged, rows)
             # queued with the dense keys of this push: one call per server carries them all
-            self._outbox.setdefault(server, []).append((key, seq, [self._ray.put(part)]))
+            self._outbox.setdefault(server, []).append((key, seq, [self._ray.put(part)], None))
 
     def _read_rows(self, key: Key, rows: list[np.ndarray]) -> list[RowSparse]:
         need = self._seq.get(key, 0)

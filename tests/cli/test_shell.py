@@ -101,7 +101,7 @@ def test_completion(session: Session) -> None:
     assert candidates(shell, ["push"], "b") == ["beta"]
     assert candidates(shell, ["pull"], "alpha,") == ["beta"]
     assert "--devices" in candidates(shell, ["push", "alpha"], "--d")
-    assert candidates(shell, ["help"], "set") == ["set-updater"]
+    assert candidates(shell, ["help"], "set") == ["set-compression", "set-updater"]
     assert candidates(shell, ["pull", "alpha"], "") == []
 
 

@@ -14,7 +14,8 @@ def test_ndarray_defaults_and_contexts() -> None:
     assert a.shape == (2, 3) and a.dtype == np.float32 and a.context == mx.gpu(1)
     assert str(a.context) == "gpu(1)" and nd.zeros(2).context == mx.cpu(0)
     assert nd.array([[1, 2]]).dtype == np.float32  # MXNet: lists become float32
-    assert nd.array(np.arange(3)).dtype == np.float32  # MXNet: numpy input becomes float32 too
+    assert nd.array(np.arange(3)).dtype == np.float32  # MXNet 1.9.1: numpy arrays become float32 too
+    assert nd.array(np.arange(3), dtype="int64").dtype == np.int64
     assert repr(nd.ones((1, 2))).endswith("<NDArray 1x2 @cpu(0)>")
 
 
