@@ -41,6 +41,19 @@ class KeyTypeError(StoreError, TypeError):
     """A key is not an int or str, or a store mixes int and str keys."""
 
 
+class StoreClosedError(StoreError, RuntimeError):
+    """The store was closed; create a new one."""
+
+
+class OutputError(StoreError, TypeError):
+    """A pull's ``out`` cannot be written in place (not an array, or read-only)."""
+
+
+class ValueTypeError(StoreError, TypeError):
+    """A value is not a numeric array kvcli can store (strings, objects, ragged lists), or a
+    count such as ``devices`` is out of range."""
+
+
 class ShapeMismatchError(StoreError, ValueError):
     """A pushed or pulled array's shape differs from the stored one."""
 

@@ -330,6 +330,14 @@ class _Evaluator:
             raise self.fail(f"{a} {symbol} {b} overflows") from None
         if isinstance(result, complex):
             raise self.fail(f"{a} {symbol} {b} is a complex number")
+        # The array rule (numpy errstate) for scalars too: nan or inf may be written, but an
+        # operation on other numbers that makes one is refused, as ones(2)*inf - inf is.
+        if isinstance(result, float) and not math.isfinite(result):
+            operands_finite = all(math.isfinite(x) for x in (a, b))
+            if math.isnan(result) and not any(math.isnan(x) for x in (a, b)):
+                raise self.fail(f"{a} {symbol} {b}: {_floating_point_problem('invalid value')}")
+            if math.isinf(result) and operands_finite:
+                raise self.fail(f"{a} {symbol} {b} overflows")
         return self.check_int(result)
 
     def check_int(self, value: Any) -> Any:

@@ -235,3 +235,14 @@ def test_dtype_option_does_not_wrap() -> None:
     with pytest.raises(ValueLanguageError, match="--dtype int8"):
         parse_value("ones(2) * 300", dtype="int8")
     assert parse_value("ones(2) * 100", dtype="int8").tolist() == [100, 100]
+
+
+@pytest.mark.parametrize("text", ["inf - inf", "inf * 0", "1e308 * 10", "ones(2) * inf - inf"])
+def test_operations_that_make_nan_or_inf_are_refused_on_scalars_and_arrays_alike(text: str) -> None:
+    with pytest.raises(ValueLanguageError, match="undefined result|overflows|does not fit"):
+        evaluate(text)
+
+
+def test_written_nan_and_inf_are_values() -> None:
+    assert np.isnan(evaluate("nan + 1")) and evaluate("inf + 1") == np.inf
+    assert np.isnan(evaluate("[nan, 1]")[0]) and np.isinf(evaluate("-inf*ones(2)")).all()

@@ -40,7 +40,8 @@ _stderr_console: Any = None
 
 def print_json(payload: Any) -> None:
     """Write ``payload`` as one line of JSON to stdout (for scripts and ``jq``)."""
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=_json_default) + "\n")
+    # allow_nan=False: NaN/Infinity are not JSON; values reach here through json_value (null)
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n")
     sys.stdout.flush()
 
 
@@ -48,9 +49,9 @@ def _json_default(value: Any) -> Any:
     import numpy as np
 
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return json_value(value)
     if isinstance(value, np.generic):
-        return value.item()
+        return json_value(np.asarray(value))
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
@@ -173,16 +174,22 @@ def format_array(array: Any) -> str:
 
 
 def json_value(array: Any) -> Any:
-    """``array.tolist()``, with float16/float32 numbers as their shortest decimal
-    (``0.1``, not ``0.10000000149011612``) so JSON shows the dtype's value."""
+    """``array.tolist()`` as strict JSON: float16/float32 numbers as their shortest decimal
+    (``0.1``, not ``0.10000000149011612``) so JSON shows the dtype's value, and non-finite
+    numbers (nan, inf, -inf), which JSON cannot hold, as ``null``."""
     import numpy as np
 
-    if array.dtype.kind == "f" and array.dtype.itemsize < 8 and array.size <= 1_000_000:
-        flat = [float(str(x)) for x in array.ravel()]
-        if array.ndim == 0:
-            return flat[0]
-        return np.array(flat, dtype=object).reshape(array.shape).tolist()
-    return array.tolist()
+    if array.dtype.kind != "f":
+        return array.tolist()
+    finite = np.isfinite(array)
+    short = array.dtype.itemsize < 8 and array.size <= 1_000_000
+    if finite.all() and not short:
+        return array.tolist()
+    as_number = (lambda x: float(str(x))) if short else float
+    flat = [as_number(x) if ok else None for x, ok in zip(array.ravel(), finite.ravel())]
+    if array.ndim == 0:
+        return flat[0]
+    return np.array(flat, dtype=object).reshape(array.shape).tolist()
 
 
 def array_payload(key: Any, array: Any, **extra: Any) -> dict[str, Any]:

@@ -6,9 +6,10 @@ graphviz and rich are imported inside the commands so ``kvcli --help`` stays fas
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import typer
 
@@ -62,12 +63,6 @@ def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
 
 
 def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool) -> "Graph":
-    import gc
-
-    # A one-shot command builds many small acyclic objects (a node, its shapes, its table
-    # row); the cyclic GC would rescan them again and again on big graphs. The process ends
-    # right after, so switch it off.
-    gc.disable()
     from kvcli.symbol.graph import load_file, load_json
     from kvcli.symbol.shapespec import parse_shape_specs
 
@@ -315,7 +310,21 @@ def summary_command(
 
 def register(app: typer.Typer) -> None:
     """Add the symbol commands (``viz``, ``summary``) to ``app``."""
-    app.command("viz", epilog=VIZ_EPILOG)(viz_command)
-    app.command("summary", epilog=SUMMARY_EPILOG)(summary_command)
+    app.command("viz", epilog=VIZ_EPILOG)(_gc_paused(viz_command))
+    app.command("summary", epilog=SUMMARY_EPILOG)(_gc_paused(summary_command))
+
+
+def _gc_paused(command: Callable[..., None]) -> Callable[..., None]:
+    """Run ``command`` with the cyclic GC paused (a graph is many small acyclic objects: a
+    node, its shapes, its table row), and restored after — so a ``kvcli shell`` keeps it."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from kvcli.symbol.graph import paused_gc
+
+        with paused_gc():
+            command(*args, **kwargs)
+
+    return run
 
 

@@ -22,15 +22,22 @@ from typing import Any, Callable, Iterator, Sequence, Union
 import numpy as np
 
 from kvcli.store.interrupts import deferred_interrupts
+from kvcli.npyio import DTYPES
 from kvcli.errors import (
     ArityError,
     DTypeMismatchError,
     KeyTypeError,
     OptimizerStateError,
+    OutputError,
     ShapeMismatchError,
+    StoreClosedError,
     UnknownKeyError,
     UpdaterError,
+    ValueTypeError,
 )
+
+#: What a store holds: numbers and booleans (the dtypes a session file may have).
+_STORABLE_DTYPES = frozenset(DTYPES)
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
 
@@ -50,17 +57,30 @@ class ArrayInfo:
         return f"shape {self.shape} and dtype {self.dtype}"
 
 
-def as_numpy(value: Any) -> np.ndarray:
-    """The numpy array behind ``value`` (no copy where the value already is one)."""
+def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
+    """The numpy array behind ``value`` (no copy where the value already is one); a value
+    that is not a numeric array (strings, objects, ragged lists) is a :class:`ValueTypeError`
+    (naming ``key`` when given)."""
+    where = "" if key is None else f"key {key!r}: "
     if isinstance(value, np.ndarray):
-        return value
-    buffer = getattr(value, "_kvcli_buffer", None)
-    if buffer is not None:
-        return buffer()
-    asnumpy = getattr(value, "asnumpy", None)
-    if asnumpy is not None:
-        return np.asarray(asnumpy())
-    return np.asarray(value)
+        array = value
+    elif (buffer := getattr(value, "_kvcli_buffer", None)) is not None:
+        array = buffer()
+    elif (asnumpy := getattr(value, "asnumpy", None)) is not None:
+        array = np.asarray(asnumpy())
+    else:
+        try:
+            array = np.asarray(value)
+        except ValueError as error:  # a ragged list: numpy's message names no key or fix
+            raise ValueTypeError(
+                f"{where}a value of type {type(value).__name__} is not a rectangular array ({error}): "
+                "give every row the same length"
+            ) from None
+    if array.dtype.name not in _STORABLE_DTYPES:
+        raise ValueTypeError(
+            f"{where}a value of dtype {array.dtype} cannot be stored: use one of {', '.join(DTYPES)}"
+        )
+    return array
 
 
 def writable_buffer(out: Any, key: Key) -> np.ndarray:
@@ -70,13 +90,13 @@ def writable_buffer(out: Any, key: Key) -> np.ndarray:
     else:
         buffer = getattr(out, "_kvcli_buffer", None)
         if buffer is None:
-            raise KeyTypeError(
+            raise OutputError(
                 f"cannot pull key {key!r} into a {type(out).__name__}: pass a numpy array or an "
                 "nd array (or out=None to get a new array back)"
             )
         array = buffer()
     if not array.flags.writeable:
-        raise KeyTypeError(f"cannot pull key {key!r} into a read-only array: pass a writable copy")
+        raise OutputError(f"cannot pull key {key!r} into a read-only array: pass a writable copy")
     return array
 
 
@@ -238,7 +258,7 @@ class KVStore(RowSparseContract, ABC):
                         "per key (push is the one that sums per-device values)"
                     )
                 sparse = as_row_sparse(v)
-                arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v), copy=True, order="C"))
+                arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
             for (k, _), array in zip(pairs, arrays):
                 stype = ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT
                 if k in self._info and self._info[k].stype != stype:
@@ -326,7 +346,7 @@ class KVStore(RowSparseContract, ABC):
                 for k, v in self._pair(key, value, "pushpull"):
                     for item in v if is_value_list(v) else [v]:
                         if not _is_writable_array(item):
-                            raise KeyTypeError(
+                            raise OutputError(
                                 f"pushpull of key {k!r} without out= writes the result back into the pushed "
                                 f"values, so each must be a writable numpy or nd array, not a "
                                 f"{type(item).__name__}; or pass out=..."
@@ -460,7 +480,7 @@ class KVStore(RowSparseContract, ABC):
             if isinstance(updater, str):
                 updater = parse_updater(updater)
             if updater is not None and not callable(updater):
-                raise KeyTypeError(
+                raise UpdaterError(
                     f"updater must be callable(key, input, stored) or a spec string, "
                     f"not {type(updater).__name__}"
                 )
@@ -538,11 +558,16 @@ class KVStore(RowSparseContract, ABC):
 
     def keys(self) -> list[Key]:
         """The initialised keys, in the order they were first initialised."""
+        self._check_open()
         return list(self._info)
 
     def has(self, key: Key) -> bool:
-        """Whether ``key`` has been initialised."""
-        return key in self._info
+        """Whether ``key`` has been initialised (False for anything that is not a key, such
+        as ``True`` or ``1.0``, which :meth:`init` refuses)."""
+        self._check_open()
+        if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
+            return False
+        return _normalise_key(key) in self._info
 
     def info(self, key: Key) -> ArrayInfo:
         """Shape and dtype of ``key``'s value."""
@@ -602,7 +627,7 @@ class KVStore(RowSparseContract, ABC):
     # ------------------------------------------------------------------ validation
     def _check_open(self) -> None:
         if self._closed:
-            raise KeyTypeError(f"this {self.type!r} store is closed: create a new one with kvcli.create()")
+            raise StoreClosedError(f"this {self.type!r} store is closed: create a new one with kvcli.create()")
 
     def _on_reset(self, key: Key) -> None:
         if self._compression is not None:
@@ -666,7 +691,7 @@ class KVStore(RowSparseContract, ABC):
     def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray | RowSparse]:
         info = self._info_of(key)
         values = list(value) if is_value_list(value) else [value]
-        arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v) for v in values]
+        arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v, key) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
             self._check_array(key, array, info, f"{verb}{where}")

@@ -17,9 +17,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from kvcli.errors import SymbolError
 from kvcli.symbol import ops
@@ -161,13 +162,27 @@ def load_file(path: Union[str, os.PathLike[str]]) -> Graph:
     return load_json(data, source=str(p))
 
 
-def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
-    """Parse symbol JSON text (any era) into a :class:`Graph`, checking its structure."""
-    # Decoding and building many small objects triggers the cyclic GC over and over
-    # (quadratic-looking slowdowns on big files); none of these objects form cycles.
-    gc_was_enabled = gc.isenabled()
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block, and restore its state after.
+
+    Decoding and building many small objects (nodes, shapes, table rows) triggers the
+    cyclic GC over and over (quadratic-looking slowdowns on big graphs); none of these
+    objects form cycles. The previous state comes back even on error, so a long-lived
+    process (``kvcli shell``) keeps its collector.
+    """
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
+    """Parse symbol JSON text (any era) into a :class:`Graph`, checking its structure."""
+    with paused_gc():
         try:
             doc = json.loads(text)
         except UnicodeDecodeError as error:
@@ -184,9 +199,6 @@ def load_json(text: Union[str, bytes], source: str = "<json>") -> Graph:
             raise SymbolError(f"{source}: a string holds a lone surrogate (such as \\ud800), which is not "
                               "valid Unicode; expected MXNet symbol JSON")
         return from_dict(doc, source=source)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _lone_surrogate(text: Union[str, bytes], doc: Any) -> bool:

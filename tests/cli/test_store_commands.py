@@ -287,3 +287,15 @@ def test_fast_path_recogniser_defers_what_it_does_not_know() -> None:
         ["pull", "3", "--json", "--json"],
     ):
         assert parse(argv) is None, argv
+
+
+def test_json_pull_writes_non_finite_numbers_as_null(kv) -> None:
+    """NaN and Infinity are not JSON: `pull --json` stays parseable by strict readers."""
+    import json as _json
+
+    assert kv("init", "n", "[nan, inf, -inf, 1.5]").code == 0
+    done = kv("pull", "n", "--json")
+    assert done.code == 0
+    text = done.out
+    assert "NaN" not in text and "Infinity" not in text
+    assert _json.loads(text)["value"] == [None, None, None, 1.5]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kvcli.mx as mx
-from kvcli.errors import KeyTypeError, ShapeMismatchError, StoreError, UnsupportedError
+from kvcli.errors import OutputError, KeyTypeError, ShapeMismatchError, StoreError, UnsupportedError
 from kvcli.mx import nd
 
 from .conftest import LOCAL_TYPES
@@ -185,7 +185,7 @@ def test_pushpull_in_place_with_an_updater(make_kv, ref, name) -> None:
 def test_pushpull_in_place_needs_writable_values(make_kv) -> None:
     kv = make_kv("local")
     kv.init(1, np.zeros(3))
-    with pytest.raises(KeyTypeError, match=r"pushpull of key 1 without out= writes the result back .* not a list"):
+    with pytest.raises(OutputError, match=r"pushpull of key 1 without out= writes the result back .* not a list"):
         kv.pushpull(1, [1.0, 2.0, 3.0])
     assert (kv.pull(1).asnumpy() == 0).all()  # nothing was pushed
 
