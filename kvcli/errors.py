@@ -29,6 +29,10 @@ class KVCliError(MXNetError):
         return str(self.args[0]) if self.args else self.__class__.__name__
 
 
+class ConfigError(KVCliError, ValueError):
+    """A ``KVCLI_*`` environment variable has a value kvcli cannot use (see :mod:`kvcli.config`)."""
+
+
 class StoreError(KVCliError):
     """A KVStore operation was given input it cannot apply."""
 

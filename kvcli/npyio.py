@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from kvcli import config
+
 #: dtypes an array may have (numeric only: no object, no strings, nothing to unpickle).
 DTYPES = (
     "float16", "float32", "float64",
@@ -41,7 +43,7 @@ DTYPES = (
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
 READ_CHUNK = 1 << 24  # bytes read at a time from a stream
-DEFAULT_STREAM_TIMEOUT = 30.0
+DEFAULT_STREAM_TIMEOUT = config.STREAM_TIMEOUT.default
 MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
 #: O_NOFOLLOW where the platform has it: a symlink in place of a session file is refused.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -76,12 +78,7 @@ class Header:
 
 def stream_timeout() -> float:
     """Seconds a stream may stay silent: ``KVCLI_STREAM_TIMEOUT`` or 30."""
-    raw = os.environ.get("KVCLI_STREAM_TIMEOUT")
-    try:
-        value = float(raw) if raw else DEFAULT_STREAM_TIMEOUT
-    except ValueError:
-        raise NpyError(f"KVCLI_STREAM_TIMEOUT={raw!r} is not a number of seconds") from None
-    return value if value > 0 else DEFAULT_STREAM_TIMEOUT
+    return float(config.get(config.STREAM_TIMEOUT))
 
 
 # ---------------------------------------------------------------------- reading

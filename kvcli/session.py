@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
+from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
 from kvcli.npyio import DTYPES, NOFOLLOW, NpyError, check_file, read_array, remove_quietly, write_file
 from kvcli.session_schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
@@ -56,7 +57,7 @@ MANIFEST = "manifest.json"
 DATA = "data"
 LOCK = ".lock"
 DEFAULT_SESSION = "default"
-DEFAULT_LOCK_TIMEOUT = 120.0
+DEFAULT_LOCK_TIMEOUT = config.LOCK_TIMEOUT.default
 #: Values at least this big keep their previous file as a spare that the next write
 #: overwrites in place: rewriting existing blocks costs less than allocating a new file
 #: and freeing the old one (about 0.6x on ext4 for 256 MiB), for twice the disk space.
@@ -73,9 +74,9 @@ KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', 
 # ---------------------------------------------------------------------- names and keys
 def default_home() -> Path:
     """``KVCLI_HOME``, else the platform's user-data folder for kvcli."""
-    env = os.environ.get("KVCLI_HOME")
+    env = config.get(config.HOME)
     if env:
-        return Path(env).expanduser()
+        return Path(env)
     if sys.platform.startswith("linux"):  # what platformdirs says, without importing it
         base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
         return Path(base) / "kvcli"
@@ -317,10 +318,7 @@ class _FileLock:
 
 
 def _lock_timeout() -> float:
-    try:
-        return float(os.environ.get("KVCLI_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT))
-    except ValueError:
-        return DEFAULT_LOCK_TIMEOUT
+    return float(config.get(config.LOCK_TIMEOUT))
 
 
 # ---------------------------------------------------------------------- file helpers
@@ -337,9 +335,16 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _remove_empty_dir(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # not empty, or not there: keep it
+        pass
+
+
 def _crash_point(name: str) -> None:
     """Test hook: ``KVCLI_TEST_CRASH_POINT=name`` kills this process here (as SIGKILL would)."""
-    if os.environ.get("KVCLI_TEST_CRASH_POINT") == name:
+    if config.raw(config.CRASH_POINT) == name:
         import signal
 
         sys.stdout.flush()
@@ -507,7 +512,7 @@ class Session:
         store_options: dict[str, Any] | None = None,
     ) -> None:
         if name is None:
-            name = os.environ.get("KVCLI_SESSION") or DEFAULT_SESSION
+            name = config.get(config.SESSION) or DEFAULT_SESSION
         self.name = check_session_name(name)
         self.home = Path(home).expanduser() if home is not None else default_home()
         self.path = self.home / "sessions" / self.name
@@ -948,13 +953,18 @@ class Session:
                 self._check_requested(manifest)
             before = {k: (e.file, e.spare, e.dtype, e.shape) for k, e in manifest.keys.items()} if write else {}
             txn = _Txn(manifest, before=before)
+            committed = False
             try:
                 yield txn
                 if write and (txn.dirty or (new and create)):
                     self._commit(txn)
+                    committed = True
             except BaseException:
                 self._invalidate([*txn.changed, *txn.at_risk])
                 raise
+            finally:
+                if new and not committed:  # a failed first command leaves no session behind
+                    _remove_empty_dir(self.path / DATA)
 
     def _read_manifest(self) -> Manifest | None:
         return _load_manifest_file(self.manifest_path)
@@ -1048,7 +1058,7 @@ class Session:
         address = manifest.store_options.get("address")
         if not address or _is_loopback_address(address):
             return
-        if address in (self.requested_options.get("address"), os.environ.get("KVCLI_RAY_ADDRESS")):
+        if address in (self.requested_options.get("address"), config.get(config.RAY_ADDRESS)):
             return
         raise SessionError(
             f"session {self.name!r} names the Ray cluster {address!r}, which is not on this machine; kvcli "
@@ -1271,8 +1281,8 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
         except (SessionError, OSError) as error:  # one damaged session must not hide the others
             row["error"] = str(error)
         else:
-            if manifest is None:
-                row.update(type=None, updater=None, keys=0, bytes=0, updated=None)
+            if manifest is None:  # only a lock file: a first command failed or is running
+                continue
             else:
                 row.update(
                     type=manifest.store_type,

@@ -22,6 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvcli import config
 from kvcli.errors import SessionError
 
 MAX_SOURCE = 16 << 20  # bytes of an updater file (a module, not a data file)
@@ -42,9 +43,9 @@ class Trust:
 
 def key_path() -> Path:
     """Where this user's trust key lives (never inside a session home)."""
-    env = os.environ.get("KVCLI_TRUST_KEY")
+    env = config.get(config.TRUST_KEY)
     if env:
-        return Path(env).expanduser()
+        return Path(env)
     base = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
     return Path(base) / "kvcli" / "trust.key"
 

@@ -26,11 +26,12 @@ from typing import IO, Any
 
 import numpy as np
 
+from kvcli import config
 from kvcli.errors import ValueLanguageError
 from kvcli.npyio import DTYPES, NpyError, read_array
 
 DEFAULT_DTYPE = "float32"
-DEFAULT_MAX_ELEMENTS = 1 << 27
+DEFAULT_MAX_ELEMENTS = config.MAX_ELEMENTS.default
 MAX_TEXT = 1 << 20  # characters of one expression
 MAX_DEPTH = 64  # nesting of the expression tree
 MAX_NODES = 200_000
@@ -52,14 +53,7 @@ HELP = (
 
 def max_elements() -> int:
     """The element cap: ``KVCLI_MAX_ELEMENTS`` or 2**27 (512 MiB of float32)."""
-    raw = os.environ.get("KVCLI_MAX_ELEMENTS")
-    if not raw:
-        return DEFAULT_MAX_ELEMENTS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueLanguageError(f"KVCLI_MAX_ELEMENTS={raw!r} is not a whole number") from None
-    return max(value, 1)
+    return int(config.get(config.MAX_ELEMENTS))
 
 
 def check_dtype(name: Any, where: str = "dtype") -> np.dtype:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
+from kvcli import config
 from kvcli.cli import output
 from kvcli.errors import SessionError
 
@@ -52,7 +53,7 @@ def require_session(options: GlobalOptions) -> None:
         return  # the shell's own session (it may be new: its first init creates it)
     import os
 
-    name = check_session_name(options.session or os.environ.get("KVCLI_SESSION") or DEFAULT_SESSION)
+    name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
     home = Path(options.home).expanduser() if options.home else default_home()
     if (home / "sessions" / name / MANIFEST).exists():
         return

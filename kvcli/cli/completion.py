@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from kvcli import config
+
 UPDATER_SPECS = ("assign", "sum", "scale-add:", "sgd:lr=", "adam:lr=", "python:")
 VALUE_STARTS = ("ones(", "zeros(", "full(", "arange(", "@")
 
@@ -113,8 +115,8 @@ def typer_completer(kind: str) -> Callable[..., list[str]]:
                 if node.params.get(name) is not None:
                     params.setdefault(name.removeprefix("g_"), node.params[name])
             node = node.parent
-        return values(kind, incomplete, home=params.get("home") or os.environ.get("KVCLI_HOME"),
-                      session_name=params.get("session") or os.environ.get("KVCLI_SESSION"))
+        return values(kind, incomplete, home=params.get("home") or config.get(config.HOME),
+                      session_name=params.get("session") or config.get(config.SESSION))
 
     # typer reads these annotations to pass ctx and the word (this module's are strings)
     complete.__annotations__ = {"ctx": typer.Context, "incomplete": str, "return": list}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+from kvcli import config
 from kvcli.cli import table
 from kvcli.cli.table import BadValue, Command, Opt
 
@@ -128,7 +129,7 @@ def values_for(command: Command, positionals: list[str], options: dict[str, Any]
 
 def run(argv: list[str]) -> bool:
     """Run ``argv`` if it is a plain hot command; False means "use the typer app"."""
-    if os.environ.get("KVCLI_NO_FAST_PATH"):
+    if config.get(config.NO_FAST_PATH):
         return False
     parsed = parse(argv)
     if parsed is None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from kvcli import config
+
 STORE_TYPES = ("local", "device", "dist_sync", "dist_async")
 
 
@@ -154,9 +156,9 @@ KEY_ARG = Arg("keys", "KEY", KEYS_HELP, complete="key")
 DTYPE = Opt(("--dtype",), "dtype", "Convert the value(s) to this dtype (float32, int32, ...).", metavar="DTYPE")
 
 GLOBAL_OPTIONS: tuple[Opt, ...] = (
-    Opt(("--session", "-s"), "session", "Session name (default: 'default').", envvar="KVCLI_SESSION",
+    Opt(("--session", "-s"), "session", "Session name (default: 'default').", envvar=config.SESSION.name,
         metavar="NAME", complete="session"),
-    Opt(("--home",), "home", "Folder that holds the sessions.", kind="path", envvar="KVCLI_HOME", metavar="DIR",
+    Opt(("--home",), "home", "Folder that holds the sessions.", kind="path", envvar=config.HOME.name, metavar="DIR",
         complete="dir"),
     Opt(("--json",), "json", "Print JSON for scripts (errors too, on stderr).", kind="flag"),
     Opt(("--type", "-t"), "store_type", "Store type of a new session (remembered; `reset --type` changes it).",
@@ -282,9 +284,9 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   required=True),
               Opt(("--servers",), "servers", "Number of key servers (S).", kind="int", low=1, default=1),
               Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'); default: start a local one.",
-                  envvar="KVCLI_RAY_ADDRESS", metavar="ADDRESS"),
+                  envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
               Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
-                  kind="float", envvar="KVCLI_DIST_TIMEOUT", metavar="SECONDS")),
+                  kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS")),
         in_shell=False, passthrough=True,
     ),
 )

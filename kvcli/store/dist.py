@@ -74,22 +74,23 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
 from kvcli.store.base import Key, KVStore
 from kvcli.store.dist_server import INLINE_BYTES
 from kvcli.store.local import sum_into
 from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 
-ENV_ADDRESS = "KVCLI_RAY_ADDRESS"
-ENV_GROUP = "KVCLI_GROUP"
-ENV_RANK = "KVCLI_RANK"
-ENV_NUM_WORKERS = "KVCLI_NUM_WORKERS"
-ENV_NUM_SERVERS = "KVCLI_NUM_SERVERS"
-ENV_TIMEOUT = "KVCLI_DIST_TIMEOUT"
-ENV_BIGARRAY_BOUND = "KVCLI_BIGARRAY_BOUND"
+ENV_ADDRESS = config.RAY_ADDRESS.name
+ENV_GROUP = config.GROUP.name
+ENV_RANK = config.RANK.name
+ENV_NUM_WORKERS = config.NUM_WORKERS.name
+ENV_NUM_SERVERS = config.NUM_SERVERS.name
+ENV_TIMEOUT = config.DIST_TIMEOUT.name
+ENV_BIGARRAY_BOUND = config.BIGARRAY_BOUND.name
 
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_BIGARRAY_BOUND = 1_000_000
+DEFAULT_TIMEOUT = config.DIST_TIMEOUT.default
+DEFAULT_BIGARRAY_BOUND = config.BIGARRAY_BOUND.default
 DEFAULT_SERVER_RESTARTS = 1
 #: What a dead server means for the job (Ray restarts it, empty).
 SERVER_LOST = "a server restarted by Ray has lost its values: call init(...) again on every worker"
@@ -125,7 +126,7 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
     ray = import_ray(kind)
     if ray.is_initialized():
         return ray
-    address = address or os.environ.get(ENV_ADDRESS) or None
+    address = address or config.get(config.RAY_ADDRESS)
     try:
         ray.init(
             address=address,
@@ -150,16 +151,6 @@ def cluster_address(ray: Any) -> str:
 def namespace_of(group: str) -> str:
     """The Ray namespace holding a group's actors."""
     return f"kvcli-{group}"
-
-
-def _env_number(name: str, kind: type, default: Any) -> Any:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return kind(raw)
-    except ValueError:
-        raise DistributedError(f"{name}={raw!r} is not a{'n integer' if kind is int else ' number'}") from None
 
 
 @dataclass
@@ -259,9 +250,9 @@ def find_group(group: str, timeout: float) -> Group | None:
         coordinator = ray.get_actor("coordinator", namespace=namespace)
     except ValueError:
         return None
-    config = ray.get(coordinator.config.remote(), timeout=timeout)
+    group_config = ray.get(coordinator.config.remote(), timeout=timeout)
     servers = []
-    for index in range(config["num_servers"]):
+    for index in range(group_config["num_servers"]):
         deadline = time.monotonic() + timeout
         while True:  # the starter names the coordinator first, then the servers
             try:
@@ -328,17 +319,17 @@ class DistStore(DistRowSparse, KVStore):
         self.type = kind
         self._mode = "sync" if kind == "dist_sync" else "async"
         self._ray = connect(address, kind)
-        self._timeout = float(timeout if timeout is not None else _env_number(ENV_TIMEOUT, float, DEFAULT_TIMEOUT))
+        self._timeout = float(timeout if timeout is not None else config.get(config.DIST_TIMEOUT))
         if not self._timeout > 0:
             raise StoreError(f"timeout must be a positive number of seconds, got {self._timeout}")
         self._bound = int(
             bigarray_bound if bigarray_bound is not None
-            else _env_number(ENV_BIGARRAY_BOUND, int, DEFAULT_BIGARRAY_BOUND)
+            else config.get(config.BIGARRAY_BOUND)
         )
-        group = group or os.environ.get(ENV_GROUP) or None
-        self._rank = int(rank if rank is not None else _env_number(ENV_RANK, int, 0))
-        wanted_workers = num_workers if num_workers is not None else _env_number(ENV_NUM_WORKERS, int, None)
-        wanted_servers = num_servers if num_servers is not None else _env_number(ENV_NUM_SERVERS, int, None)
+        group = group or config.get(config.GROUP)
+        self._rank = int(rank if rank is not None else config.get(config.RANK))
+        wanted_workers = num_workers if num_workers is not None else config.get(config.NUM_WORKERS)
+        wanted_servers = num_servers if num_servers is not None else config.get(config.NUM_SERVERS)
         restarts = DEFAULT_SERVER_RESTARTS if server_restarts is None else int(server_restarts)
 
         if group is None:
@@ -353,13 +344,13 @@ class DistStore(DistRowSparse, KVStore):
         else:
             self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
         try:
-            config = self._call(
+            joined = self._call(
                 self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
                 f"joining kvcli group {self._group.id!r}",
                 COORDINATOR_LOST,
             )
-            self._num_workers = int(config["num_workers"])
-            self._num_servers = int(config["num_servers"])
+            self._num_workers = int(joined["num_workers"])
+            self._num_servers = int(joined["num_servers"])
             for name, wanted, actual in (
                 ("num_workers", wanted_workers, self._num_workers),
                 ("num_servers", num_servers, self._num_servers),

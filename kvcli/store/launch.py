@@ -17,6 +17,7 @@ import os
 import subprocess
 from typing import Any, Callable, Sequence
 
+from kvcli import config
 from kvcli.errors import DistributedError, StoreError
 from kvcli.store import dist
 
@@ -99,7 +100,7 @@ def launch(
         if len(per_rank) != num_workers:
             raise StoreError(f"worker_resources lists {len(per_rank)} ranks but num_workers is {num_workers}")
     ray = dist.connect(address, "launch")
-    wait = float(timeout) if timeout is not None else dist._env_number(dist.ENV_TIMEOUT, float, dist.DEFAULT_TIMEOUT)
+    wait = float(timeout) if timeout is not None else config.get(config.DIST_TIMEOUT)
     group = dist.start_group(
         num_workers, num_servers, server_restarts=server_restarts, timeout=wait, server_resources=server_resources
     )

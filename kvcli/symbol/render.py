@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
+from kvcli import config
 from kvcli.errors import GraphvizMissingError, SymbolError
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
@@ -170,7 +171,7 @@ def drawn_nodes(graph: Graph, hide_weights: bool = True) -> int:
 
 def dot_program() -> Optional[str]:
     """Path of graphviz's ``dot`` (``KVCLI_DOT`` overrides), or ``None`` if it is missing."""
-    override = os.environ.get("KVCLI_DOT")
+    override = config.get(config.DOT)
     if override:
         return override if Path(override).exists() else None
     return shutil.which("dot")

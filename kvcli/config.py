@@ -1,0 +1,165 @@
+"""Every ``KVCLI_*`` environment variable, declared once, read and checked one way.
+
+:data:`VARIABLES` is the table: a variable's name, what its value must be, its default and
+what it does. Modules read a variable only through :func:`get` (or :func:`raw` for the few
+whose value is passed through untouched), so a bad value is always the same one-line
+:class:`~kvcli.errors.ConfigError` naming the variable, the value and a fix — never a silent
+fallback to the default. The README's table of variables is checked against this one by
+the tests.
+
+This module imports nothing heavy: the one-shot fast path reads it before numpy loads.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from kvcli.errors import ConfigError
+
+#: Kinds of value: ``int`` / ``float`` (with bounds), ``str``, ``path``, ``flag`` (any
+#: non-empty value is on).
+KINDS = ("int", "float", "str", "path", "flag")
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable.
+
+    Attributes:
+        name: the full name, e.g. ``KVCLI_MAX_ELEMENTS``.
+        kind: one of :data:`KINDS`.
+        default: the value when unset or empty (None: no default; the reader decides).
+        doc: one line for the README (what it does, its default).
+        low / high: inclusive bounds of an ``int`` or ``float``.
+        internal: a test hook, not documented for users.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    internal: bool = False
+
+
+VARIABLES: dict[str, Variable] = {}
+
+
+def _declare(variable: Variable) -> Variable:
+    if variable.kind not in KINDS:  # pragma: no cover - a programming error
+        raise ValueError(f"unknown kind {variable.kind!r} of {variable.name}")
+    VARIABLES[variable.name] = variable
+    return variable
+
+
+# ---------------------------------------------------------------------- sessions and CLI
+HOME = _declare(Variable("KVCLI_HOME", "path", None,
+                         "folder that holds the sessions (default: the platform's user-data folder, "
+                         "e.g. ~/.local/share/kvcli); same as --home"))
+SESSION = _declare(Variable("KVCLI_SESSION", "str", None, "session name (default 'default'); same as --session"))
+LOCK_TIMEOUT = _declare(Variable("KVCLI_LOCK_TIMEOUT", "float", 120.0,
+                                 "seconds a command waits for another one holding the session's lock (default 120)",
+                                 low=0.0, high=86400.0))
+TRUST_KEY = _declare(Variable("KVCLI_TRUST_KEY", "path", None,
+                              "file of the per-user key that signs trusted `python:` updaters "
+                              "(default ~/.config/kvcli/trust.key)"))
+NO_FAST_PATH = _declare(Variable("KVCLI_NO_FAST_PATH", "flag", False,
+                                 "set to run every one-shot command through the full typer app "
+                                 "(slower start; for debugging)"))
+CRASH_POINT = _declare(Variable("KVCLI_TEST_CRASH_POINT", "str", None,
+                                "test hook: kill the process at this named point of a commit", internal=True))
+
+# ---------------------------------------------------------------------- values
+MAX_ELEMENTS = _declare(Variable("KVCLI_MAX_ELEMENTS", "int", 1 << 27,
+                                 "largest value (elements) the value language, `-`, `@file` and `@fifo` build "
+                                 "or read (default 2**27 = 134,217,728)", low=1, high=1 << 62))
+STREAM_TIMEOUT = _declare(Variable("KVCLI_STREAM_TIMEOUT", "float", 30.0,
+                                   "seconds a pipe or FIFO may stay silent while a value is read (default 30)",
+                                   low=0.001, high=86400.0))
+
+# ---------------------------------------------------------------------- pictures
+DOT = _declare(Variable("KVCLI_DOT", "path", None, "graphviz's `dot` program to use (default: `dot` on PATH)"))
+
+# ---------------------------------------------------------------------- distributed (set by `kvcli launch`)
+RAY_ADDRESS = _declare(Variable("KVCLI_RAY_ADDRESS", "str", None,
+                                "the Ray cluster (`auto`, `HOST:PORT`, `ray://...`; default: the one this "
+                                "process is connected to, else a local one); same as --ray-address"))
+GROUP = _declare(Variable("KVCLI_GROUP", "str", None, "the worker group id (set by the launcher)"))
+RANK = _declare(Variable("KVCLI_RANK", "int", 0, "this worker's rank (set by the launcher; default 0)",
+                         low=0, high=1 << 20))
+NUM_WORKERS = _declare(Variable("KVCLI_NUM_WORKERS", "int", None, "the number of workers (set by the launcher)",
+                                low=1, high=1 << 20))
+NUM_SERVERS = _declare(Variable("KVCLI_NUM_SERVERS", "int", None,
+                                "servers a group starts (set by the launcher; default 1)", low=1, high=1024))
+DIST_TIMEOUT = _declare(Variable("KVCLI_DIST_TIMEOUT", "float", 60.0,
+                                 "seconds a worker waits for the others before failing (default 60)",
+                                 low=0.001, high=86400.0))
+BIGARRAY_BOUND = _declare(Variable("KVCLI_BIGARRAY_BOUND", "int", 1_000_000,
+                                   "arrays of at least this many elements are split by rows over the servers "
+                                   "(default 1,000,000, MXNet's MXNET_KVSTORE_BIGARRAY_BOUND)", low=1, high=1 << 62))
+
+
+def raw(variable: Variable) -> str | None:
+    """The variable's text, or None when unset or empty."""
+    text = os.environ.get(variable.name, "")
+    return text if text.strip() else None
+
+
+def get(variable: Variable) -> Any:
+    """The variable's value, checked (its default when unset or empty).
+
+    Raises:
+        ConfigError: the value is not of the variable's kind or outside its bounds.
+    """
+    text = raw(variable)
+    if text is None:
+        return variable.default
+    if variable.kind == "flag":
+        return True
+    if variable.kind in ("str", "path"):
+        if any(ord(c) < 32 for c in text):
+            raise _bad(variable, text, "holds control characters")
+        return os.path.expanduser(text) if variable.kind == "path" else text
+    try:
+        value: float = int(text, 10) if variable.kind == "int" else float(text)
+    except ValueError:
+        raise _bad(variable, text, "is not a whole number" if variable.kind == "int" else "is not a number") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _bad(variable, text, "is not a finite number")
+    low = variable.low if variable.low is not None else -math.inf
+    high = variable.high if variable.high is not None else math.inf
+    if not low <= value <= high:
+        raise _bad(variable, text, f"is outside {_bound(low)}..{_bound(high)}")
+    return value
+
+
+def _bound(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _bad(variable: Variable, text: str, problem: str) -> ConfigError:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    default = f" (the default is {variable.default!r})" if variable.default not in (None, False) else ""
+    return ConfigError(
+        f"{variable.name}={shown!r} {problem}: set it to a valid value{default} or unset it",
+        variable=variable.name, value=text,
+    )
+
+
+def documented() -> list[Variable]:
+    """The variables users may set (test hooks left out), in declaration order."""
+    return [v for v in VARIABLES.values() if not v.internal]
+
+
+def markdown_table() -> str:
+    """The README's table of variables (the tests check the README holds exactly this)."""
+    rows = ["| Variable | Value | What it does |", "|---|---|---|"]
+    rows += [f"| `{v.name}` | {v.kind} | {v.doc} |" for v in documented()]
+    return "\n".join(rows)
+
+
+__all__ = ["KINDS", "VARIABLES", "Variable", "documented", "get", "markdown_table", "raw"]
