@@ -82,7 +82,7 @@ def test_failed_push_of_several_keys_removes_every_file_it_wrote(tmp_path: Path,
 
 
 def test_failed_manifest_write_removes_the_new_value_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kvcli.session as module
+    import kvcli.session.manifest as module  # _write_json, which writes the manifest
 
     with Session("s", tmp_path) as session:
         session.init(["k"], [np.zeros(8, np.float32)])

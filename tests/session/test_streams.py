@@ -7,6 +7,7 @@ FIFO or pipe that stays silent is an error after ``KVCLI_STREAM_TIMEOUT`` second
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
 import os
@@ -172,9 +173,15 @@ def test_one_reader_refuses_the_same_files_everywhere(tmp_path: Path, payload: b
 
 def test_no_module_but_npyio_parses_npy_files() -> None:
     """One source of truth: the value language and the session call kvcli.npyio, not numpy's loader."""
+    import pkgutil
+
     import kvcli.session as session
     import kvcli.values as values
 
-    for module in (session, values):
+    modules = [values] + [
+        importlib.import_module(f"kvcli.session.{info.name}") for info in pkgutil.iter_modules(session.__path__)
+    ]
+    assert len(modules) > 5  # the session package's modules, each checked
+    for module in modules:
         source = inspect.getsource(module)
         assert "np.load(" not in source and "read_array_header" not in source, module.__name__

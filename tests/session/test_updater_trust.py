@@ -163,7 +163,7 @@ def test_show_warns_when_a_session_carries_python_code(tmp_path: Path) -> None:
 
 
 def test_trust_key_lives_outside_the_home_and_is_private(tmp_path: Path) -> None:
-    from kvcli.session_trust import key_path
+    from kvcli.session.trust import key_path
 
     source = write_updater(tmp_path / "upd.py", tmp_path / "mark")
     with Session("s", tmp_path / "home") as session:

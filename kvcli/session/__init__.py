@@ -1,0 +1,70 @@
+"""A KVStore that persists between commands: a folder with a manifest and one ``.npy`` per key.
+
+Layout of a session (``KVCLI_HOME/sessions/NAME``)::
+
+    manifest.json   format version, generation, key kind, store type and options, updater
+                    spec, optimizer-state file, gradient compression, and per key: file,
+                    dtype, shape, version, compression-residual file
+    data/           one <random hex>.npy per key (key names never become paths), the
+                    optimizer state and compression residuals (<random hex>.npz); all read
+                    with allow_pickle=False
+    .lock           taken by every command (exclusive to write, shared to read)
+
+A command locks the session, reads the manifest, loads into the engine only the keys it
+touches, runs the operation, then commits: new files are written beside the old ones and
+fsynced, the manifest is written to a temporary file, fsynced and renamed over the old one
+(the commit point), the folder is fsynced, and files no longer referenced are removed. A
+crash at any point leaves the last committed state.
+
+Nothing in a session folder is trusted: every manifest is checked field by field
+(:mod:`kvcli.session.schema`), every file is read and written by :mod:`kvcli.npyio` with
+``O_NOFOLLOW`` (regular files only), a failed write removes what it wrote and says how much
+space it needed, a ``python:`` updater runs only from the file and content the user named
+with ``set_updater`` in this home (:mod:`kvcli.session.trust`), and a manifest's Ray address
+off this machine is used only when the caller names it too.
+
+A :class:`Session` object may live across many commands (the ``kvcli shell`` does this):
+it keeps its store — and so the device workers — and on each command re-reads the manifest
+and reloads only what another process changed.
+The package, one concern per module: :mod:`~kvcli.session.names` (session names, keys,
+store requests), :mod:`~kvcli.session.manifest` (the manifest and its JSON),
+:mod:`~kvcli.session.schema` (its field-by-field check), :mod:`~kvcli.session.files`
+(lock, fsync, ``.npy`` files, full-disk errors), :mod:`~kvcli.session.trust` (trusted
+``python:`` updaters), :mod:`~kvcli.session.live` (the live store), :mod:`~kvcli.session.commit`
+(transactions and the commit protocol) and :mod:`~kvcli.session.core` (:class:`Session`).
+"""
+
+from kvcli.session.core import Session, ValuesFor, list_sessions
+from kvcli.session.files import (
+    DiskError,
+    _FileLock,
+    _lock_timeout,
+    check_npy,
+    corrupted,
+    disk_error,
+    read_npy,
+    write_npy,
+)
+from kvcli.session.manifest import KeyEntry, Manifest
+from kvcli.session.names import (
+    DATA,
+    DEFAULT_SESSION,
+    KEY_RULE,
+    LOCK,
+    MANIFEST,
+    RECYCLE_BYTES,
+    Key,
+    _is_loopback_address,
+    check_key,
+    check_session_name,
+    check_store_request,
+    default_home,
+    parse_key,
+    parse_keys,
+)
+
+__all__ = [
+    "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
+    "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
+    "corrupted", "default_home", "disk_error", "list_sessions", "parse_key", "parse_keys", "read_npy", "write_npy",
+]

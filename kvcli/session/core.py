@@ -1,0 +1,533 @@
+"""The :class:`Session`: a KVStore that persists between commands, and the listing of
+sessions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kvcli import config
+from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
+from kvcli.session.commit import Committer
+from kvcli.session.files import (
+    DiskError,
+    _check_regular,
+    _copy_file,
+    _fsync_dir,
+    _new_file,
+    check_npy,
+    read_npy,
+)
+from kvcli.session.live import LiveStore
+from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
+from kvcli.session.names import (
+    _SAFE_DTYPES,
+    _SESSION_RE,
+    DATA,
+    DEFAULT_SESSION,
+    MANIFEST,
+    Key,
+    _absolute_python_spec,
+    _check_options,
+    _normal_type,
+    _python_spec,
+    check_key,
+    check_session_name,
+    default_home,
+)
+
+# ---------------------------------------------------------------------- the session
+ValuesFor = Callable[[Key, KeyEntry], Any]
+
+
+
+
+class Session(LiveStore, Committer):
+    """A named, persistent KVStore session (see the module docs).
+
+    Args:
+        name: the session name (default: ``KVCLI_SESSION`` or ``default``).
+        home: the folder holding the sessions (default: :func:`default_home`).
+        store_type: the store type a *new* session gets; for an existing session, a
+            different type is an error (change it with :meth:`reset`).
+        store_options: options of the store (``num_devices``, ``address``, ``num_servers``);
+            checked the same way.
+
+    Each method locks the session, does one operation and commits. The object keeps its
+    store between calls; call :meth:`close` (or use ``with``) to stop it.
+    """
+
+    def __init__(
+        self,
+        name: str | None = None,
+        home: str | Path | None = None,
+        *,
+        store_type: str | None = None,
+        store_options: dict[str, Any] | None = None,
+    ) -> None:
+        if name is None:
+            name = config.get(config.SESSION) or DEFAULT_SESSION
+        self.name = check_session_name(name)
+        self.home = Path(home).expanduser() if home is not None else default_home()
+        self.path = self.home / "sessions" / self.name
+        self.requested_type = _normal_type(store_type) if store_type else None
+        self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
+        if self.requested_type:
+            _check_options(self.requested_type, self.requested_options)
+        self._store: Any = None
+        self._store_sig: tuple[str, str] | None = None
+        self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
+        self._updater_sig: tuple[str, str | None] | None = None
+        self._manifest: Manifest | None = None
+        #: what the last operation wants the user to know (e.g. an import that dropped code)
+        self.notices: list[str] = []
+        self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
+
+    # ------------------------------------------------------------------ context
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the store (device workers, connections). The session on disk stays."""
+        store, self._store = self._store, None
+        self._store_sig = None
+        self._loaded = {}
+        self._updater_sig = None
+        self._residuals = {}
+        if store is not None:
+            store.close()
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def exists(self) -> bool:
+        """Whether the session has been created on disk."""
+        return self.manifest_path.exists()
+
+    def peek_keys(self) -> list[Key]:
+        """The committed keys, read without the lock (for completion; [] on any problem)."""
+        try:
+            manifest = self._read_manifest()
+        except SessionError:
+            return []
+        return list(manifest.keys) if manifest else []
+
+    @property
+    def store(self) -> Any:
+        """The live store (None until a command needed one)."""
+        return self._store
+
+    # ------------------------------------------------------------------ operations
+    def init(self, keys: Sequence[Key], values: Sequence[Any]) -> list[tuple[KeyEntry, bool]]:
+        """Initialise ``keys`` with ``values`` (one per key); an existing key is reset.
+
+        Returns each key's new entry and whether it existed before (re-initialised).
+        """
+        keys = [check_key(k) for k in keys]
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            self._check_kinds(manifest, keys)
+            from kvcli.store.sparse import ROW_SPARSE, stype_of
+
+            for key, value in zip(keys, values):  # files hold dense arrays only
+                if stype_of(value) == ROW_SPARSE:
+                    raise KeyTypeError(
+                        f"init of key {key!r}: a session stores dense values, not row-sparse ones; "
+                        "convert with .tostype('default') or use a store from kvcli.create()"
+                    )
+            arrays = [np.asarray(v) for v in values]
+            for key, array in zip(keys, arrays):
+                if array.dtype.name not in _SAFE_DTYPES:
+                    raise KeyTypeError(f"init of key {key!r}: dtype {array.dtype} cannot be stored; use a numeric dtype")
+            store = self._store_for(manifest, [])
+            if manifest.optimizer_state:
+                self._sync_updater(manifest)
+            txn.at_risk.extend(keys)
+            store.init(list(keys), arrays)
+            for key in keys:
+                self._residuals.pop(key, None)  # init reset them; the new entry has none
+            results = []
+            for key in keys:
+                info = store.info(key)
+                old = manifest.keys.get(key)
+                manifest.keys[key] = KeyEntry(key, "", info.dtype.name, tuple(info.shape), old.version + 1 if old else 1)
+                results.append((manifest.keys[key], old is not None))
+                txn.touch(key)
+            txn.save_state = self._stateful(manifest)
+        return results
+
+    def push(self, keys: Sequence[Key], values: Sequence[Any] | ValuesFor) -> list[KeyEntry]:
+        """Push to each key: ``values[i]`` is one array or a list of per-device arrays.
+
+        ``values`` may also be a function ``(key, entry) -> value`` called under the lock
+        (so a value can be built in the stored dtype).
+        """
+        keys = [check_key(k) for k in keys]
+        with self._transaction(write=True, create=False) as txn:
+            manifest = txn.manifest
+            entries = [self._entry(manifest, key) for key in keys]
+            if callable(values):
+                values = [values(key, entry) for key, entry in zip(keys, entries)]
+            values = list(values)
+            # compressed pushes change the value, so they all go through the store
+            replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
+            store = self._store_for(manifest, [k for k in keys if k not in replace])
+            self._sync_updater(manifest)
+            self._sync_compression(manifest)
+            if manifest.compression:
+                self._sync_residuals(manifest, keys)
+                txn.residuals.extend(keys)
+            txn.at_risk.extend(keys)
+            # assign + one value: the old value is neither read nor loaded; the new one goes
+            # straight from the caller's array to the file
+            txn.direct.update(replace)
+            rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
+            if rest:
+                store.push([k for k, _ in rest], [v for _, v in rest])
+            for entry in entries:
+                entry.version += 1
+                txn.touch(entry.key)
+            txn.save_state = self._stateful(manifest)
+        return entries
+
+    def _replacing_push(
+        self, manifest: Manifest, keys: Sequence[Key], entries: Sequence[KeyEntry], values: Sequence[Any]
+    ) -> dict[Key, np.ndarray]:
+        """Pushes that simply replace the stored value: the updater is ``assign`` and one
+        array (not a list of per-device arrays) is pushed to a key the store has not loaded.
+        They are checked like a push, then set with ``init`` (same result, no read)."""
+        from kvcli.errors import DTypeMismatchError, ShapeMismatchError
+        from kvcli.store.base import as_numpy, is_value_list
+
+        if manifest.updater != "assign":
+            return {}
+        found: dict[Key, np.ndarray] = {}
+        for key, entry, value in zip(keys, entries, values):
+            if key in self._loaded or is_value_list(value):
+                continue
+            check_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)  # damaged: refuse
+            array = as_numpy(value)
+            if array.shape != tuple(entry.shape):
+                raise ShapeMismatchError(
+                    f"push of key {key!r}: shape {array.shape} does not match the stored "
+                    f"{tuple(entry.shape)}; use an array of shape {tuple(entry.shape)} or init the key again"
+                )
+            if array.dtype.name != entry.dtype:
+                raise DTypeMismatchError(
+                    f"push of key {key!r}: dtype {array.dtype} does not match the stored "
+                    f"{entry.dtype}; convert with .astype('{entry.dtype}') or init the key again"
+                )
+            found[key] = array
+        return found
+
+    def pull(self, keys: Sequence[Key], devices: int = 1) -> list[list[np.ndarray]]:
+        """Pull each key into ``devices`` outputs; returns, per key, the list of copies."""
+        keys = [check_key(k) for k in keys]
+        if devices < 1:
+            raise KeyTypeError(f"--devices must be at least 1, not {devices}")
+        with self._transaction(write=False) as txn:
+            manifest = txn.manifest
+            entries = [self._entry(manifest, key) for key in keys]
+            store = self._store_for(manifest, keys)
+            outs = [[np.empty(e.shape, e.dtype) for _ in range(devices)] for e in entries]
+            store.pull(list(keys), out=outs)
+        return outs
+
+    def set_updater(self, spec: str) -> str:
+        """Set the updater from a spec string (see :mod:`kvcli.updaters`); returns its spec.
+
+        A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The
+        optimizer state starts afresh.
+        """
+        spec = _absolute_python_spec(spec.strip())
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            store = self._store_for(manifest, [])
+            python = _python_spec(spec)
+            if python is not None:  # the user names this file now: record what it is
+                from kvcli.optim.spec import python_updater
+                from kvcli.session.trust import trust_file
+
+                trust, source = trust_file(self.home, python[0])
+                store.set_updater(python_updater(python[0], python[1], source))
+            else:
+                trust = None
+                store.set_updater(spec)
+            new_spec = store.updater_spec
+            manifest.updater = new_spec
+            manifest.updater_trust = trust
+            manifest.optimizer_state = None
+            self._updater_sig = self._updater_signature(manifest)
+            txn.dirty = True
+            txn.save_state = False
+        return new_spec
+
+    def set_compression(self, spec: str | None) -> str | None:
+        """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
+        off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            store = self._store_for(manifest, [])
+            self._sync_compression(manifest)
+            store.set_gradient_compression(spec)
+            active = store.gradient_compression
+            manifest.compression = None if active is None else active.spec
+            if active is None:  # off: the residuals are gone (on again starts from zero)
+                for entry in manifest.keys.values():
+                    entry.residual = None
+                self._residuals = {}
+            txn.dirty = True
+        return manifest.compression
+
+
+
+    def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
+        """Forget ``keys`` (and their optimizer state)."""
+        keys = [check_key(k) for k in keys]
+        with self._transaction(write=True, create=False) as txn:
+            manifest = txn.manifest
+            entries = [self._entry(manifest, key) for key in keys]
+            store = self._store_for(manifest, [])
+            if manifest.optimizer_state:
+                self._sync_updater(manifest)
+            for key in keys:
+                if store.has(key):
+                    store.delete(key)
+                    self._loaded.pop(key, None)
+                else:
+                    reset = getattr(store.updater, "reset", None)
+                    if reset is not None:
+                        reset(key)
+                self._residuals.pop(key, None)
+                del manifest.keys[key]
+            txn.dirty = True
+            txn.save_state = self._stateful(manifest)
+        return entries
+
+    def keys(self) -> list[Key]:
+        """The session's keys, in the order they were first initialised."""
+        with self._transaction(write=False) as txn:
+            return list(txn.manifest.keys)
+
+    def entries(self) -> list[KeyEntry]:
+        """The manifest entry of every key."""
+        with self._transaction(write=False) as txn:
+            return list(txn.manifest.keys.values())
+
+    def describe(self) -> dict[str, Any]:
+        """Everything ``kvcli show`` prints: store, updater, and each key's entry."""
+        with self._transaction(write=False) as txn:
+            m = txn.manifest
+            warnings = []
+            python = _python_spec(m.updater)
+            if python is not None:
+                problem = self.updater_problem(m)
+                warnings.append(
+                    f"this session runs Python code from {python[0]} (function {python[1]}) on every push"
+                    + (f"; it is refused now: {problem}" if problem else "; check that the file is yours")
+                )
+            return {
+                "warnings": warnings,
+                "session": self.name,
+                "path": str(self.path),
+                "exists": self.exists(),
+                "store": {"type": m.store_type, "options": dict(m.store_options)},
+                "updater": m.updater,
+                "compression": m.compression,
+                "optimizer_state": m.optimizer_state is not None,
+                "generation": m.generation,
+                "keys": [
+                    {"key": e.key, "shape": list(e.shape), "dtype": e.dtype, "version": e.version, "nbytes": e.nbytes}
+                    for e in m.keys.values()
+                ],
+            }
+
+    def reset(self, store_type: str | None = None, store_options: dict[str, Any] | None = None) -> Manifest:
+        """Delete every key, the updater and its state; optionally change the store type.
+
+        Works on a damaged session too (the manifest is not read, except for its store type).
+        """
+        if store_type:
+            self.requested_type = _normal_type(store_type)
+            self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
+            _check_options(self.requested_type, self.requested_options)
+        with self._locked(shared=False, create=True):
+            old = None
+            try:
+                old = self._read_manifest()
+            except SessionError:
+                pass
+            if self.requested_type:
+                store_type_, options = self.requested_type, dict(self.requested_options)
+            elif old is not None:
+                store_type_, options = old.store_type, dict(old.store_options)
+            else:
+                store_type_, options = "local", {}
+            manifest = Manifest(store_type_, options, generation=(old.generation if old else 0))
+            self._close_store_if_changed(manifest)
+            self._loaded.clear()
+            self._residuals = {}
+            if self._store is not None:
+                for key in list(self._store.keys()):
+                    self._store.delete(key)
+                self._store.set_updater(None)
+                self._store.set_gradient_compression(None)
+            self._updater_sig = None
+            try:
+                self._write_manifest(manifest)
+            except DiskError as error:
+                if not error.no_space:
+                    raise
+                # A full disk: every key goes anyway, so free their files first. A crash in
+                # between leaves a session without files, which `reset` repairs.
+                self._collect_garbage(Manifest(store_type_, options))
+                self._write_manifest(manifest)
+            self._collect_garbage(manifest)
+        return manifest
+
+    def export(self, folder: str | Path) -> Path:
+        """Copy the committed session into ``folder`` (same format; ``import`` reads it)."""
+        folder = Path(folder).expanduser()
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise SessionError(f"export folder {folder} exists and is not empty: choose a new folder")
+        with self._transaction(write=False) as txn:
+            manifest = txn.manifest
+            if not self.exists():
+                raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
+            (folder / DATA).mkdir(parents=True, exist_ok=True)
+            for name in sorted(manifest.files()):
+                _copy_file(self.path / DATA / name, folder / DATA / name)
+            _write_json(folder / MANIFEST, manifest.to_json())
+            _fsync_dir(folder / DATA)
+            _fsync_dir(folder)
+        return folder
+
+    def import_(self, folder: str | Path) -> Manifest:
+        """Replace the session's keys, updater and optimizer state by an exported copy.
+
+        Everything in ``folder`` is validated before the session changes; the session
+        keeps its own store type.
+        """
+        folder = Path(folder).expanduser()
+        source = _load_manifest_file(folder / MANIFEST)
+        if source is None:
+            raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
+        for entry in source.keys.values():
+            read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
+        if source.optimizer_state:
+            state_path = folder / DATA / source.optimizer_state
+            _check_regular(state_path, "the optimizer state file")
+            from kvcli.updaters import load_state
+
+            load_state(state_path, None)
+        with self._transaction(write=True, create=True) as txn:
+            manifest = txn.manifest
+            manifest.keys = {}
+            for key, entry in source.keys.items():
+                name = _new_file(".npy")
+                _copy_file(folder / DATA / entry.file, self.path / DATA / name)
+                manifest.keys[key] = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
+            manifest.updater = source.updater
+            manifest.updater_trust = None
+            self.notices = []
+            if _python_spec(source.updater) is not None:  # an export never brings code to run
+                manifest.updater = "assign"
+                self.notices.append(
+                    f"the exported updater {source.updater} was not adopted (an import never brings code to run); "
+                    "the session uses assign: set the updater again if you trust that file"
+                )
+            manifest.optimizer_state = None
+            if source.optimizer_state and manifest.updater != "assign":
+                manifest.optimizer_state = _new_file(".npz")
+                _copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
+            txn.dirty = True
+        return manifest
+
+
+
+
+    def _check_requested(self, manifest: Manifest) -> None:
+        if self.requested_type and self.requested_type != manifest.store_type:
+            found = f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}"
+            raise SessionError(
+                f"{found}: to change it, call Session.reset({self.requested_type!r}) (this deletes its keys)",
+                problem=found, remedy="reset-type", store_type=self.requested_type, options={},
+            )
+        for option, value in self.requested_options.items():
+            if manifest.store_options.get(option) != value:
+                found = f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
+                raise SessionError(
+                    f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
+                    "(this deletes its keys)",
+                    problem=found, remedy="reset-type", store_type=manifest.store_type, options={option: value},
+                )
+
+    def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
+        entry = manifest.keys.get(key)
+        if entry is None:
+            known = ", ".join(repr(k) for k in list(manifest.keys)[:8]) or "none"
+            found = f"key {key!r} is not initialised in session {self.name!r} (known keys: {known})"
+            raise UnknownKeyError(f"{found}: call init({key!r}, value) first", problem=found, remedy="init", key=key)
+        return entry
+
+    def _check_kinds(self, manifest: Manifest, keys: Sequence[Key]) -> None:
+        kinds = {type(k) for k in keys}
+        if manifest.keys:
+            kinds.add(type(next(iter(manifest.keys))))
+        if len(kinds) > 1:
+            held = manifest.key_kind or "mixed"
+            found = f"keys {list(keys)!r} mix int and str keys (session {self.name!r} holds {held} keys)"
+            raise KeyTypeError(
+                f"{found}: use one kind of key per session, or Session.reset()", problem=found, remedy="one-kind"
+            )
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+# ---------------------------------------------------------------------- listing
+def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
+    """Every session under ``home``: name, store type, updater, key count, or its problem."""
+    root = (Path(home).expanduser() if home is not None else default_home()) / "sessions"
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in sorted(root.iterdir()):
+        if not folder.is_dir() or not _SESSION_RE.fullmatch(folder.name):
+            continue
+        row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
+        try:
+            manifest = _load_manifest_file(folder / MANIFEST)
+        except (SessionError, OSError) as error:  # one damaged session must not hide the others
+            row["error"] = str(error)
+        else:
+            if manifest is None:  # only a lock file: a first command failed or is running
+                continue
+            else:
+                row.update(
+                    type=manifest.store_type,
+                    options=manifest.store_options,
+                    updater=manifest.updater,
+                    keys=len(manifest.keys),
+                    bytes=sum(e.nbytes for e in manifest.keys.values()),
+                    updated=manifest.updated,
+                )
+        found.append(row)
+    return found

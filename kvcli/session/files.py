@@ -1,0 +1,280 @@
+"""Files of a session: the lock, fsync, the pickle-free ``.npy`` reader and writer (through
+:mod:`kvcli.npyio`), full-disk errors, new file names, and the test crash points.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kvcli import config
+from kvcli.errors import SessionError
+from kvcli.npyio import (
+    NOFOLLOW,
+    NpyError,
+    check_file,
+    read_array,
+    remove_quietly,
+    write_file,
+)
+
+
+def corrupted(path: Path, problem: str) -> SessionError:
+    """The error for a damaged session file: names it and says how to recover."""
+    found = f"session file {path} is corrupted ({problem}); nothing was changed"
+    return SessionError(
+        f"{found}: restore the file, or call Session.reset() to start the session over (this deletes its keys)",
+        problem=found, remedy="reset",
+    )
+
+
+# ---------------------------------------------------------------------- locking
+class _FileLock:
+    """An exclusive or shared lock on a file: fcntl.flock on POSIX, filelock elsewhere."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._fallback: Any = None
+
+    def acquire(self, shared: bool) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            import filelock
+
+            self._fallback = filelock.FileLock(str(self.path), timeout=self.timeout)
+            try:
+                self._fallback.acquire()
+            except filelock.Timeout:
+                raise self._busy() from None
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
+        except OSError as error:
+            raise SessionError(f"cannot open the session lock {self.path}: {error.strerror}") from None
+        mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+        deadline = time.monotonic() + self.timeout
+        delay = 0.0005
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise self._busy() from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.02)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+        if self._fallback is not None:  # pragma: no cover - Windows
+            self._fallback.release()
+            self._fallback = None
+
+    def _busy(self) -> SessionError:
+        return SessionError(
+            f"session lock {self.path} is held by another kvcli command (waited {self.timeout:g} s): "
+            "try again when it finishes, or raise KVCLI_LOCK_TIMEOUT"
+        )
+
+
+def _lock_timeout() -> float:
+    return float(config.get(config.LOCK_TIMEOUT))
+
+
+# ---------------------------------------------------------------------- file helpers
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove_empty_dir(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # not empty, or not there: keep it
+        pass
+
+
+def _crash_point(name: str) -> None:
+    """Test hook: ``KVCLI_TEST_CRASH_POINT=name`` kills this process here (as SIGKILL would)."""
+    if config.raw(config.CRASH_POINT) == name:
+        import signal
+
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: errno values that mean the disk cannot take the write, with how to say so.
+_DISK_PROBLEMS = {
+    "ENOSPC": "no space left on the device",
+    "EDQUOT": "the disk quota is exceeded",
+    "EROFS": "the file system is read-only",
+    "EIO": "an input/output error (a failing disk?)",
+}
+
+
+class DiskError(SessionError):
+    """A session file could not be written (a full, read-only or failing disk)."""
+
+    def __init__(self, message: str, errno_: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno_
+
+    @property
+    def no_space(self) -> bool:
+        import errno
+
+        return self.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def disk_error(path: Path, error: OSError, needed: int | None = None) -> DiskError:
+    """The one-line error for a failed write: the path, the cause, the space needed and free."""
+    import errno
+
+    names = {getattr(errno, name, None): text for name, text in _DISK_PROBLEMS.items()}
+    cause = names.get(error.errno) or error.strerror or str(error)
+    detail = ""
+    if needed is not None and error.errno in (getattr(errno, "ENOSPC", None), getattr(errno, "EDQUOT", None)):
+        detail = f"; it needs {_human(needed)}"
+        try:
+            usage = os.statvfs(path.parent)
+            detail += f", {_human(usage.f_bavail * usage.f_frsize)} are free"
+        except OSError:
+            pass
+    return DiskError(
+        f"cannot write {path}: {cause}{detail}; nothing was changed: free some space (or fix the disk) and try again",
+        error.errno,
+    )
+
+
+def _human(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} bytes"  # pragma: no cover
+
+
+def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
+    """Write ``array`` as a ``.npy`` session file and fsync it (never pickled, never through
+    a symlink); on a full or failing disk the new file is removed and the error is a
+    :class:`SessionError` naming the path and the space needed.
+
+    ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
+    its blocks are reused); otherwise the file must not exist yet.
+    """
+    try:
+        write_file(path, array, overwrite=overwrite)
+    except NpyError as error:
+        raise SessionError(f"session file {path} {error}; nothing was written to it") from None
+    except OSError as error:
+        raise disk_error(path, error, int(array.nbytes) + 128) from None
+
+
+def _npy_error(path: Path, error: NpyError) -> SessionError:
+    if error.kind == "pickle":
+        return _pickled(path)
+    if error.kind == "missing":
+        return corrupted(path, "the file is missing")
+    return corrupted(path, str(error))
+
+
+def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Read a session ``.npy`` file (a regular file, not a symlink; big ones mapped) with the
+    one reader of :mod:`kvcli.npyio`; a damaged file is a :class:`SessionError` naming it."""
+    try:
+        return read_array(path, dtype=dtype, shape=shape, session_file=True)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
+
+
+def check_npy(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
+    """Check a value file without reading its data: header, dtype, shape and size."""
+    try:
+        check_file(path, dtype, shape)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
+
+
+def _pickled(path: Path) -> SessionError:
+    found = f"session file {path} holds pickled Python objects, which kvcli refuses to load; nothing was changed"
+    return SessionError(f"{found}: call Session.reset() to start the session over", problem=found, remedy="reset")
+
+
+def _same_size(path: Path, other: Path) -> bool:
+    """Both are regular files (not symlinks) of the same size: the spare can be reused."""
+    import stat as stat_
+
+    try:
+        first, second = os.lstat(path), os.lstat(other)
+    except OSError:
+        return False
+    return stat_.S_ISREG(first.st_mode) and stat_.S_ISREG(second.st_mode) and first.st_size == second.st_size
+
+
+def _new_file(suffix: str) -> str:
+    return uuid.uuid4().hex + suffix
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """Copy a regular file (a symlink in the source is refused) into a new file."""
+    import shutil
+    import stat as stat_
+
+    try:
+        src_fd = os.open(source, os.O_RDONLY | NOFOLLOW)
+    except OSError as error:
+        raise SessionError(f"cannot read {source}: {error.strerror} (a session file must be a regular file)") from None
+    with os.fdopen(src_fd, "rb") as src:
+        info = os.fstat(src.fileno())
+        if not stat_.S_ISREG(info.st_mode):
+            raise SessionError(f"cannot copy {source}: it is not a regular file")
+        try:
+            dst_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+        except OSError as error:
+            raise disk_error(target, error, info.st_size) from None
+        try:
+            with os.fdopen(dst_fd, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+                dst.flush()
+                os.fsync(dst.fileno())
+        except OSError as error:
+            remove_quietly(target)
+            raise disk_error(target, error, info.st_size) from None
+
+
+def _check_regular(path: Path, what: str) -> None:
+    """``path`` is a regular file, not a symlink (files read by name, such as the optimizer
+    state's zip archive, get this check instead of O_NOFOLLOW)."""
+    import stat as stat_
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise corrupted(path, f"{what} is missing") from None
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if stat_.S_ISLNK(info.st_mode):
+        raise corrupted(path, f"{what} is a symbolic link, not a file inside the session")
+    if not stat_.S_ISREG(info.st_mode):
+        raise corrupted(path, f"{what} is not a regular file")

@@ -1,0 +1,182 @@
+"""The live store behind a session: created on first use, kept across commands, synced
+with the manifest (keys, updater and its state, gradient compression and residuals).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+import numpy as np
+
+from kvcli import config
+from kvcli.errors import SessionError
+from kvcli.session.files import _check_regular, corrupted, read_npy
+from kvcli.session.manifest import Manifest
+from kvcli.session.names import DATA, Key, _is_loopback_address, _python_spec
+
+
+class LiveStore:
+    """The store a :class:`~kvcli.session.core.Session` keeps alive between commands (and so
+    its device workers): which keys and updater it holds, and reloading only what another
+    process changed. A mixin of ``Session``; it reads the session's attributes."""
+
+    def _close_store_if_changed(self, manifest: Manifest) -> None:
+        sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
+        if self._store is not None and self._store_sig != sig:
+            self.close()
+
+    def _store_for(self, manifest: Manifest, keys: Sequence[Key]) -> Any:
+        """The live store, holding the committed values of ``keys`` (loaded if needed)."""
+        self._close_store_if_changed(manifest)
+        if self._store is None:
+            import kvcli
+
+            self._check_ray_address(manifest)
+            self._store = kvcli.create(manifest.store_type, **manifest.store_options)
+            self._store_sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
+            self._loaded = {}
+            self._updater_sig = None
+        store = self._store
+        for key, signature in list(self._loaded.items()):  # drop what another process changed
+            entry = manifest.keys.get(key)
+            if entry is None or entry.signature != signature:
+                if store.has(key):
+                    store.delete(key)
+                del self._loaded[key]
+                self._residuals.pop(key, None)
+        missing = [key for key in keys if key not in self._loaded]
+        if missing:
+            updater = store.updater
+            if updater is not None:  # loading is not a user init: keep the optimizer state
+                store.set_updater(None)
+            try:
+                for key in missing:
+                    entry = manifest.keys[key]
+                    array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
+                    store.init(key, array)
+                    self._loaded[key] = entry.signature
+                    self._residuals.pop(key, None)  # init started them from zero
+            finally:
+                if updater is not None:
+                    store.set_updater(updater)
+        return store
+
+    @staticmethod
+    def _updater_signature(manifest: Manifest) -> tuple[str, str | None, str | None]:
+        trust = manifest.updater_trust
+        return manifest.updater, manifest.optimizer_state, trust.mac if trust else None
+
+    def _check_ray_address(self, manifest: Manifest) -> None:
+        """A Ray address from the manifest alone is used only when it is on this machine:
+        anything else must be confirmed by the caller (``--ray-address`` / the store
+        options asked for, or ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
+        address = manifest.store_options.get("address")
+        if not address or _is_loopback_address(address):
+            return
+        if address in (self.requested_options.get("address"), config.get(config.RAY_ADDRESS)):
+            return
+        raise SessionError(
+            f"session {self.name!r} names the Ray cluster {address!r}, which is not on this machine; kvcli "
+            "connects to it only when you confirm it: pass --ray-address with that address, or set KVCLI_RAY_ADDRESS"
+        )
+
+    def updater_problem(self, manifest: Manifest) -> str | None:
+        """Why the session's ``python:`` updater would be refused (None: it would run, or it is
+        not a python updater)."""
+        python = _python_spec(manifest.updater)
+        if python is None:
+            return None
+        from kvcli.session.trust import verified_source
+
+        try:
+            verified_source(self.home, python[0], manifest.updater_trust)
+        except SessionError as error:
+            return str(error)
+        return None
+
+    def _sync_updater(self, manifest: Manifest) -> None:
+        sig = self._updater_signature(manifest)
+        if self._updater_sig == sig:
+            return
+        from kvcli.errors import KVCliError
+
+        store = self._store
+        python = _python_spec(manifest.updater)
+        try:
+            if python is not None:  # only code the user named here, with the content they named
+                from kvcli.optim.spec import python_updater
+                from kvcli.session.trust import verified_source
+
+                source, _digest = verified_source(self.home, python[0], manifest.updater_trust)
+                store.set_updater(python_updater(python[0], python[1], source))
+            else:
+                store.set_updater(manifest.updater)
+        except KVCliError as error:
+            if isinstance(error, SessionError):
+                raise
+
+            found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
+            raise SessionError(
+                f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater"
+            ) from None
+        if manifest.optimizer_state:
+            path = self.path / DATA / manifest.optimizer_state
+            _check_regular(path, "the optimizer state file")
+            try:
+                store.load_optimizer_states(path)
+            except KVCliError as error:
+                raise corrupted(path, str(error)) from None
+        self._updater_sig = sig
+
+    def _stateful(self, manifest: Manifest) -> bool:
+        """Whether the live updater is the manifest's and keeps state worth saving."""
+        return (
+            self._store is not None
+            and self._updater_sig == self._updater_signature(manifest)
+            and hasattr(self._store.updater, "state_dict")
+        )
+
+    def _invalidate(self, keys: Sequence[Key]) -> None:
+        """After a failed command the store may hold uncommitted values: forget them."""
+        store = self._store
+        if store is None:
+            return
+        for key in keys:
+            if key in self._loaded:
+                del self._loaded[key]
+            self._residuals.pop(key, None)
+            try:
+                if store.has(key):
+                    store.delete(key)
+            except Exception:  # pragma: no cover - a dying store
+                self.close()
+                return
+        self._updater_sig = None
+
+    def _sync_compression(self, manifest: Manifest) -> None:
+        """Give the live store the manifest's compression (another process may have set it)."""
+        active = self._store.gradient_compression
+        if (None if active is None else active.spec) != manifest.compression:
+            self._store.set_gradient_compression(manifest.compression)
+            if active is None or manifest.compression is None:
+                self._residuals = {}  # the store's residuals started or ended with this
+
+    def _sync_residuals(self, manifest: Manifest, keys: Sequence[Key]) -> None:
+        """Give the live store each key's committed compression residuals (error feedback
+        carries on across commands and processes, as within one MXNet process)."""
+        from kvcli.errors import StoreError
+        from kvcli.store.compression import load_residuals
+
+        for key in keys:
+            want = manifest.keys[key].residual
+            if self._residuals.get(key) == want:
+                continue
+            arrays: list[np.ndarray] = []
+            if want:
+                try:
+                    arrays = load_residuals(self.path / DATA / want)
+                except (OSError, ValueError, StoreError) as error:
+                    raise corrupted(self.path / DATA / want, f"compression residuals unreadable: {error}") from None
+            self._store.set_compression_residuals(key, arrays)
+            self._residuals[key] = want

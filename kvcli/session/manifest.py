@@ -1,0 +1,220 @@
+"""The manifest: what a session holds (store, updater, keys and their files), read from
+JSON that is checked field by field (:mod:`kvcli.session.schema`) and written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from kvcli.errors import KeyTypeError, SessionError
+from kvcli.npyio import NOFOLLOW, remove_quietly
+from kvcli.session.files import corrupted, disk_error
+from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
+from kvcli.session.schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
+from kvcli.session.trust import Trust
+
+
+# ---------------------------------------------------------------------- the manifest
+@dataclass
+class KeyEntry:
+    """What the manifest records about one key."""
+
+    key: Key
+    file: str
+    dtype: str
+    shape: tuple[int, ...]
+    version: int = 1
+    #: A file with an older value of the same shape and dtype, overwritten by the next write.
+    spare: str | None = None
+    #: The gradient-compression residuals of the key (an .npz), once a compressed push ran.
+    residual: str | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    @property
+    def signature(self) -> tuple[str, int]:
+        """What identifies this committed value (files are reused, versions are not)."""
+        return self.file, self.version
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
+        if self.spare:
+            data["spare"] = self.spare
+        if self.residual:
+            data["residual"] = self.residual
+        return data
+
+
+@dataclass
+class Manifest:
+    """The committed state of a session (file names, not data)."""
+
+    store_type: str = "local"
+    store_options: dict[str, Any] = field(default_factory=dict)
+    updater: str = "assign"
+    optimizer_state: str | None = None
+    generation: int = 0
+    keys: dict[Key, KeyEntry] = field(default_factory=dict)
+    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; each key's residuals
+    #: are in its entry's ``residual`` file.
+    compression: str | None = None
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    #: for a ``python:`` updater: the file the user named, its sha256 and MAC (see kvcli.session.trust)
+    updater_trust: Trust | None = None
+
+    @property
+    def key_kind(self) -> str | None:
+        if not self.keys:
+            return None
+        return "int" if isinstance(next(iter(self.keys)), int) else "str"
+
+    def files(self) -> set[str]:
+        names = {entry.file for entry in self.keys.values()}
+        names.update(entry.spare for entry in self.keys.values() if entry.spare)
+        names.update(entry.residual for entry in self.keys.values() if entry.residual)
+        if self.optimizer_state:
+            names.add(self.optimizer_state)
+        return names
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "generation": self.generation,
+            "created": self.created,
+            "updated": self.updated,
+            "store": {"type": self.store_type, "options": self.store_options},
+            "updater": self.updater,
+            "updater_trust": self.updater_trust.to_json() if self.updater_trust else None,
+            "optimizer_state": self.optimizer_state,
+            "compression": self.compression,
+            "key_kind": self.key_kind,
+            "keys": [entry.to_json() for entry in self.keys.values()],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: Path) -> "Manifest":
+        """Validate and read a manifest; every problem is a :class:`SessionError` naming ``where``."""
+
+        def bad(problem: str) -> SessionError:
+            return corrupted(where, problem)
+
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise bad("it is not a kvcli session manifest")
+        version = data.get("format_version")
+        if not isinstance(version, int):
+            raise bad("format_version is missing")
+        if version > FORMAT_VERSION:
+            raise SessionError(
+                f"{where} was written by a newer kvcli (session format {version}, this kvcli reads "
+                f"{FORMAT_VERSION}): upgrade kvcli"
+            )
+        try:
+            validate(data)
+        except ManifestProblem as problem:
+            raise bad(str(problem)) from None
+        store = data["store"]
+        trust = data.get("updater_trust")
+        manifest = cls(
+            store["type"], dict(store["options"]), data["updater"], data["optimizer_state"], data["generation"],
+            created=float(data.get("created", 0)), updated=float(data.get("updated", 0)),
+            updater_trust=Trust(**trust) if trust else None,
+        )
+        manifest.compression = _read_compression(data.get("compression"), bad)
+        kinds = set()
+        for raw in data["keys"]:
+            try:
+                key = check_key(raw["key"])
+            except KeyTypeError as error:
+                raise bad(f"a key entry is malformed ({error})") from None
+            if key in manifest.keys:
+                raise bad(f"key {key!r} has a repeated entry")
+            kinds.add(type(key))
+            manifest.keys[key] = KeyEntry(
+                key, raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"], raw.get("spare"), raw.get("residual")
+            )
+        if len(kinds) > 1:
+            raise bad("it mixes int and str keys")
+        if data.get("key_kind") not in (None, manifest.key_kind):
+            raise bad(f"key_kind says {data.get('key_kind')!r} but the keys are {manifest.key_kind}")
+        return manifest
+
+
+
+
+# ---------------------------------------------------------------------- helpers
+def _load_manifest_file(path: Path) -> Manifest | None:
+    """The manifest at ``path`` (None if there is none), validated; never follows a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        import errno
+
+        if error.errno == errno.ELOOP:
+            raise corrupted(path, "it is a symbolic link, not a file of the session") from None
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            import stat as stat_
+
+            if not stat_.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise corrupted(path, "it is not a regular file")
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise corrupted(path, f"it is over {MAX_MANIFEST_BYTES >> 20} MiB")
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise corrupted(path, "JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as error:  # also a 5000-digit number
+        raise corrupted(path, f"not valid JSON: {str(error)[:120]}") from None
+    return Manifest.from_json(data, path)
+
+
+def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | None:
+    """The manifest's compression spec, validated (a damaged one is a corrupted session)."""
+    if raw is None:
+        return None
+    from kvcli.errors import StoreError
+    from kvcli.store.compression import parse_compression
+
+    try:
+        spec = parse_compression(raw) if isinstance(raw, str) else None
+    except StoreError as error:
+        raise bad(f"compression {raw!r} is not valid ({error})") from None
+    if spec is None:
+        raise bad(f"compression {raw!r} is not a compression spec")
+    return spec.spec
+
+
+def _write_json(path: Path, payload: Any) -> None:
+    """Write ``payload`` to a new file (never through a symlink) and fsync it; on failure
+    nothing is left behind and the error names the path."""
+    data = json.dumps(payload, indent=1, ensure_ascii=False).encode()
+    remove_quietly(path)  # a stale temporary file (or a planted symlink) of the same name
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    except OSError as error:
+        raise disk_error(path, error, len(data)) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        remove_quietly(path)
+        raise disk_error(path, error, len(data)) from None
