@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kvcli import config
+from kvcli.store import REGISTRY, SESSION_OPTION_SPECS
 
-STORE_TYPES = ("local", "device", "dist_sync", "dist_async")
+STORE_TYPES = tuple(REGISTRY)
 
 
 class BadValue(ValueError):
@@ -143,7 +144,7 @@ class Command:
 
 # ---------------------------------------------------------------------- shared pieces
 DEVICES_RANGE = (1, 1024)  # devices of one push/pull (MXNet lists of per-device arrays)
-NUM_DEVICES_RANGE = (1, 64)  # worker processes of a 'device' store
+NUM_DEVICES_RANGE = (SESSION_OPTION_SPECS["num_devices"].low, SESSION_OPTION_SPECS["num_devices"].high)
 
 KEYS_HELP = "A key (3, fc1.weight) or a comma-separated list of keys (5,7,9)."
 VALUE_HELP = (
@@ -167,7 +168,8 @@ GLOBAL_OPTIONS: tuple[Opt, ...] = (
         low=NUM_DEVICES_RANGE[0], high=NUM_DEVICES_RANGE[1]),
     Opt(("--ray-address",), "ray_address", "Ray cluster of a dist_sync/dist_async store (e.g. auto).",
         metavar="ADDRESS"),
-    Opt(("--num-servers",), "num_servers", "Server actors of a dist_sync/dist_async store.", kind="int", low=1),
+    Opt(("--num-servers",), "num_servers", "Server actors of a dist_sync/dist_async store.", kind="int",
+        low=SESSION_OPTION_SPECS["num_servers"].low, high=SESSION_OPTION_SPECS["num_servers"].high),
 )
 
 VERSION_FLAGS = ("--version", "-V")

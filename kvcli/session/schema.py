@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 from kvcli.npyio import DTYPES
+from kvcli.store import REGISTRY
+from kvcli.store import SESSION_OPTION_SPECS as SPECS
 
 MAX_MANIFEST_BYTES = 256 << 20  # a manifest of ~2 million keys; anything bigger is not ours
 MAX_KEYS = 2_000_000
@@ -28,12 +30,11 @@ MAX_TEXT = 4096  # an updater spec or a Ray address
 FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 HEX64_RE = re.compile(r"[0-9a-f]{64}")
 
-#: Store options each store type keeps, with their (type, smallest, largest).
+#: Store options each store type keeps, with their (type, smallest, largest): read from the
+#: store registry (the one table of store types and option ranges).
 OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
-    "local": {},
-    "device": {"num_devices": (int, 1, 64)},
-    "dist_sync": {"address": (str, 1, MAX_TEXT), "num_servers": (int, 1, 1024)},
-    "dist_async": {"address": (str, 1, MAX_TEXT), "num_servers": (int, 1, 1024)},
+    name: {option: (SPECS[option].kind, SPECS[option].low, SPECS[option].high) for option in kind.session_options}
+    for name, kind in REGISTRY.items()
 }
 #: Every top-level field of the manifest (the ones marked optional may be absent).
 FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",

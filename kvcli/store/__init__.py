@@ -14,8 +14,31 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from kvcli.errors import StoreError, UnsupportedError
-from kvcli.store.base import KVStore
+
+if TYPE_CHECKING:  # the registry stays numpy-free: the CLI's option table reads it at start-up
+    from kvcli.store.base import KVStore
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """The values a store option a session records may take: ``kind`` (int or str) and its
+    inclusive range (for a str: its length). Read by the session's manifest check, the
+    CLI's option table and the backends, so each range is written once."""
+
+    kind: type
+    low: int
+    high: int
+
+
+#: Store options a session records, and their ranges.
+SESSION_OPTION_SPECS: dict[str, OptionSpec] = {
+    "num_devices": OptionSpec(int, 1, 64),
+    "address": OptionSpec(str, 1, 4096),
+    "num_servers": OptionSpec(int, 1, 1024),
+}
 
 #: Options of the distributed types (see :mod:`kvcli.store.dist`).
 DIST_OPTIONS = (
@@ -118,6 +141,14 @@ def check_options(store_type: StoreType, options: dict[str, Any]) -> None:
         raise StoreError(f"store type {store_type.name!r} has no option {unknown[0]!r}: {takes}")
 
 
+def __getattr__(name: str) -> Any:
+    if name == "KVStore":  # imported on first use: it needs numpy
+        from kvcli.store.base import KVStore
+
+        return KVStore
+    raise AttributeError(f"module 'kvcli.store' has no attribute {name!r}")
+
+
 def create(type: str = "local", **options: Any) -> KVStore:  # noqa: A002 - MXNet's name
     """Create a store of ``type`` (see :func:`kvcli.create`); ``store.type`` is ``type``
     as given (lower case), e.g. ``"local_allreduce_cpu"``, as MXNet reports it."""
@@ -129,4 +160,4 @@ def create(type: str = "local", **options: Any) -> KVStore:  # noqa: A002 - MXNe
     return store
 
 
-__all__ = ["KVStore", "NAMES", "REGISTRY", "StoreType", "UNAVAILABLE", "check_options", "create", "register", "resolve"]
+__all__ = ["KVStore", "NAMES", "REGISTRY", "SESSION_OPTION_SPECS", "OptionSpec", "StoreType", "UNAVAILABLE", "check_options", "create", "register", "resolve"]

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kvcli.store import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError
 from kvcli.store.base import Key, KVStore
 from kvcli.store.device_worker import READY
@@ -216,8 +217,9 @@ class DeviceStore(KVStore):
         super().__init__()
         if num_devices is None:
             num_devices = default_num_devices()
-        if isinstance(num_devices, bool) or not isinstance(num_devices, int) or not 1 <= num_devices <= 64:
-            raise StoreError(f"num_devices must be a whole number from 1 to 64, not {num_devices!r}")
+        spec = SESSION_OPTION_SPECS["num_devices"]
+        if isinstance(num_devices, bool) or not isinstance(num_devices, int) or not spec.low <= num_devices <= spec.high:
+            raise StoreError(f"num_devices must be a whole number from {spec.low} to {spec.high}, not {num_devices!r}")
         self.num_devices = num_devices
         self.timeout = float(timeout)
         self._resources = _Resources()
