@@ -111,7 +111,13 @@ def _key_text(keys: Sequence[Any]) -> str:
 def _starting(session: Any) -> str:
     """What a status line adds while the session's store is not running yet (device workers
     take seconds to start)."""
-    return "; starting the store" if getattr(session, "store", None) is None else ""
+    start = session.store_start() if hasattr(session, "store_start") else None
+    return {
+        None: "",
+        "store": "; starting the store",
+        "cluster": "; joining the home's Ray cluster",
+        "private-ray": "; starting a Ray runtime for this command (~10 s; `kvcli cluster up` keeps one running)",
+    }[start]
 
 
 def _keys(text: str) -> list[Any]:

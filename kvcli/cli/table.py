@@ -258,6 +258,24 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "cluster", "kvcli.cli.cluster_cmds:run_status",
+        "Keep a local Ray cluster running for this home, so commands on dist sessions join it in about a "
+        "second instead of starting Ray each time (shows its status when no sub-command is given).",
+        ("kvcli cluster up --cpus 2", "kvcli cluster status", "kvcli cluster down"),
+        children=(
+            Command("up", "kvcli.cli.cluster_cmds:run_up",
+                    "Start the home's Ray cluster in the background (nothing happens if it runs already).",
+                    ("kvcli cluster up", "kvcli cluster up --cpus 4"),
+                    opts=(Opt(("--cpus",), "cpus", "CPUs Ray may use (default: all of this machine).", kind="int",
+                              low=1, high=4096),)),
+            Command("status", "kvcli.cli.cluster_cmds:run_status", "Show the home's Ray cluster (address, CPUs, age).",
+                    ("kvcli cluster status", "kvcli cluster status --json")),
+            Command("down", "kvcli.cli.cluster_cmds:run_down", "Stop the home's Ray cluster.",
+                    ("kvcli cluster down",)),
+        ),
+        in_shell=False,
+    ),
+    Command(
         "shell", "kvcli.cli.commands:run_shell",
         "Start an interactive shell on the session (tab completion, history, Ctrl-D exits).\n\n"
         "The shell keeps the store running (device workers stay up) and commits after every command, so "

@@ -124,6 +124,23 @@ class Session(LiveStore, Committer):
         """The live store (None until a command needed one)."""
         return self._store
 
+    def store_start(self) -> str | None:
+        """What the next command must start before it runs (None: the store is running):
+        ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
+        cluster, see :mod:`kvcli.store.cluster`) or ``"private-ray"`` (a dist session with
+        no cluster: a Ray runtime for this command alone, about 10 s)."""
+        if self._store is not None:
+            return None
+        try:
+            manifest = self._read_manifest()
+        except SessionError:
+            return "store"
+        kind = manifest.store_type if manifest else (self.requested_type or "local")
+        if not kind.startswith("dist"):
+            return "store"
+        options = {**(manifest.store_options if manifest else {}), **self.requested_options}
+        return "cluster" if self._cluster_address(options) else "private-ray"
+
     # ------------------------------------------------------------------ operations
     def init(self, keys: Sequence[Key], values: Sequence[Any]) -> list[tuple[KeyEntry, bool]]:
         """Initialise ``keys`` with ``values`` (one per key); an existing key is reset.

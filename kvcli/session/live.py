@@ -5,6 +5,7 @@ with the manifest (keys, updater and its state, gradient compression and residua
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,7 +34,17 @@ class LiveStore:
             import kvcli
 
             self._check_ray_address(manifest)
-            self._store = kvcli.create(manifest.store_type, **manifest.store_options)
+            options = dict(manifest.store_options)
+            if manifest.store_type.startswith("dist") and not options.get("address") \
+                    and not config.get(config.RAY_ADDRESS):
+                from kvcli.store import cluster
+
+                running = cluster.status(self.home)
+                if running is not None:
+                    options["address"] = running.address
+                    # Ray reads its auth token from the environment when it connects
+                    os.environ.update(cluster.join_environment(self.home))
+            self._store = kvcli.create(manifest.store_type, **options)
             self._store_sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
             self._loaded = {}
             self._updater_sig = None
@@ -66,6 +77,18 @@ class LiveStore:
     def _updater_signature(manifest: Manifest) -> tuple[str, str | None, str | None]:
         trust = manifest.updater_trust
         return manifest.updater, manifest.optimizer_state, trust.mac if trust else None
+
+    def _cluster_address(self, options: dict[str, Any]) -> str | None:
+        """The Ray address a dist store of this session joins: its own (``address``,
+        ``KVCLI_RAY_ADDRESS``), else the home's running cluster (:mod:`kvcli.store.cluster`),
+        else None (the store starts a private Ray runtime)."""
+        own = options.get("address") or config.get(config.RAY_ADDRESS)
+        if own:
+            return str(own)
+        from kvcli.store import cluster
+
+        running = cluster.status(self.home)
+        return running.address if running is not None else None
 
     def _check_ray_address(self, manifest: Manifest) -> None:
         """A Ray address from the manifest alone is used only when it is on this machine:

@@ -1,0 +1,64 @@
+"""``kvcli cluster up | status | down``: the home's background Ray cluster (see
+:mod:`kvcli.store.cluster`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from kvcli.cli import output
+
+
+def _home(options: Any) -> Path:
+    from kvcli.session import default_home
+
+    return Path(options.home).expanduser() if options.home else default_home()
+
+
+def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
+    running = info is not None
+    fields = {"address": info.address, "pid": info.pid, "cpus": info.cpus, "started": info.started} if running else {}
+    return {"home": str(home), "running": running, **fields, **extra}
+
+
+def run_up(options: Any, cpus: Optional[int] = None) -> None:
+    from kvcli.store import cluster
+
+    home = _home(options)
+    with output.status("starting a Ray cluster (about 10 s)", quiet=options.json):
+        info, new = cluster.start(home, cpus)
+    if options.json:
+        output.print_json(_payload(info, home, started_now=new))
+        return
+    verb = "started" if new else "already running:"
+    output.note(f"{verb} Ray cluster at {info.address} ({output.plural(info.cpus, 'CPU')}, pid {info.pid}); "
+                f"dist sessions in {home} join it; stop it with `kvcli cluster down`")
+
+
+def run_status(options: Any) -> None:
+    from kvcli.store import cluster
+
+    home = _home(options)
+    info = cluster.status(home)
+    if options.json:
+        output.print_json(_payload(info, home))
+        return
+    if info is None:
+        output.print_text(f"no Ray cluster is running for {home}: start one with `kvcli cluster up`")
+        return
+    age = int(time.time() - info.started)
+    output.print_text(f"Ray cluster at {info.address}: {output.plural(info.cpus, 'CPU')}, pid {info.pid}, "
+                      f"up {age // 3600}h{age // 60 % 60:02d}m{age % 60:02d}s")
+
+
+def run_down(options: Any) -> None:
+    from kvcli.store import cluster
+
+    home = _home(options)
+    with output.status("stopping the Ray cluster", quiet=options.json):
+        info = cluster.stop(home)
+    if options.json:
+        output.print_json(_payload(None, home, stopped=info is not None))
+        return
+    output.note("stopped the Ray cluster" if info else f"no Ray cluster was running for {home}")

@@ -1,0 +1,190 @@
+"""A local Ray cluster kept running in the background for a session home.
+
+``kvcli cluster up`` starts it, ``down`` stops it, ``status`` reports it. Without one,
+every one-shot command on a ``dist_sync`` / ``dist_async`` session starts (and stops) a
+private Ray runtime, about 10 s each; with one, the command joins it.
+
+The cluster is a *holder* process (``python -m kvcli.store.cluster``) that starts Ray with
+``ray.init`` and keeps it until it gets SIGTERM, then shuts Ray down. It runs in its own
+session (a terminal's Ctrl-C never reaches it) and writes ``cluster.json`` in the home
+(its pid, the address, the CPUs) once Ray is up; a dist session of that home with no
+address of its own joins that address. A holder that died leaves a stale file, which
+:func:`status` recognises (its pid is gone) and :func:`start` replaces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kvcli.errors import DistributedError
+
+INFO_FILE = "cluster.json"
+#: The cluster's Ray auth token (0600): Ray checks it on every call (token auth is on by
+#: default for local clusters); processes that join read it through RAY_AUTH_TOKEN_PATH.
+TOKEN_FILE = "cluster.token"
+#: Seconds ``start`` waits for Ray to come up (first start on a cold machine is the slowest).
+START_TIMEOUT = 120.0
+#: Seconds ``stop`` waits for the holder to shut Ray down before killing it.
+STOP_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """A running holder: its process id, the Ray address to join, its CPUs, when it started."""
+
+    pid: int
+    address: str
+    cpus: int
+    started: float
+
+
+def info_path(home: Path) -> Path:
+    """Where a home records its cluster."""
+    return Path(home) / INFO_FILE
+
+
+def token_path(home: Path) -> Path:
+    """The file holding the cluster's auth token."""
+    return Path(home) / TOKEN_FILE
+
+
+def join_environment(home: Path) -> dict[str, str]:
+    """The environment a process needs to join the home's cluster (its auth token)."""
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_path(home))}
+
+
+def status(home: Path) -> ClusterInfo | None:
+    """The home's running cluster, or None (no file, or its holder is gone)."""
+    path = info_path(home)
+    try:
+        data = json.loads(path.read_text())
+        info = ClusterInfo(int(data["pid"]), str(data["address"]), int(data["cpus"]), float(data["started"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info if _alive(info.pid) else None
+
+
+def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
+    """Start the home's cluster (or find the one running); returns it and whether it is new.
+
+    Raises:
+        DistributedError: Ray is not installed, or did not come up within START_TIMEOUT.
+    """
+    running = status(home)
+    if running is not None:
+        return running, False
+    if cpus is not None and cpus < 1:
+        raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
+    from kvcli.store.dist import import_ray
+
+    import_ray("cluster")  # a clear error before a process is started
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    path = info_path(home)
+    path.unlink(missing_ok=True)
+    log = home / "cluster.log"
+    token = token_path(home)
+    token.unlink(missing_ok=True)
+    fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_hex(32))
+    env = {**os.environ, **join_environment(home)}
+    env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
+    with open(log, "wb") as sink:
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "kvcli.store.cluster", str(path), str(cpus or 0)],
+            stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True, env=env,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        info = status(home)
+        if info is not None and info.pid == holder.pid:
+            return info, True
+        if holder.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise DistributedError(f"the Ray cluster did not start (exit {holder.returncode}): {tail[0]} (see {log})")
+        time.sleep(0.1)
+    _terminate(holder.pid)
+    raise DistributedError(f"the Ray cluster did not start within {START_TIMEOUT:.0f} s (see {log})")
+
+
+def stop(home: Path) -> ClusterInfo | None:
+    """Stop the home's cluster; returns what was stopped (None: none was running)."""
+    info = status(home)
+    info_path(home).unlink(missing_ok=True)
+    if info is not None:
+        _terminate(info.pid)
+    token_path(home).unlink(missing_ok=True)
+    return info
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    if _alive(pid):
+        try:
+            os.killpg(pid, signal.SIGKILL)  # the holder leads its own process group
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process took the pid
+        return False
+    try:  # a zombie (our own child, not yet reaped) is not a cluster
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _hold(path: Path, cpus: int) -> None:
+    """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
+    import logging
+
+    import ray
+
+    stopping = False
+
+    def on_term(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ray.init(num_cpus=cpus or None, include_dashboard=False, logging_level=logging.WARNING)
+    signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
+    info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address),
+                       int(ray.cluster_resources().get("CPU", 0)), time.time())
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(json.dumps(asdict(info)))
+    os.replace(partial, path)  # readers see the whole file or none
+    try:
+        while not stopping:
+            time.sleep(0.2)
+    finally:
+        ray.shutdown()
+
+
+__all__ = ["ClusterInfo", "INFO_FILE", "TOKEN_FILE", "info_path", "join_environment", "start", "status", "stop",
+           "token_path"]
+
+if __name__ == "__main__":
+    _hold(Path(sys.argv[1]), int(sys.argv[2]))
