@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kvcli-installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test test-all test-stress bench install clean
+.PHONY: demo test test-all test-stress check bench install clean
 
 install: $(STAMP)
 
@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 	fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,dist]'
+	$(BIN)/python -m pip install -q -e '.[test,dist,check]'
 	@touch $@
 
 demo: $(STAMP)
@@ -50,6 +50,11 @@ test-all: $(STAMP)
 test-stress: $(STAMP)
 	@$(BIN)/python -m pytest -q -m slow tests/stress; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+# Lint (ruff) and types (mypy, strict on kvcli.store, kvcli.session, kvcli.symbol); settings in pyproject.toml.
+check: $(STAMP)
+	$(BIN)/ruff check kvcli tests bench examples
+	$(BIN)/mypy
 
 # MXNET_PYTHON=/path/to/python-with-mxnet-1.9.1 adds MXNet's KVStore side by side.
 bench: $(STAMP)

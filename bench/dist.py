@@ -22,7 +22,6 @@ import os
 import socket
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 

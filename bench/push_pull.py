@@ -13,7 +13,6 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import textwrap
 import time
 from typing import Callable

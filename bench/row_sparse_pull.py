@@ -16,7 +16,6 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import textwrap
 import time
 from typing import Callable

@@ -63,7 +63,7 @@ class _SubmoduleFinder:
 
 # one finder, also when this module is reloaded
 sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__qualname__", None) != "_SubmoduleFinder"]
-sys.meta_path.append(_SubmoduleFinder)  # type: ignore[arg-type]
+sys.meta_path.append(_SubmoduleFinder)
 
 
 def _context(ctx: Context | None) -> Context:
@@ -252,9 +252,9 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
     setattr(NDArray, f"__i{_name}__", _inplace(_name))
 for _name in nd_ops.COMPARISONS:
     setattr(NDArray, f"__{_name}__", _binary(_name))
-NDArray.__matmul__ = lambda self, other: dot(self, other)  # type: ignore[method-assign]
-NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)  # type: ignore[method-assign]
-NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)  # type: ignore[method-assign]
+NDArray.__matmul__ = lambda self, other: dot(self, other)
+NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)
+NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)
 NDArray.abs = NDArray.__abs__  # type: ignore[attr-defined]
 
 

@@ -114,7 +114,7 @@ class RowSparseNDArray:
         target = as_row_sparse(other)
         if target is not None:
             target.assign(self._value)
-            return other  # type: ignore[return-value]
+            return other
         if isinstance(other, NDArray):
             self._value.to_dense(out=other._kvcli_buffer())
             return other

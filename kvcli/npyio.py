@@ -209,13 +209,13 @@ def _read_from(
         )
     if fd is not None:
         if mappable and header.nbytes >= MMAP_BYTES:
-            array = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
-                              shape=header.shape, order="F" if header.fortran else "C")
-            return np.asarray(array)
+            mapped = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
+                               shape=header.shape, order="F" if header.fortran else "C")
+            return np.asarray(mapped)
         data = _read_regular(handle, header.nbytes)
     else:
         data = _read_stream(stream, header.nbytes)
-    array = np.frombuffer(data, dtype=header.dtype, count=header.count)
+    array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.count)
     array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
     if not header.dtype.isnative:
         array = array.astype(header.dtype.newbyteorder("="))
@@ -362,7 +362,7 @@ def _write_array(handle: Any, array: np.ndarray) -> None:
     header = npy.header_data_from_array_1_0(array)
     npy.write_array_header_1_0(handle, header)
     if array.size:
-        handle.write(memoryview(array.reshape(-1)).cast("B"))
+        handle.write(memoryview(array.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
 
 
 def remove_quietly(path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import math
-import os
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -132,7 +131,8 @@ def evaluate(text: str, *, default_dtype: Any = DEFAULT_DTYPE, limit: int | None
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError) as error:
-        raise ValueLanguageError(f"value {_short(text)} does not parse ({error.msg if isinstance(error, SyntaxError) else error}): {HELP}") from None
+        reason = error.msg if isinstance(error, SyntaxError) else error
+        raise ValueLanguageError(f"value {_short(text)} does not parse ({reason}): {HELP}") from None
     except (RecursionError, MemoryError):
         raise ValueLanguageError(f"value {_short(text)} is nested too deeply") from None
     evaluator = _Evaluator(text, check_dtype(default_dtype), max_elements() if limit is None else limit)

@@ -203,7 +203,8 @@ def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> N
         data["format_version"] = 99
         manifest.write_text(json.dumps(data))
     before = snapshot(folder)
-    for action in (lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.init(["v"], [np.ones(1)])):
+    actions = (lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.init(["v"], [np.ones(1)]))
+    for action in actions:
         with open_session(tmp_path) as s:
             with pytest.raises(SessionError) as info:
                 action(s)

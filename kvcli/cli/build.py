@@ -44,7 +44,7 @@ def _choice_enum(choices: tuple[str, ...]) -> Any:
     from enum import Enum
 
     if choices not in _enums:
-        _enums[choices] = Enum("Choice_" + "_".join(choices), {c: c for c in choices}, type=str)  # type: ignore[misc]
+        _enums[choices] = Enum("Choice_" + "_".join(choices), {c: c for c in choices}, type=str)
     return _enums[choices]
 
 

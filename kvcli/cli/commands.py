@@ -51,7 +51,6 @@ def require_session(options: GlobalOptions) -> None:
     live = options.live
     if live is not None and options.session in (None, live.name) and options.home is None:
         return  # the shell's own session (it may be new: its first init creates it)
-    import os
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
     home = Path(options.home).expanduser() if options.home else default_home()
@@ -189,7 +188,8 @@ def run_push(
         updater = session.store.updater_spec if session.store is not None else None
     if options.json:
         output.print_json(
-            {"session": name, "devices": count, "updater": updater, "keys": [{"key": e.key, "version": e.version} for e in entries]}
+            {"session": name, "devices": count, "updater": updater,
+             "keys": [{"key": e.key, "version": e.version} for e in entries]}
         )
         return
     source = f" from {count} devices" if count > 1 else ""

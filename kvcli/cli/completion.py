@@ -9,7 +9,6 @@ Completion never locks a session and never fails: a problem offers nothing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 

@@ -43,7 +43,7 @@ class Shell:
 
     @property
     def command_names(self) -> list[str]:
-        return sorted(self.command.commands)  # type: ignore[attr-defined]
+        return sorted(self.command.commands)
 
     def execute(self, line: str) -> bool:
         """Run one line; False when the shell should exit. Never raises for a bad line;
@@ -271,7 +271,7 @@ def run_shell(
         history = FileHistory(str(path))
     except OSError:
         history = InMemoryHistory()
-    prompt = PromptSession(
+    prompt: PromptSession[str] = PromptSession(
         history=history,
         completer=make_completer(shell),
         complete_while_typing=False,

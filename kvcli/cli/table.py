@@ -351,6 +351,6 @@ def check_short_flags(extra: dict[str, list[str]] | None = None) -> list[str]:
     for command in SESSION_COMMANDS:
         walk(command)
     for pairs in (extra or {}).values():
-        for short, long in pairs:
+        for short, long in pairs:  # type: ignore[str-unpack]  # each pair is (short, long)
             meanings.setdefault(short, set()).add(long)
     return [f"{short}: {', '.join(sorted(longs))}" for short, longs in sorted(meanings.items()) if len(longs) > 1]

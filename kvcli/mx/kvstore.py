@@ -112,7 +112,7 @@ class TestStore(KVStoreBase):
             o[:] = reduced
 
     @staticmethod
-    def is_capable(capability: str) -> bool:  # type: ignore[override]
+    def is_capable(capability: str) -> bool:
         if capability.lower() == KVStoreBase.OPTIMIZER:
             return False
         raise ValueError(f"Unknown capability: {capability}")

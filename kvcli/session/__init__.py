@@ -67,4 +67,6 @@ __all__ = [
     "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
     "corrupted", "default_home", "disk_error", "list_sessions", "parse_key", "parse_keys", "read_npy", "write_npy",
+    # for kvcli's own CLI (sessions delete takes the lock; the shell checks addresses)
+    "_FileLock", "_is_loopback_address", "_lock_timeout",
 ]

@@ -28,6 +28,7 @@ from kvcli.session.files import (
     disk_error,
     write_npy,
 )
+from kvcli.session.live import LiveStore
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
 from kvcli.session.names import DATA, LOCK, MANIFEST, RECYCLE_BYTES, Key
 
@@ -53,10 +54,26 @@ class _Txn:
         self.dirty = True
 
 
-class Committer:
+class Committer(LiveStore):
     """Locking, transactions and the commit protocol of a
     :class:`~kvcli.session.core.Session`: new files beside the old ones, fsync, the manifest
-    renamed into place (the commit point), then garbage collection. A mixin of ``Session``."""
+    renamed into place (the commit point), then garbage collection. A base of ``Session``."""
+
+    def _check_requested(self, manifest: Manifest) -> None:
+        if self.requested_type and self.requested_type != manifest.store_type:
+            found = f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}"
+            raise SessionError(
+                f"{found}: to change it, call Session.reset({self.requested_type!r}) (this deletes its keys)",
+                problem=found, remedy="reset-type", store_type=self.requested_type, options={},
+            )
+        for option, value in self.requested_options.items():
+            if manifest.store_options.get(option) != value:
+                found = f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
+                raise SessionError(
+                    f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
+                    "(this deletes its keys)",
+                    problem=found, remedy="reset-type", store_type=manifest.store_type, options={option: value},
+                )
 
     @contextmanager
     def _locked(self, shared: bool, create: bool) -> Iterator[bool]:

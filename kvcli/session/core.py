@@ -21,7 +21,6 @@ from kvcli.session.files import (
     check_npy,
     read_npy,
 )
-from kvcli.session.live import LiveStore
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
 from kvcli.session.names import (
     _SAFE_DTYPES,
@@ -45,7 +44,7 @@ ValuesFor = Callable[[Key, KeyEntry], Any]
 
 
 
-class Session(LiveStore, Committer):
+class Session(Committer):
     """A named, persistent KVStore session (see the module docs).
 
     Args:
@@ -80,7 +79,7 @@ class Session(LiveStore, Committer):
         self._store: Any = None
         self._store_sig: tuple[str, str] | None = None
         self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
-        self._updater_sig: tuple[str, str | None] | None = None
+        self._updater_sig: tuple[str, str | None, str | None] | None = None
         self._manifest: Manifest | None = None
         #: what the last operation wants the user to know (e.g. an import that dropped code)
         self.notices: list[str] = []
@@ -93,19 +92,7 @@ class Session(LiveStore, Committer):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Stop the store (device workers, connections). The session on disk stays."""
-        store, self._store = self._store, None
-        self._store_sig = None
-        self._loaded = {}
-        self._updater_sig = None
-        self._residuals = {}
-        if store is not None:
-            store.close()
 
-    @property
-    def manifest_path(self) -> Path:
-        return self.path / MANIFEST
 
     def exists(self) -> bool:
         """Whether the session has been created on disk."""
@@ -284,7 +271,7 @@ class Session(LiveStore, Committer):
             self._updater_sig = self._updater_signature(manifest)
             txn.dirty = True
             txn.save_state = False
-        return new_spec
+        return str(new_spec)
 
     def set_compression(self, spec: str | None) -> str | None:
         """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
@@ -441,7 +428,7 @@ class Session(LiveStore, Committer):
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
             _check_regular(state_path, "the optimizer state file")
-            from kvcli.updaters import load_state
+            from kvcli.optim.state import load_state
 
             load_state(state_path, None)
         with self._transaction(write=True, create=True) as txn:
@@ -470,21 +457,6 @@ class Session(LiveStore, Committer):
 
 
 
-    def _check_requested(self, manifest: Manifest) -> None:
-        if self.requested_type and self.requested_type != manifest.store_type:
-            found = f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}"
-            raise SessionError(
-                f"{found}: to change it, call Session.reset({self.requested_type!r}) (this deletes its keys)",
-                problem=found, remedy="reset-type", store_type=self.requested_type, options={},
-            )
-        for option, value in self.requested_options.items():
-            if manifest.store_options.get(option) != value:
-                found = f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
-                raise SessionError(
-                    f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
-                    "(this deletes its keys)",
-                    problem=found, remedy="reset-type", store_type=manifest.store_type, options={option: value},
-                )
 
     def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
         entry = manifest.keys.get(key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -14,13 +15,45 @@ from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.session.files import _check_regular, corrupted, read_npy
 from kvcli.session.manifest import Manifest
-from kvcli.session.names import DATA, Key, _is_loopback_address, _python_spec
+from kvcli.session.names import DATA, MANIFEST, Key, _is_loopback_address, _python_spec
 
 
-class LiveStore:
+class SessionAttrs:
+    """The state a :class:`~kvcli.session.core.Session` keeps, declared for its bases (the
+    live store and the committer) which read it; ``Session.__init__`` sets every one."""
+
+    name: str
+    home: Path
+    path: Path
+    requested_type: str | None
+    requested_options: dict[str, Any]
+    notices: list[str]
+    _store: Any
+    _store_sig: tuple[str, str] | None
+    _loaded: dict[Key, tuple[str, int]]
+    _updater_sig: tuple[str, str | None, str | None] | None
+    _manifest: Manifest | None
+    _residuals: dict[Key, str | None]
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+
+class LiveStore(SessionAttrs):
     """The store a :class:`~kvcli.session.core.Session` keeps alive between commands (and so
     its device workers): which keys and updater it holds, and reloading only what another
-    process changed. A mixin of ``Session``; it reads the session's attributes."""
+    process changed. A base of ``Session``; its attributes are declared in :class:`SessionAttrs`."""
+
+    def close(self) -> None:
+        """Stop the store (device workers, connections). The session on disk stays."""
+        store, self._store = self._store, None
+        self._store_sig = None
+        self._loaded = {}
+        self._updater_sig = None
+        self._residuals = {}
+        if store is not None:
+            store.close()
 
     def _close_store_if_changed(self, manifest: Manifest) -> None:
         sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))

@@ -155,9 +155,13 @@ def create(type: str = "local", **options: Any) -> KVStore:  # noqa: A002 - MXNe
     store_type = resolve(type)
     check_options(store_type, options)
     cls = store_type.backend_class()
-    store = cls(store_type.name, **options) if store_type.takes_kind else cls(**options)
+    maker: Any = cls  # each backend has its own constructor; the registry says which arguments
+    store = maker(store_type.name, **options) if store_type.takes_kind else maker(**options)
     store.type = type.lower()
     return store
 
 
-__all__ = ["KVStore", "NAMES", "REGISTRY", "SESSION_OPTION_SPECS", "OptionSpec", "StoreType", "UNAVAILABLE", "check_options", "create", "register", "resolve"]
+__all__ = [
+    "KVStore", "NAMES", "REGISTRY", "SESSION_OPTION_SPECS", "OptionSpec", "StoreType",
+    "UNAVAILABLE", "check_options", "create", "register", "resolve",
+]

@@ -36,10 +36,11 @@ from kvcli.errors import (
     ValueTypeError,
 )
 
-#: What a store holds: numbers and booleans (the dtypes a session file may have).
-_STORABLE_DTYPES = frozenset(DTYPES)
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
+
+#: What a store holds: numbers and booleans (the dtypes a session file may have).
+_STORABLE_DTYPES = frozenset(DTYPES)
 
 Key = Union[int, str]
 UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
@@ -207,6 +208,7 @@ class KVStore(RowSparseContract, ABC):
         the stored array gets its shape, dtype and place back (values it wrote stay, as with
         any updater that raises)."""
         shape, dtype = stored.shape, stored.dtype
+        assert self._updater is not None  # the caller checked
         self._updater(key, merged, stored)
         replaced = self._stored(key) is not stored
         if stored.shape == shape and stored.dtype == dtype and not replaced:
@@ -214,7 +216,7 @@ class KVStore(RowSparseContract, ABC):
         found = f"{stored.dtype} {stored.shape}" + (" and replaced it" if replaced else "")
         try:  # a view change of the same buffer: undo it (dtype first, it rescales the shape)
             if stored.dtype != dtype:
-                stored.dtype = dtype
+                stored.dtype = dtype  # type: ignore[misc]  # numpy allows it on a view
             if stored.shape != shape:
                 stored.shape = shape
         except (ValueError, AttributeError, TypeError):  # pragma: no cover - cannot be undone: drop the key's copy
@@ -474,7 +476,7 @@ class KVStore(RowSparseContract, ABC):
         place), a spec string such as ``"sum"``, ``"scale-add:2"`` or ``"sgd:lr=0.1"`` (see
         :mod:`kvcli.updaters`), or None for the default (assign).
         """
-        from kvcli.updaters import parse_updater
+        from kvcli.optim.spec import parse_updater
 
         with self._lock:
             if isinstance(updater, str):
@@ -495,7 +497,7 @@ class KVStore(RowSparseContract, ABC):
         """Run ``optimizer`` on every push: the pushed value is the gradient, the stored value
         the weight. Takes a :mod:`kvcli.updaters` optimizer, an MXNet-style
         ``kvcli.mx.optimizer`` object, or a spec string like ``"adam:lr=0.01"``."""
-        from kvcli.updaters import as_optimizer
+        from kvcli.optim.spec import as_optimizer
 
         self.set_updater(as_optimizer(optimizer))
 
@@ -518,7 +520,7 @@ class KVStore(RowSparseContract, ABC):
         The file is a numpy ``.npz`` archive read without pickle; ``dump_optimizer`` also
         stores the updater spec so :meth:`load_optimizer_states` can restore the updater.
         """
-        from kvcli.updaters import save_state
+        from kvcli.optim.state import save_state
 
         with self._lock:
             save_state(self._stateful_updater("save"), Path(fname), include_spec=dump_optimizer)
@@ -526,7 +528,7 @@ class KVStore(RowSparseContract, ABC):
     def load_optimizer_states(self, fname: str | Path) -> None:
         """Read state written by :meth:`save_optimizer_states` into the current updater
         (or, when the file holds a spec, into the updater it describes)."""
-        from kvcli.updaters import load_state
+        from kvcli.optim.state import load_state
 
         with self._lock:
             self._updater = load_state(Path(fname), self._updater)
@@ -694,7 +696,7 @@ class KVStore(RowSparseContract, ABC):
         arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v, key) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
-            self._check_array(key, array, info, f"{verb}{where}")
+            self._check_array(key, array, info, f"{verb}{where}")  # type: ignore[arg-type]  # RowSparse too
         return arrays
 
     def _out_buffers(self, key: Key, out: Any) -> list[np.ndarray]:

@@ -171,8 +171,8 @@ def _hold(path: Path, cpus: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ray.init(num_cpus=cpus or None, include_dashboard=False, logging_level=logging.WARNING)
     signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
-    info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address),
-                       int(ray.cluster_resources().get("CPU", 0)), time.time())
+    cpus_granted = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
+    info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address), cpus_granted, time.time())
     partial = path.with_name(path.name + ".tmp")
     partial.write_text(json.dumps(asdict(info)))
     os.replace(partial, path)  # readers see the whole file or none

@@ -65,7 +65,6 @@ import copy
 import logging
 import warnings
 import math
-import os
 import time
 import uuid
 import zlib
@@ -458,7 +457,7 @@ class DistStore(DistRowSparse, KVStore):
             self.barrier()
             if self._rank != 0:
                 keys = list(key) if isinstance(key, (list, tuple)) else [key]
-                self._check_servers_hold([k if isinstance(k, str) else int(k) for k in keys])
+                self._check_servers_hold([k if isinstance(k, str) else int(k) for k in keys])  # type: ignore[arg-type]
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
         """Push (see :meth:`KVStore.push`); returns once every server has the values."""
@@ -637,7 +636,7 @@ class DistStore(DistRowSparse, KVStore):
         for server, needs in asked.items():
             for (key, _), answer in zip(needs, answers[server]):
                 parts[key, server] = next(fetched) if isinstance(answer, list) else answer
-        values = {}
+        values: dict[Key, Any] = {}
         for key in dict.fromkeys(keys):
             pieces = [parts[key, server] for server, _ in self._layouts[key]]
             # One part: the read-only array as it came (the base class copies it out).
@@ -669,7 +668,7 @@ class DistStore(DistRowSparse, KVStore):
             if isinstance(cause, KVCliError):
                 raise cause from None  # the server's own message, as the local store says it
             if isinstance(cause, Exception):
-                raise cause  # a user updater's exception, as it would be raised locally
+                raise cause from None  # a user updater's exception, as it would be raised locally
             raise DistributedError(f"{what} failed: {error}") from None
         except ray.exceptions.GetTimeoutError:
             raise DistributedError(
@@ -686,12 +685,12 @@ class DistStore(DistRowSparse, KVStore):
         """Send the updater (and each server's share of its state) to ``servers``."""
         updater = self._updater
         shares: list[dict[str, Any] | None] = [None] * self._num_servers
-        shipped = updater
+        shipped: Any = updater
         if updater is not None and hasattr(updater, "state_dict"):
             state = updater.state_dict()
             shipped = copy.copy(updater)  # the same settings, without carrying all the state
             shipped.load_state_dict({"states": {}, "counts": {}})
-            shares = self._split_state(state)
+            shares = list(self._split_state(state))
         calls = []
         for server in servers:
             try:

@@ -94,7 +94,7 @@ class _Slot:
         self.applied = [0] * self.num_workers
         self.pending = [{} for _ in range(self.num_workers)]
 
-    def writable_value(self) -> np.ndarray:
+    def writable_value(self) -> np.ndarray | RowSparse:
         """The value, made writable first if it is a push kept from the object store."""
         if isinstance(self.value, np.ndarray) and not self.value.flags.writeable:
             self.value = np.array(self.value, copy=True)
@@ -307,7 +307,7 @@ class KeyServer:
                 slot.value = arrays[0]
                 slot.snapshot = (slot.version, pushes[0][1])
                 return
-            sum_into(slot.writable_value(), arrays)  # the sum goes straight into the value
+            sum_into(slot.writable_value(), arrays)  # type: ignore[arg-type]  # a dense key here
             return
         # The pushed arrays are read-only views of Ray's object store; the updater gets a
         # writable sum, as it would locally.
@@ -318,7 +318,7 @@ class KeyServer:
 
     def _update(self, key: Key, slot: _Slot, merged: Any, step: int | None) -> None:
         try:
-            self.updater(key, merged, slot.writable_value())  # type: ignore[misc]
+            self.updater(key, merged, slot.writable_value())  # type: ignore[misc, arg-type]
         except Exception as error:
             if step is not None:
                 slot.errors[step] = error
@@ -336,6 +336,7 @@ class KeyServer:
         elif isinstance(slot.value, RowSparse):
             slot.value.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
         else:
+            assert isinstance(merged, RowSparse)  # a dense sum of a dense key took the branch above
             merged.to_dense(out=slot.value)
 
     async def pull_many(self, rank: int, needs: list[tuple[Key, int]], timeout: float) -> list[Any]:

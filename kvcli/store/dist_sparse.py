@@ -9,7 +9,7 @@ server still gets the step, maybe with no rows, so dist_sync's counters stay in 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,16 +30,24 @@ class DistRowSparse:
     _inflight: list[tuple[Any, str, int]]
     _outbox: dict[int, list[tuple[Key, int, Any, Any]]]
     _info: dict[Key, Any]
+    _ray: Any
+    _rank: int
+    _timeout: float
+
+    if TYPE_CHECKING:  # defined by DistStore (declared for the type checker only)
+        def _write(self, key: Key, value: Any) -> None: ...
+        def _read(self, key: Key) -> Any: ...
+        def _call(self, ref: Any, what: str, lost: str = ...) -> Any: ...
 
     def _write_sparse(self, key: Key, value: RowSparse) -> None:
-        self._write(key, value)  # type: ignore[arg-type]  (the layout and init calls are the same)
+        self._write(key, value)  # the layout and init calls are the same as a dense key's
 
     def _stored_sparse(self, key: Key) -> RowSparse:
         """A *copy* of the value: dist values live on the servers, not here."""
         return self._read_sparse(key).copy()
 
     def _read_sparse(self, key: Key) -> RowSparse:
-        return self._read(key)  # type: ignore[return-value]  (_fetch joins RowSparse parts)
+        return self._read(key)  # _fetch joins the RowSparse parts
 
     def _apply_sparse(self, key: Key, merged: np.ndarray | RowSparse) -> None:
         """Send this worker's row sum (of its devices) to the servers, each only its rows."""
@@ -94,5 +102,6 @@ def join_parts(parts: list[Any], layout: Layout) -> np.ndarray | RowSparse:
     if not isinstance(parts[0], RowSparse):
         return np.concatenate(parts, axis=0)
     shape = (sum(p.shape[0] for p in parts), *parts[0].shape[1:])
-    indices = np.concatenate([p.indices + rows.start for p, (_, rows) in zip(parts, layout)])
+    starts = [0 if rows is None else rows.start for _, rows in layout]
+    indices = np.concatenate([p.indices + start for p, start in zip(parts, starts)])
     return RowSparse._trusted(np.concatenate([p.data for p in parts], axis=0), indices, shape)

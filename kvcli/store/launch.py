@@ -117,7 +117,8 @@ def launch(
     try:
         refs: dict[Any, int] = {}
         for rank in range(num_workers):
-            placement = {"resources": dict(per_rank[rank])} if per_rank[rank] else {}
+            resources = per_rank[rank]
+            placement = {"resources": dict(resources)} if resources else {}
             worker = worker_class.options(num_cpus=0, max_restarts=0, **placement).remote(
                 rank, {**shared, dist.ENV_RANK: str(rank)}
             )

@@ -196,7 +196,7 @@ def attach(name: str, shape: tuple[int, ...], dtype: str) -> np.ndarray:
         try:
             segment = shared_memory.SharedMemory(name=name)
         finally:
-            resource_tracker.register = register  # type: ignore[assignment]
+            resource_tracker.register = register
     try:
         mapping = mmap.mmap(segment._fd, segment.size)  # type: ignore[attr-defined]
     finally:

@@ -176,7 +176,7 @@ class RowSparse:
                 f"numpy {ufunc.__name__} is not defined on row-sparse values: use +, -, * or / by "
                 "a scalar, or convert with .to_dense()"
             )
-        result = _UFUNCS[ufunc](*inputs)
+        result = _UFUNCS[ufunc](*inputs)  # type: ignore[no-untyped-call]  # the table holds lambdas
         if out is None:
             return result
         target = out[0] if isinstance(out, tuple) else out

@@ -11,7 +11,7 @@ distributed store overrides the storage hooks (``_write_sparse``, ``_read_sparse
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -28,6 +28,16 @@ class RowSparseContract:
     _info: dict[Key, Any]
     _updater: Any
     _sparse: dict[Key, RowSparse]
+
+    if TYPE_CHECKING:  # the dense hooks, defined by KVStore (declared for the type checker only)
+        def _forget(self, key: Key) -> None: ...
+        def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray: ...
+        def _apply(self, key: Key, merged: np.ndarray) -> None: ...
+        def _stored(self, key: Key) -> np.ndarray: ...
+        def _read(self, key: Key) -> np.ndarray: ...
+        def _info_of(self, key: Key) -> Any: ...
+        def _check_array(self, key: Key, array: Any, info: Any, verb: str) -> None: ...
+        def _out_buffers(self, key: Key, out: Any) -> list[np.ndarray]: ...
 
     def _row_ids_for(self, key: Key, row_ids: Any, count: int) -> list[np.ndarray]:
         """One checked id array per output: ``row_ids`` is one array for all outputs or a
@@ -100,13 +110,13 @@ class RowSparseContract:
             if self._updater is None:
                 merged.to_dense(out=stored_dense)  # type: ignore[union-attr]
             else:
-                self._updater(key, merged, stored_dense)  # type: ignore[arg-type]
+                self._updater(key, merged, stored_dense)
             return
         stored = self._stored_sparse(key)
         if self._updater is None:
             stored.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
             return
-        self._updater(key, merged, stored)  # type: ignore[arg-type]
+        self._updater(key, merged, stored)
         try:
             stored.validate()
         except (RowSparseError, ShapeMismatchError) as error:
@@ -128,7 +138,7 @@ class RowSparseContract:
         for index, target in enumerate(sparse):
             if target is not None:
                 where = f" (output {index} of {len(outs)})" if len(outs) > 1 else ""
-                self._check_array(key, target, info, f"pull{where}")  # type: ignore[arg-type]
+                self._check_array(key, target, info, f"pull{where}")
         buffers = self._out_buffers(key, [o for o, t in zip(outs, sparse) if t is None]) if None in sparse else []
         targets = [t for t in sparse if t is not None]
         if targets and ignore_sparse:
@@ -176,5 +186,5 @@ class RowSparseContract:
             )
         for index, target in enumerate(targets):
             where = f" (output {index} of {len(outs)})" if len(outs) > 1 else ""
-            self._check_array(key, target, info, f"row_sparse_pull{where}")  # type: ignore[arg-type]
+            self._check_array(key, target, info, f"row_sparse_pull{where}")
         return targets

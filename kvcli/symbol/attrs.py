@@ -18,6 +18,11 @@ class AttrError(ValueError):
     """An attribute value does not have the type its operator expects."""
 
 
+# The names Attrs.int and Attrs.float shadow the builtins inside the class body.
+_Int = int
+_Float = float
+
+
 class Attrs:
     """Typed read access to one node's string attributes.
 
@@ -70,7 +75,7 @@ class Attrs:
             return False
         raise AttrError(f"attribute '{key}' should be True or False, got {text!r}")
 
-    def ints(self, key: str, default: Optional[tuple[int, ...]] = None) -> tuple[int, ...]:
+    def ints(self, key: str, default: Optional[tuple[_Int, ...]] = None) -> tuple[_Int, ...]:
         """A tuple of ints: ``"(3, 3)"``, ``"[3,3]"``, ``"3"`` and ``"(3,)"`` all work."""
         if key not in self:
             if default is None:
@@ -78,14 +83,14 @@ class Attrs:
             return default
         return parse_int_tuple(self._need(key), key)
 
-    def optional_ints(self, key: str) -> Optional[tuple[int, ...]]:
+    def optional_ints(self, key: str) -> Optional[tuple[_Int, ...]]:
         """Like :meth:`ints` but ``None`` (and ``"()"``) when absent or empty."""
         if key not in self:
             return None
         value = parse_int_tuple(self._need(key), key)
         return value or None
 
-    def floats(self, key: str, default: tuple[float, ...] = ()) -> tuple[float, ...]:
+    def floats(self, key: str, default: tuple[_Float, ...] = ()) -> tuple[_Float, ...]:
         if key not in self:
             return default
         return tuple(float(x) for x in _NUM_RE.findall(self._need(key)))
@@ -98,7 +103,7 @@ class Attrs:
         return self._need(key)
 
 
-def parse_int_tuple(text: str, key: str = "value") -> tuple[int, ...]:
+def parse_int_tuple(text: str, key: str = "value") -> tuple[_Int, ...]:
     """``"(1, -1, 0)"`` → ``(1, -1, 0)``; refuses anything that is not a list of integers."""
     body = text.strip().strip("()[]").replace(" ", "")
     if not body:
@@ -114,7 +119,7 @@ def parse_int_tuple(text: str, key: str = "value") -> tuple[int, ...]:
     return tuple(out)
 
 
-def parse_shape_hint(text: str) -> Optional[tuple[int, ...]]:
+def parse_shape_hint(text: str) -> Optional[tuple[_Int, ...]]:
     """A ``__shape__`` hint such as ``"(10, 0, 5, 5)"`` (0 = unknown dim); ``None`` if unparsable."""
     try:
         return parse_int_tuple(text, "__shape__")

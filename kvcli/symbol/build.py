@@ -216,7 +216,7 @@ class Symbol:
         self.to_graph().save(fname)
 
     # ------------------------------------------------------------------ shapes
-    def _infer(self, args: Sequence[Any], kwargs: Mapping[str, Any], partial: bool) -> tuple:
+    def _infer(self, args: Sequence[Any], kwargs: Mapping[str, Any], partial: bool) -> tuple[Any, Any, Any]:
         arg_names = self.list_arguments()
         given: dict[str, Shape] = {}
         for name, shape in zip(arg_names, args):
@@ -240,11 +240,11 @@ class Symbol:
             return None, None, None
         return arg_shapes, out_shapes, aux_shapes
 
-    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
+    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` if incomplete."""
         return self._infer(args, kwargs, partial=False)
 
-    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
+    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """Like :meth:`infer_shape`, with ``()`` for shapes that cannot be inferred."""
         return self._infer(args, kwargs, partial=True)
 
@@ -392,7 +392,7 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
             raise TypeError(f"{hint}() takes its inputs as positional Symbols")
         attrs.setdefault("num_args", str(len(symbols)))
         node_name = NameManager.get(name, hint)
-        node = _Node(op, node_name, attrs, {}, [(s._single(), k, 0) for s in symbols for k in [s._index()]])
+        node = _Node(op, node_name, attrs, {}, [(_single(s), _index(s), 0) for s in symbols])
         return Symbol([(node, 0)])
     input_names = spec.inputs(Attrs(attrs))
     given: dict[str, Symbol] = {}
@@ -414,7 +414,7 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
         version = 1 if slot in spec.aux else 0  # MXNet marks aux inputs as mutated (version 1)
         if slot in given:
             s = given[slot]
-            inputs.append((s._single(), s._index(), version))
+            inputs.append((_single(s), _index(s), version))
             continue
         # MXNet creates missing inputs as variables that carry the op's attributes.
         var_hidden = {"__init__": _AUX_INIT[slot]} if slot in _AUX_INIT else {}
@@ -434,8 +434,6 @@ def _index(self: Symbol) -> int:
     return self._outputs[0][1]
 
 
-Symbol._single = _single  # type: ignore[attr-defined]
-Symbol._index = _index  # type: ignore[attr-defined]
 
 # Values MXNet's generated functions accept positionally after the inputs.
 _POSITIONAL: dict[str, tuple[str, ...]] = {

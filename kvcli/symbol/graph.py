@@ -392,7 +392,7 @@ def _count_outputs(nodes: list[Node], heads: Iterable[Entry], source: str = "<gr
         n = 1
         if spec is not None:
             try:
-                n = spec.outputs(node.typed)
+                n = spec.outputs(node.typed)  # type: ignore[union-attr]  # False was replaced above
             except AttrError:
                 n = 1
             if not 1 <= n <= MAX_OUTPUTS:
@@ -424,7 +424,7 @@ def _count_text(n: int) -> str:
 
 def _check_output_indices(graph: Graph) -> None:
     nodes = graph.nodes
-    for i, node in enumerate(nodes):
+    for node in nodes:
         for src, idx, _ in node.inputs:
             if idx and idx >= graph.num_outputs(src):  # every node has an output 0
                 raise SymbolError(

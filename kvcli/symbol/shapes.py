@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kvcli.errors import ShapeInferenceError
 from kvcli.symbol.attrs import AttrError, Attrs, parse_shape_hint
@@ -41,7 +41,7 @@ def _axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def _prod(dims: Shape) -> int:
+def _prod(dims: Sequence[int]) -> int:
     return math.prod(dims)
 
 
@@ -212,7 +212,7 @@ def _norm(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     if data is None:
         return
     ins[0] = outs[0] = data
-    default_axis = -1 if "LayerNorm" in a.get("__op__", "") else 1
+    default_axis = -1 if "LayerNorm" in (a.get("__op__", "") or "") else 1
     channels = data[_axis(a.int("axis", default_axis), len(data))] if len(data) > 1 else data[0]
     for k in range(1, len(ins)):
         ins[k] = (channels,)
@@ -718,7 +718,9 @@ def _fill_partial_creations(graph: Graph, outputs: list[list[Optional[Shape]]],
         except AttrError:
             continue
         if len(shape) == 2 and shape[0] == 0 and shape[1] > 0:
-            outputs[src][k] = (outputs[j][0][0], shape[1])
+            first = outputs[j][0]
+            assert first is not None  # the loop above skips nodes without an output shape
+            outputs[src][k] = (first[0], shape[1])
             changed = True
     return changed
 
@@ -742,9 +744,9 @@ def _check_conflict(graph: Graph, node: int, slot: int, old: Optional[Shape], ne
             f"{_fmt(new)}; fix the input shapes (--shape)")
 
 
-def _typed(node: "object") -> Attrs:
-    attrs = dict(getattr(node, "attrs"))
-    attrs["__op__"] = getattr(node, "op")  # lets shared rules (BatchNorm/LayerNorm) tell ops apart
+def _typed(node: Any) -> Attrs:
+    attrs = dict(node.attrs)
+    attrs["__op__"] = node.op  # lets shared rules (BatchNorm/LayerNorm) tell ops apart
     return Attrs(attrs)
 
 

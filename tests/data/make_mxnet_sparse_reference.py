@@ -54,7 +54,7 @@ def raises(fn):
     try:
         fn()
     except mx.base.MXNetError as error:
-        lines = [l for l in str(error).splitlines() if "Check failed" in l or "Error" in l]
+        lines = [line for line in str(error).splitlines() if "Check failed" in line or "Error" in line]
         return lines[-1].strip() if lines else "MXNetError"
     return None
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kvcli.mx as mx
-from kvcli.errors import OutputError, KeyTypeError, ShapeMismatchError, StoreError, UnsupportedError
+from kvcli.errors import OutputError, ShapeMismatchError, StoreError, UnsupportedError
 from kvcli.mx import nd
 
 from .conftest import LOCAL_TYPES

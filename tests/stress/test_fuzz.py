@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvcli.errors import KVCliError
@@ -251,7 +251,7 @@ def assert_only_session_files(root: Path) -> None:
 @given(text=key_text)
 def test_session_init_random_keys(tmp_path: Path, text: str) -> None:
     """Session.init with the parsed key: the key's value is stored, no file lands elsewhere."""
-    from kvcli.session import Session, parse_key
+    from kvcli.session import Session
 
     key = check_parse_key(text)
     if key is None:
@@ -521,9 +521,10 @@ def attribute_keys(op: str) -> tuple[str, ...]:
         values["__op__"] = op
         attrs = Attrs(_KeyRecorder(values, seen))
         spec = ops.spec(op)
-        for call in ((lambda: RULES[op](attrs, [(2, 3, 8, 8)] * 5, [None] * 3)),
-                     (lambda: spec.inputs(attrs)) if spec else None,
-                     (lambda: spec.outputs(attrs)) if spec else None):
+        # default arguments bind this iteration's attrs and spec (the calls run right here)
+        for call in ((lambda attrs=attrs: RULES[op](attrs, [(2, 3, 8, 8)] * 5, [None] * 3)),
+                     (lambda attrs=attrs, spec=spec: spec.inputs(attrs)) if spec else None,
+                     (lambda attrs=attrs, spec=spec: spec.outputs(attrs)) if spec else None):
             if call is None:
                 continue
             try:

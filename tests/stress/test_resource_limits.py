@@ -54,7 +54,7 @@ HUGE_VALUES = [
     "[ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8)]",
     "(ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8))",
     "full(ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8), ones(10**8))",
-    "array([[ones(10**8)], [ones(10**8)], [ones(10**8)], [ones(10**8)], [ones(10**8)], [ones(10**8)], [ones(10**8)], [ones(10**8)]])",
+    "array([" + ", ".join(["[ones(10**8)]"] * 8) + "])",
 ]
 
 

@@ -177,7 +177,7 @@ def test_spinner_only_on_a_terminal(tmp_path: Path) -> None:
     assert piped.returncode == 0 and "\r" not in piped.stderr and "laying out" not in piped.stderr
     # on a terminal: a slow dot (sleep 1 s, then the real one) shows the spinner with seconds
     script = tmp_path / "dot1"
-    script.write_text(f"#!/bin/sh\nsleep 1\nexec dot \"$@\"\n")
+    script.write_text("#!/bin/sh\nsleep 1\nexec dot \"$@\"\n")
     script.chmod(0o755)
     master, slave = pty.openpty()
     env = dict(os.environ, KVCLI_DOT=str(script), NO_COLOR="1")
