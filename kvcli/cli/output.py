@@ -107,6 +107,8 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     if remedy == "missing-session":
         words = f"--session {fields.get('session')} init KEY VALUE"
         return f"pick one with --session NAME, or create it with {command_text(words, where)}"
+    if remedy == "input-shapes":
+        return "give the input shapes with --shape NAME=D1,D2,... (e.g. --shape data=1,3,224,224)"
     if remedy == "usage":
         command = fields.get("command")
         words = f"help {command}" if command else "help"

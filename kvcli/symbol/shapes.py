@@ -668,7 +668,7 @@ def infer_shapes(graph: Graph, given: Optional[Mapping[str, Shape]] = None,
                 if old is not None:
                     raise ShapeInferenceError(
                         f"{graph.source}: shape conflict at '{node.name}' ({node.op}) output {k}: "
-                        f"{_fmt(old)} vs {_fmt(new)}; check the --shape values")
+                        f"{_fmt(old)} vs {_fmt(new)}; check the input shapes", remedy="input-shapes")
                 outputs[i][k] = new
                 changed = True
         if all(s is not None for s in outputs[i]) and all(outputs[s][k] is not None for s, k, _ in node.inputs):
@@ -731,17 +731,17 @@ def _check_conflict(graph: Graph, node: int, slot: int, old: Optional[Shape], ne
     src = graph.nodes[n.inputs[slot][0]]
     slot_name = graph.input_names(node)[slot]
     if old is not None and old != new:
-        origin = ("--shape" if src.name in given else
+        origin = ("the shape given for it" if src.name in given else
                   "its __shape__ in the file" if "__shape__" in src.hidden else "another layer")
         raise ShapeInferenceError(
             f"{graph.source}: shape conflict at '{n.name}' ({n.op}) input '{slot_name}' "
             f"('{src.name}'): {origin} says {_fmt(old)} but the layer needs {_fmt(new)}; "
-            "fix the input shapes (--shape)")
+            "fix the input shapes", remedy="input-shapes")
     if hint is not None and (len(hint) != len(new) or any(h and h != d for h, d in zip(hint, new))):
         raise ShapeInferenceError(
             f"{graph.source}: shape conflict at '{n.name}' ({n.op}) input '{slot_name}' "
             f"('{src.name}'): its __shape__ in the file says {_fmt(hint)} but the layer needs "
-            f"{_fmt(new)}; fix the input shapes (--shape)")
+            f"{_fmt(new)}; fix the input shapes", remedy="input-shapes")
 
 
 def _typed(node: Any) -> Attrs:
