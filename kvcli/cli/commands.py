@@ -268,23 +268,22 @@ def _write_npy_output(path: Path, array: Any) -> None:
 
 # ---------------------------------------------------------------------- updater / keys / show
 def run_set_updater(options: GlobalOptions, spec: str) -> None:
-    with open_session(options) as session:
-        new_spec = session.set_updater(spec)
-        name = session.name
-    if options.json:
-        output.print_json({"session": name, "updater": new_spec})
-    else:
-        output.note(f"updater: {new_spec}")
+    _set_setting(options, "updater", lambda session: session.set_updater(spec), "updater")
 
 
 def run_set_compression(options: GlobalOptions, spec: str) -> None:
+    _set_setting(options, "compression", lambda session: session.set_compression(spec), "gradient compression")
+
+
+def _set_setting(options: GlobalOptions, field: str, change: Any, label: str) -> None:
+    """Change one session setting (``change(session)`` returns its new value) and report it."""
     with open_session(options) as session:
-        active = session.set_compression(spec)
+        value = change(session)
         name = session.name
     if options.json:
-        output.print_json({"session": name, "compression": active})
+        output.print_json({"session": name, field: value})
     else:
-        output.note(f"gradient compression: {active or 'none'}")
+        output.note(f"{label}: {value or 'none'}")
 
 
 def run_keys(options: GlobalOptions) -> None:

@@ -84,6 +84,15 @@ def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
     return array
 
 
+def _refuse_value_lists(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> None:
+    """``verb`` takes one value per key: a per-device list is an :class:`ArityError`."""
+    for key, value in pairs:
+        if is_value_list(value):
+            raise ArityError(
+                f"{verb} of key {key!r} got a list of {len(value)} values: {verb} takes one value per key ({why})"
+            )
+
+
 def writable_buffer(out: Any, key: Key) -> np.ndarray:
     """The array a pull writes into; refuses outputs that cannot be written in place."""
     if isinstance(out, np.ndarray):
@@ -253,12 +262,8 @@ class KVStore(RowSparseContract, ABC):
             self._check_open()
             pairs = self._pair(key, value, "init")
             arrays: list[np.ndarray | RowSparse] = []
+            _refuse_value_lists(pairs, "init", "push is the one that sums per-device values")
             for k, v in pairs:
-                if is_value_list(v):
-                    raise ArityError(
-                        f"init of key {k!r} got a list of {len(v)} arrays: init takes one array "
-                        "per key (push is the one that sums per-device values)"
-                    )
                 sparse = as_row_sparse(v)
                 arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
             for (k, _), array in zip(pairs, arrays):
@@ -372,12 +377,8 @@ class KVStore(RowSparseContract, ABC):
             self._check_open()
             values = self._pair(key, value, "broadcast")
             outs = dict(self._pair(key, out, "broadcast"))
+            _refuse_value_lists(values, "broadcast", "and one or a list of outputs")
             for k, v in values:
-                if is_value_list(v):
-                    raise ArityError(
-                        f"broadcast of key {k!r} got a list of {len(v)} values: broadcast takes one "
-                        "value per key (and one or a list of outputs)"
-                    )
                 array = as_numpy(v)
                 for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):
                     self._check_array(k, writable_buffer(o, k), ArrayInfo(array.shape, array.dtype),
