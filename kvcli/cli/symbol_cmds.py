@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
@@ -51,7 +52,15 @@ SUMMARY_EPILOG = """Examples:
   kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'
 """
 
-RANKDIRS = ("TB", "LR", "BT", "RL")
+class Rankdir(str, Enum):
+    """Graphviz layout directions (typer refuses others with a usage error, exit 2)."""
+
+    TB = "TB"
+    LR = "LR"
+    BT = "BT"
+    RL = "RL"
+
+
 ALLOW_UNKNOWN_HELP = ("Accept ops that are not MXNet operators (custom plugin builds): they are drawn "
                       "with unknown shapes and totals become lower bounds. Without it such a file is refused.")
 
@@ -132,10 +141,10 @@ def viz_command(
         help="Output file; the extension picks the format: .svg .pdf .png .dot, or .html (an interactive "
              "viewer: zoom, search, node details, groups, summary); - writes SVG "
              "(or --format dot) to standard output. Default: FILE's name with .svg, in the current folder."),
-    shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
-    title: Optional[str] = typer.Option(None, "--title", "-t", help="Title drawn above the graph."),
-    rankdir: str = typer.Option("TB", "--rankdir", help="Layout direction: TB, LR, BT or RL.",
-                                case_sensitive=False),
+    shape: Optional[List[str]] = typer.Option(None, "--shape", help=SHAPE_HELP),
+    title: Optional[str] = typer.Option(None, "--title", help="Title drawn above the graph."),
+    rankdir: Rankdir = typer.Option(Rankdir.TB, "--rankdir", help="Layout direction: TB, LR, BT or RL.",
+                                    case_sensitive=False),
     show_weights: bool = typer.Option(False, "--show-weights",
                                       help="Also draw weight/bias/moving-stat variables."),
     full: bool = typer.Option(False, "--full", help="Draw every node exactly, even when graphviz will "
@@ -174,9 +183,7 @@ def viz_command(
     from kvcli.symbol.plan import build_plan
     from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
 
-    rank = rankdir.upper()
-    if rank not in RANKDIRS:
-        raise SymbolError(f"--rankdir {rankdir!r}: use one of {', '.join(RANKDIRS)}")
+    rank = Rankdir(rankdir).value
     if layout_timeout <= 0:
         raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
     to_stdout = out is not None and str(out) == "-"
@@ -284,7 +291,7 @@ def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
 def summary_command(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9)."),
-    shape: Optional[List[str]] = typer.Option(None, "--shape", "-s", help=SHAPE_HELP),
+    shape: Optional[List[str]] = typer.Option(None, "--shape", help=SHAPE_HELP),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
     allow_unknown_ops: bool = typer.Option(False, "--allow-unknown-ops", help=ALLOW_UNKNOWN_HELP),
     json_flag: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

@@ -174,3 +174,36 @@ def test_typer_commands_listed_in_the_table_are_the_apps_others() -> None:
 
     names = set(get_command(build_app()).commands)  # type: ignore[attr-defined]
     assert names - {c.name for c in table.commands()} == set(table.TYPER_COMMANDS)
+
+
+def test_viz_and_summary_short_flags_do_not_clash_with_the_globals() -> None:
+    """viz/summary options are typer functions: their short flags join the one-meaning check."""
+    import typer
+    import typer.main
+
+    from kvcli.cli import symbol_cmds, table
+
+    app = typer.Typer()
+    symbol_cmds.register(app)
+    group = typer.main.get_command(app)
+    extra = {
+        name: [(flag, max(param.opts, key=len)) for param in command.params for flag in param.opts
+               if flag.startswith("-") and not flag.startswith("--")]
+        for name, command in group.commands.items()
+    }
+    assert extra["viz"], "viz declares short flags (-o)"
+    assert table.check_short_flags(extra) == []
+
+
+def test_a_bad_rankdir_is_a_usage_error(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    model = tmp_path / "m.json"
+    model.write_text('{"nodes": [{"op": "null", "name": "data", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0, 0]]}')
+    kvcli = Path(sys.executable).with_name("kvcli")
+    done = subprocess.run([str(kvcli), "viz", str(model), "--rankdir", "XX", "-o", str(tmp_path / "m.dot")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "--rankdir" in done.stderr
+    assert not (tmp_path / "m.dot").exists()
