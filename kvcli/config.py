@@ -73,6 +73,11 @@ NO_FAST_PATH = _declare(Variable("KVCLI_NO_FAST_PATH", "flag", False,
 CRASH_POINT = _declare(Variable("KVCLI_TEST_CRASH_POINT", "str", None,
                                 "test hook: kill the process at this named point of a commit", internal=True))
 
+DEVICE_IDLE = _declare(Variable("KVCLI_DEVICE_IDLE", "float", 300.0,
+                                "seconds the device workers of a `device` session stay up after its last "
+                                "command, so the next one-shot command attaches to them (default 300; 0: "
+                                "stop them after each command)", low=0.0, high=7 * 86400.0))
+
 # ---------------------------------------------------------------------- values
 MAX_ELEMENTS = _declare(Variable("KVCLI_MAX_ELEMENTS", "int", 1 << 27,
                                  "largest value (elements) the value language, `-`, `@file` and `@fifo` build "

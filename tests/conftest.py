@@ -16,6 +16,8 @@ def _isolated_kvcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("KVCLI_TRUST_KEY", str(home.parent / (home.name + "-trust.key")))
     monkeypatch.delenv("KVCLI_SESSION", raising=False)
     monkeypatch.delenv("KVCLI_TEST_CRASH_POINT", raising=False)
+    # warm device workers of the tests' device sessions go soon after their last command
+    monkeypatch.setenv("KVCLI_DEVICE_IDLE", "3")
     return home
 
 

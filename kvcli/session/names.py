@@ -32,6 +32,7 @@ DATA = "data"
 
 
 LOCK = ".lock"
+DEVICES = ".devices"  # the warm device workers' sockets (see kvcli.store.device)
 
 
 DEFAULT_SESSION = "default"

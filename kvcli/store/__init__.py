@@ -104,7 +104,7 @@ def register(store_type: StoreType) -> StoreType:
 register(StoreType("local", "kvcli.store.local:LocalStore", aliases=("local_update_cpu", "local_allreduce_cpu")))
 register(StoreType(
     "device", "kvcli.store.device:DeviceStore", aliases=("local_allreduce_device",),
-    options=("num_devices", "timeout"), session_options=("num_devices",), compression=True,
+    options=("num_devices", "timeout", "warm_dir"), session_options=("num_devices",), compression=True,
 ))
 register(StoreType(
     "dist_sync", "kvcli.store.dist:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),

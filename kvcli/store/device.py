@@ -15,8 +15,11 @@ at interpreter exit, or on their own when this process dies and their pipe close
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,6 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kvcli import config
 from kvcli.store import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError
 from kvcli.store.base import Key, KVStore
@@ -61,10 +65,15 @@ class _Device:
     writing. A message is always written and read whole: interrupts are deferred meanwhile.
     """
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, warm_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.index = index
         self.sent = READY  # the greeting counts as the answer to request 0
         self.answered = READY - 1
+        self.process: subprocess.Popen[bytes] | None = None
+        self.warm_pid: int | None = None
+        if warm_dir is not None:
+            self._attach(Path(warm_dir), timeout)
+            return
         to_device_read, to_device_write = os.pipe()
         from_device_read, from_device_write = os.pipe()
         env = dict(os.environ)
@@ -89,12 +98,40 @@ class _Device:
         self.outbox = Connection(to_device_write, readable=False)
         self.inbox = Connection(from_device_read, writable=False)
 
+    def _attach(self, warm_dir: Path, timeout: float) -> None:
+        """Connect to this session's warm device ``index``, starting it if none listens."""
+        path = warm_dir / f"device-{self.index}.sock"
+        connection = _connect(path)
+        if connection is None:
+            _spawn_warm(path, self.index)
+            deadline = time.monotonic() + timeout
+            while connection is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+                connection = _connect(path)
+            if connection is None:
+                raise DeviceError(f"device {self.index} did not start listening on {path} within {timeout:g} s")
+        self.outbox = connection
+        self.inbox = Connection(os.dup(connection.fileno()))
+        if not wait([self.inbox], timeout):  # busy with another store of the same session
+            self.outbox.close()
+            self.inbox.close()
+            raise DeviceError(f"device {self.index} of this session is busy (it did not answer within {timeout:g} s)")
+        with deferred_interrupts():
+            try:
+                seq, _, pid = self.inbox.recv()
+            except (EOFError, OSError):
+                raise DeviceError(f"device {self.index} closed its connection at once") from None
+        self.warm_pid = int(pid)
+        self.answered = seq
+
     @property
     def pid(self) -> int:
-        return self.process.pid
+        return self.warm_pid if self.process is None else self.process.pid  # type: ignore[return-value]
 
     @property
     def alive(self) -> bool:
+        if self.process is None:
+            return _running(self.pid)
         return self.process.poll() is None
 
     @property
@@ -136,6 +173,9 @@ class _Device:
             raise DeviceError(f"device {self.index} failed: {failure}")
 
     def _died(self) -> DeviceError:
+        if self.process is None:
+            return DeviceError(f"device {self.index} (pid {self.pid}) closed its connection; "
+                               "it will be restarted on the next push")
         code = self.process.poll()
         if code is None:
             try:
@@ -148,7 +188,15 @@ class _Device:
         )
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Ask the device to exit; kill it if it does not."""
+        """Ask the device to exit; kill it if it does not. A warm device is only let go:
+        it waits for the session's next command (or its idle time)."""
+        if self.process is None:
+            if not self.idle:  # it may still write memory this store is about to free
+                self.kill()
+                return
+            for connection in (self.outbox, self.inbox):
+                connection.close()
+            return
         try:
             self.outbox.send((self.sent + 1, "stop"))
         except OSError:
@@ -158,6 +206,14 @@ class _Device:
     def kill(self, timeout: float = 0.0) -> None:
         """Make sure the process is gone (killed if still running after ``timeout`` seconds;
         at once by default) and the pipes are closed."""
+        if self.process is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            for connection in (self.outbox, self.inbox):
+                connection.close()
+            return
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -165,6 +221,46 @@ class _Device:
             self.process.wait()
         for connection in (self.outbox, self.inbox):
             connection.close()
+
+
+def _connect(path: Path) -> Connection | None:
+    """A connection to the warm device listening on ``path``, or None if none listens."""
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(str(path))
+    except OSError:
+        client.close()
+        return None
+    return Connection(client.detach())
+
+
+def _spawn_warm(path: Path, index: int) -> None:
+    """Start a warm device listening on ``path`` (it forks away: this waits for the fork)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    idle = config.get(config.DEVICE_IDLE)
+    try:
+        starter = subprocess.Popen(
+            [sys.executable, "-m", "kvcli.store.device_worker", "--listen", str(path), str(index), str(idle)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env, start_new_session=True,
+        )
+    except OSError as error:
+        raise DeviceError(f"cannot start device {index}: {error}") from None
+    starter.wait()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True
 
 
 @dataclass
@@ -209,12 +305,17 @@ class DeviceStore(KVStore):
             core, 2 to 8). A push may come from any number of devices; its values are
             summed in order, bit-for-bit as in the ``local`` store.
         timeout: seconds to wait for a device before declaring it dead.
+        warm_dir: keep the devices running after :meth:`close` for the next store given
+            the same folder (a session's one-shot commands): devices listen on Unix sockets
+            there and exit after ``KVCLI_DEVICE_IDLE`` seconds without a store.
     """
 
     type = "device"
 
-    def __init__(self, num_devices: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, num_devices: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 warm_dir: str | Path | None = None) -> None:
         super().__init__()
+        self.warm_dir = Path(warm_dir) if warm_dir is not None else None
         if num_devices is None:
             num_devices = default_num_devices()
         spec = SESSION_OPTION_SPECS["num_devices"]
@@ -331,7 +432,7 @@ class DeviceStore(KVStore):
         started: list[_Device] = []
         try:
             for index in indices:
-                started.append(_Device(index))
+                started.append(_Device(index, self.warm_dir, self.timeout))
             for device in started:
                 device.settle(self.timeout)
         except BaseException:  # Ctrl-C included: a half-started set of devices is not kept

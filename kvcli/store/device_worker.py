@@ -1,4 +1,5 @@
-"""The program each device runs: ``python -m kvcli.store.device_worker READ_FD WRITE_FD ID``.
+"""The program each device runs: ``python -m kvcli.store.device_worker READ_FD WRITE_FD ID``,
+or ``python -m kvcli.store.device_worker --listen SOCKET ID IDLE`` for a warm device.
 
 A device attaches to the store's shared-memory arrays by name and sums its slice of a
 multi-device push. Messages over the pipe are small tuples; arrays never cross it. Every
@@ -8,11 +9,19 @@ the pipe closes and the device exits, so none is ever orphaned.
 
 A device runs in a session of its own (the store starts it so): a Ctrl-C in the terminal
 interrupts the store's process, which decides what to do, and never kills the devices.
+
+A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.DeviceStore`'s
+``warm_dir``) outlives the command that started it: it listens on a Unix socket in the
+session's folder (mode 0600, in a 0700 folder: only its user can connect), serves one store
+at a time with the same messages, forgets every segment when that store goes, and exits
+after ``IDLE`` seconds without one, removing its socket.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import sys
 from multiprocessing.connection import Connection
 
@@ -25,8 +34,9 @@ from kvcli.store.shm import attach
 READY = 0
 
 
-def serve(inbox: Connection, outbox: Connection) -> None:
-    """Answer requests until told to stop or until the store's end of the pipe closes."""
+def serve(inbox: Connection, outbox: Connection) -> bool:
+    """Answer requests until told to stop (returns True) or until the store's end of the
+    pipe closes (returns False). The greeting carries this process's id."""
     mapped: dict[str, np.ndarray] = {}
 
     def array(desc: tuple[str, tuple[int, ...], str]) -> np.ndarray:
@@ -35,16 +45,16 @@ def serve(inbox: Connection, outbox: Connection) -> None:
             mapped[name] = attach(*desc)
         return mapped[name]
 
-    outbox.send((READY, "ok", None))
+    outbox.send((READY, "ok", os.getpid()))
     while True:
         try:
             message = inbox.recv()
         except (EOFError, OSError):
-            return
+            return False
         seq, kind = message[0], message[1]
         if kind == "stop":
             outbox.send((seq, "ok", None))
-            return
+            return True
         try:
             if kind == "reduce":
                 out_desc, slot_descs, start, stop, released = message[2:]
@@ -67,9 +77,55 @@ def _release(mapped: dict[str, np.ndarray], names: list[str]) -> None:
         mapped.pop(name, None)
 
 
+def listen(path: str, idle: float) -> None:
+    """A warm device: serve the stores that connect to ``path``, one at a time, until
+    ``idle`` seconds pass with none (or one says stop)."""
+    if os.fork() > 0:  # the starter reaps this parent at once; the device is adopted by init
+        os._exit(0)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)  # a stale socket of a device that died
+    except FileNotFoundError:
+        pass
+    old_mask = os.umask(0o177)
+    try:
+        server.bind(path)
+    finally:
+        os.umask(old_mask)
+    mine = os.stat(path).st_ino
+    server.listen(4)
+    server.settimeout(idle if idle > 0 else None)
+    try:
+        while True:
+            try:
+                client, _ = server.accept()
+            except socket.timeout:
+                return
+            client.settimeout(None)
+            connection = Connection(client.detach())
+            try:
+                stopped = serve(connection, connection)
+            except (EOFError, OSError):
+                stopped = False
+            finally:
+                connection.close()
+            if stopped or idle <= 0:
+                return
+    finally:
+        server.close()
+        try:
+            if os.stat(path).st_ino == mine:  # a newer device may have taken the name
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 def main(argv: list[str]) -> None:
     # Belt and braces beside the new session: an interrupt is the store's business.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if argv[1] == "--listen":
+        listen(argv[2], float(argv[4]))
+        return
     read_fd, write_fd = int(argv[1]), int(argv[2])
     serve(Connection(read_fd, writable=False), Connection(write_fd, readable=False))
 
