@@ -398,15 +398,15 @@ def run_sessions(options: GlobalOptions) -> None:
     from rich.table import Table
 
     table = Table(title=f"sessions in {escape(str(home))}")
-    for column in ("session", "store", "updater", "keys", "size"):
-        table.add_column(column, justify="right" if column in ("keys", "size") else "left")
+    for column in ("session", "store", "updater", "keys", "size", "warm devices"):
+        table.add_column(column, justify="right" if column in ("keys", "size", "warm devices") else "left")
     for row in rows:
         if "error" in row:
-            table.add_row(row["session"], "[red]damaged[/]", "", "", "")
+            table.add_row(row["session"], "[red]damaged[/]", "", "", "", "")
         else:
             table.add_row(
                 row["session"], str(row["type"] or "-"), escape(str(row["updater"] or "-")), str(row["keys"]),
-                output.human_bytes(row["bytes"]),
+                output.human_bytes(row["bytes"]), str(row.get("warm_devices") or "-"),
             )
     output.stdout_console().print(table)
 

@@ -27,6 +27,7 @@ from kvcli.session.names import (
     _SESSION_RE,
     DATA,
     DEFAULT_SESSION,
+    DEVICES,
     MANIFEST,
     Key,
     _absolute_python_spec,
@@ -510,7 +511,9 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
+                sockets = folder / DEVICES
                 row.update(
+                    warm_devices=len(list(sockets.glob("device-*.sock"))) if sockets.is_dir() else 0,
                     type=manifest.store_type,
                     options=manifest.store_options,
                     updater=manifest.updater,
