@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["KVStore", "__version__", "create"]
+#: Public names loaded on first use (``import kvcli`` stays light), and where they live.
+_LAZY = {
+    "KVStore": "kvcli.store.base",
+    "Session": "kvcli.session",
+    "device_array": "kvcli.store.shm",
+}
+_ERRORS = "kvcli.errors"
+
+__all__ = ["KVStore", "Session", "__version__", "create", "device_array", "errors"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvcli.store.base import KVStore
@@ -43,8 +51,22 @@ def create(type: str = "local", **options: Any) -> "KVStore":  # noqa: A002 - MX
 
 
 def __getattr__(name: str) -> Any:
-    if name == "KVStore":
-        from kvcli.store.base import KVStore
+    import importlib
 
-        return KVStore
+    if name in _LAZY and name != "config":
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "errors" or name.endswith("Error"):
+        errors = importlib.import_module(_ERRORS)
+        if name == "errors":
+            return errors
+        if isinstance(getattr(errors, name, None), type):
+            return getattr(errors, name)
     raise AttributeError(f"module 'kvcli' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """Only the public API (the error classes are in :mod:`kvcli.errors`, and here too)."""
+    from kvcli import errors
+
+    classes = [n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, Exception)]
+    return sorted({*__all__, *classes})
