@@ -54,7 +54,7 @@ from kvcli.session.names import (
     MANIFEST,
     RECYCLE_BYTES,
     Key,
-    _is_loopback_address,
+    _is_local_address,
     check_key,
     check_session_name,
     check_store_request,
@@ -68,5 +68,5 @@ __all__ = [
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
     "corrupted", "default_home", "disk_error", "list_sessions", "parse_key", "parse_keys", "read_npy", "write_npy",
     # for kvcli's own CLI (sessions delete takes the lock; the shell checks addresses)
-    "_FileLock", "_is_loopback_address", "_lock_timeout",
+    "_FileLock", "_is_local_address", "_lock_timeout",
 ]

@@ -15,7 +15,7 @@ from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.session.files import _check_regular, corrupted, read_npy
 from kvcli.session.manifest import Manifest
-from kvcli.session.names import DATA, DEVICES, MANIFEST, Key, _is_loopback_address, _python_spec
+from kvcli.session.names import DATA, DEVICES, MANIFEST, Key, _is_local_address, _python_spec
 
 
 class SessionAttrs:
@@ -92,20 +92,11 @@ class LiveStore(SessionAttrs):
                 del self._loaded[key]
                 self._residuals.pop(key, None)
         missing = [key for key in keys if key not in self._loaded]
-        if missing:
-            updater = store.updater
-            if updater is not None:  # loading is not a user init: keep the optimizer state
-                store.set_updater(None)
-            try:
-                for key in missing:
-                    entry = manifest.keys[key]
-                    array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
-                    store.init(key, array)
-                    self._loaded[key] = entry.signature
-                    self._residuals.pop(key, None)  # init started them from zero
-            finally:
-                if updater is not None:
-                    store.set_updater(updater)
+        for key in missing:
+            entry = manifest.keys[key]
+            array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
+            store.load(key, array)  # not a user init: the optimizer state stays
+            self._loaded[key] = entry.signature
         return store
 
     @staticmethod
@@ -130,7 +121,7 @@ class LiveStore(SessionAttrs):
         anything else must be confirmed by the caller (``--ray-address`` / the store
         options asked for, or ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
         address = manifest.store_options.get("address")
-        if not address or _is_loopback_address(address):
+        if not address or _is_local_address(address):
             return
         if address in (self.requested_options.get("address"), config.get(config.RAY_ADDRESS)):
             return

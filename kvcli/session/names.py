@@ -168,9 +168,12 @@ def _absolute_python_spec(spec: str) -> str:
     return f"python:{Path(python[0]).expanduser().resolve()}:{python[1]}"
 
 
-def _is_loopback_address(address: str) -> bool:
-    """Whether a Ray address stays on this machine: ``auto``/``local``, or a loopback host."""
+def _is_local_address(address: str) -> bool:
+    """Whether a Ray address stays on this machine: ``auto``/``local``, a loopback host, or
+    an address of this machine's own interfaces (Ray names a local cluster by the node's
+    IP when the machine has a network, by 127.0.0.1 when it has none)."""
     import ipaddress
+    import socket
 
     text = address.strip()
     if text.lower() in ("auto", "local"):
@@ -186,6 +189,15 @@ def _is_loopback_address(address: str) -> bool:
     if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if ip.is_loopback:
+        return True
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((str(ip), 0))  # only an address of this machine can be bound
+        except OSError:
+            return False
+    return True

@@ -168,6 +168,7 @@ class KVStore(RowSparseContract, ABC):
         #: Row-sparse values of the backends that keep them in this process (local, device).
         self._sparse: dict[Key, RowSparse] = {}
         self._compression: Any = None  # a kvcli.store.compression.GradientCompression
+        self._resetting = True  # whether the values being set start over (init) or are loaded
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -258,7 +259,16 @@ class KVStore(RowSparseContract, ABC):
         Unlike MXNet 1.9.1, which refuses, re-initialising an existing key resets it (its
         optimizer state too); :meth:`has` tells whether a key exists.
         """
+        self._set_values(key, value, reset=True)
+
+    def load(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Give keys values kept elsewhere (a session's files), as :meth:`init` does, but
+        keep their optimizer state and compression residuals: loading is not a new start."""
+        self._set_values(key, value, reset=False)
+
+    def _set_values(self, key: Key | Sequence[Key], value: Any, reset: bool) -> None:
         with self._lock:
+            self._resetting = reset  # read by backends that reset state elsewhere (dist servers)
             self._check_open()
             pairs = self._pair(key, value, "init")
             arrays: list[np.ndarray | RowSparse] = []
@@ -275,7 +285,8 @@ class KVStore(RowSparseContract, ABC):
                 else:
                     self._write(k, array)
                 self._info[k] = ArrayInfo(array.shape, array.dtype, stype)
-                self._on_reset(k)
+                if reset:
+                    self._on_reset(k)
             if self._key_kind is None and pairs:
                 self._key_kind = type(pairs[0][0])
 

@@ -437,16 +437,15 @@ class DistStore(DistRowSparse, KVStore):
             COORDINATOR_LOST,
         )
 
-    def init(self, key: Key | Sequence[Key], value: Any) -> None:
-        """Initialise keys — collectively: every worker calls it; rank 0's value is stored.
-
-        Other ranks wait at a barrier, then check that the servers hold the shapes and dtypes
-        they were given (a mismatch raises :class:`~kvcli.errors.ShapeMismatchError`).
+    def _set_values(self, key: Key | Sequence[Key], value: Any, reset: bool) -> None:
+        """Initialise (or load) keys — collectively: every worker calls it; rank 0's value is
+        stored. Other ranks wait at a barrier, then check that the servers hold the shapes
+        and dtypes they were given (a mismatch raises :class:`~kvcli.errors.ShapeMismatchError`).
         """
         with self._lock:
             self._check_open()
             try:
-                super().init(key, value)
+                super()._set_values(key, value, reset)
             finally:
                 answers = self._wait_inflight()
             if self._rank == 0:
@@ -511,7 +510,7 @@ class DistStore(DistRowSparse, KVStore):
             part = array if rows is None else rows_part(array, rows)
             self._inflight.append(
                 (
-                    self._servers[server].init.remote(key, self._ray.put(part), self._mode),
+                    self._servers[server].init.remote(key, self._ray.put(part), self._mode, self._resetting),
                     f"init of key {key!r} on kvcli server {server}",
                     server,
                 )

@@ -170,8 +170,9 @@ class KeyServer:
             "keys": len(self.slots),
         }
 
-    async def init(self, key: Key, value: np.ndarray, mode: str) -> bool:
-        """Set ``key``'s value (a copy), reset its push counters and optimizer state.
+    async def init(self, key: Key, value: np.ndarray, mode: str, reset: bool = True) -> bool:
+        """Set ``key``'s value (a copy), reset its push counters and (unless ``reset`` is
+        False: the value was loaded, not initialised) its optimizer state.
 
         Returns whether this server still needs the updater (it was restarted).
         """
@@ -185,9 +186,9 @@ class KeyServer:
         old = self.slots.get(key)
         held = value.copy() if isinstance(value, RowSparse) else np.array(value, copy=True, order="C")
         self.slots[key] = _Slot(held, self.num_workers)
-        reset = getattr(self.updater, "reset", None)
-        if reset is not None:
-            reset(key)
+        forget = getattr(self.updater, "reset", None)
+        if reset and forget is not None:
+            forget(key)
         if old is not None:
             self._changes.notify()  # pulls waiting on the old value must fail, not hang
         return self.needs_updater

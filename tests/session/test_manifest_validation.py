@@ -149,7 +149,23 @@ def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) 
     ("ray://127.0.0.1:10001", True), ("[::1]:6379", True), ("10.0.0.1:6379", False),
     ("ray://localhost.evil.com:1", False), ("192.168.1.2", False),
 ])
-def test_loopback_addresses(address: str, local: bool) -> None:
-    from kvcli.session import _is_loopback_address
+def test_local_addresses(address: str, local: bool) -> None:
+    from kvcli.session import _is_local_address
 
-    assert _is_loopback_address(address) is local
+    assert _is_local_address(address) is local
+
+
+def test_an_address_of_this_machine_counts_as_local() -> None:
+    """Ray names a local cluster by the node's IP when there is a network (192.0.2.2 here)."""
+    import socket
+
+    from kvcli.session import _is_local_address
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # picks the outgoing interface; sends nothing
+            own = probe.getsockname()[0]
+        except OSError:
+            own = "127.0.0.1"  # no network: the loopback address is the node's address
+    assert _is_local_address(f"{own}:6379") is True
+    assert _is_local_address("203.0.113.7:6379") is False  # TEST-NET-3: never this machine's
