@@ -14,7 +14,8 @@ import pytest
 
 import kvcli
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
-from kvcli.session import Session, check_key, parse_key, parse_keys
+from kvcli.cli.keys import parse_key, parse_keys
+from kvcli.session import Session, check_key
 
 
 def open_session(home: Path, name: str = "t", **kwargs) -> Session:

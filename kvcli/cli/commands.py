@@ -120,7 +120,7 @@ def _starting(session: Any) -> str:
 
 
 def _keys(text: str) -> list[Any]:
-    from kvcli.session import parse_keys
+    from kvcli.cli.keys import parse_keys
 
     return parse_keys(text)
 

@@ -59,14 +59,12 @@ from kvcli.session.names import (
     check_session_name,
     check_store_request,
     default_home,
-    parse_key,
-    parse_keys,
 )
 
 __all__ = [
     "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
-    "corrupted", "default_home", "disk_error", "list_sessions", "parse_key", "parse_keys", "read_npy", "write_npy",
+    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "write_npy",
     # for kvcli's own CLI (sessions delete takes the lock; the shell checks addresses)
     "_FileLock", "_is_local_address", "_lock_timeout",
 ]

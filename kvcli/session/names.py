@@ -1,4 +1,4 @@
-"""Names in a session: session names, keys and their text form, store types and options a
+"""Names in a session: session names, keys, store types and options a
 session records, ``python:`` updater specs and Ray addresses, and the layout's file names.
 """
 
@@ -50,7 +50,6 @@ RECYCLE_BYTES = 1 << 20
 _SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
-_INT_KEY_RE = re.compile(r"[0-9]{1,18}")
 
 
 _STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -88,21 +87,6 @@ def check_session_name(name: str) -> str:
             "(not starting with '.' or '-')"
         )
     return name
-
-
-def parse_key(text: str) -> Key:
-    """A key as typed on the command line: digits make an int key, else a checked str key."""
-    if isinstance(text, str) and _INT_KEY_RE.fullmatch(text):
-        return int(text)
-    return check_key(text)
-
-
-def parse_keys(text: str) -> list[Key]:
-    """``"5,7,9"`` -> ``[5, 7, 9]`` (each checked); a key may not repeat."""
-    keys = [parse_key(part) for part in text.split(",")] if text else [parse_key(text)]
-    if len(set(keys)) != len(keys):
-        raise KeyTypeError(f"key list {text!r} names a key twice: give each key once")
-    return keys
 
 
 def check_key(key: Any) -> Key:

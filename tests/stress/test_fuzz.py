@@ -2,7 +2,7 @@
 
 * the value language (:func:`kvcli.values.parse_value`): any text gives a numpy array or a
   :class:`~kvcli.errors.KVCliError`, never another exception, never a hang;
-* key names (:func:`kvcli.session.parse_key` / ``check_key``, a session, and ``kvcli init``):
+* key names (:func:`kvcli.cli.keys.parse_key` / ``check_key``, a session, and ``kvcli init``):
   a valid key or a ``KVCliError``; the CLI exits 0 or 1 with one ``error:`` line and writes
   nothing outside the session folder;
 * symbol JSON: mutations of the real models in ``../shared`` through load, shape inference,
@@ -192,7 +192,8 @@ KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 def check_parse_key(text: str) -> Any:
-    from kvcli.session import check_key, parse_key
+    from kvcli.cli.keys import parse_key
+    from kvcli.session import check_key
 
     try:
         with time_limit(CASE_SECONDS, f"key {text[:40]!r}"):
@@ -275,7 +276,7 @@ CLI_KEYS = [k for k in KEY_EXAMPLES if "\x00" not in k and "\ud800" not in k]
 def test_cli_init_random_keys(tmp_path: Path, text: str) -> None:
     """``kvcli --session sN init -- KEY 1``: exit 0 for valid keys (as parse_keys says), else
     exit 1 with one error line; only session files appear under the temporary folder."""
-    from kvcli.session import parse_keys
+    from kvcli.cli.keys import parse_keys
 
     test_cli_init_random_keys.count = getattr(test_cli_init_random_keys, "count", 0) + 1
     cwd = tmp_path / "cwd"
