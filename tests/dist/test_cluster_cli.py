@@ -12,16 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner import run_kvcli
+
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(240)]
 
 
+UNSET = ("KVCLI_RAY_ADDRESS", "RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")  # the session, not the environment, names the cluster
+
+
 def kvcli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KVCLI_HOME": str(home), "KVCLI_SESSION": "d"}
-    for name in ("KVCLI_RAY_ADDRESS", "RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
-        env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True, text=True, env=env, timeout=180)
+    """One-shot kvcli in ``home`` on session "d"; the environment names no Ray cluster."""
+    saved = {name: os.environ.pop(name) for name in UNSET if name in os.environ}
+    try:
+        return run_kvcli(*args, home=home, env={"KVCLI_SESSION": "d"}, timeout=180)
+    finally:
+        os.environ.update(saved)
 
 
 def alive(pid: int) -> bool:

@@ -11,15 +11,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner import run_kvcli
+
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(240)]
 
 
+UNSET = ("KVCLI_RAY_ADDRESS",)  # the session, not the environment, names the cluster
+
+
 def kvcli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KVCLI_HOME": str(home), "KVCLI_SESSION": "dist"}
-    env.pop("KVCLI_RAY_ADDRESS", None)  # the session, not the environment, names the cluster
-    return subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True, text=True, env=env, timeout=120)
+    """One-shot kvcli in ``home`` on session "dist"; the environment names no Ray cluster."""
+    saved = {name: os.environ.pop(name) for name in UNSET if name in os.environ}
+    try:
+        return run_kvcli(*args, home=home, env={"KVCLI_SESSION": "dist"}, timeout=180)
+    finally:
+        os.environ.update(saved)
 
 
 def test_a_dist_sync_session_remembers_its_cluster(ray_cluster, tmp_path: Path) -> None:

@@ -6,48 +6,31 @@ folder can run alone). Every test module of the folder sets ``pytestmark = pytes
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import pytest
 
+from tests.runner import KVCLI  # noqa: F401 - used by this folder's tests
+from tests.runner import kvcli_env as shared_env
+from tests.runner import run_kvcli as shared_run
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED = (REPO / ".." / "shared").resolve()
-KVCLI = Path(sys.executable).parent / "kvcli"
 
 
 def kvcli_env(home: Path, **extra: str) -> dict[str, str]:
-    """The environment of a kvcli subprocess: its own home, no colour, a bytecode cache."""
-    env = dict(os.environ)
-    env["KVCLI_HOME"] = str(home)
-    for name in ("KVCLI_SESSION", "KVCLI_TEST_CRASH_POINT", "KVCLI_MAX_ELEMENTS", "KVCLI_NO_FAST_PATH"):
-        env.pop(name, None)
-    # PYTHONDONTWRITEBYTECODE would make every kvcli process compile kvcli again; keep the
-    # compiled files in a temporary cache instead (the source tree stays clean)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"kvcli-test-pycache-{os.getuid()}")
-    env["NO_COLOR"] = "1"
-    env["COLUMNS"] = "200"
-    env["PYTHONIOENCODING"] = "utf-8"
-    env.update(extra)
-    return env
+    return shared_env(home, **extra)
 
 
 def run_kvcli(home: Path, *args: str, env: Optional[dict[str, str]] = None, timeout: float = 60,
               cwd: Optional[Path] = None, input: Optional[bytes] = None,
-              preexec_fn=None) -> subprocess.CompletedProcess:
-    """Run the kvcli binary; stdout/stderr are decoded (UTF-8, undecodable bytes replaced)."""
-    proc = subprocess.run([str(KVCLI), *args], input=input, capture_output=True, timeout=timeout,
-                          env=kvcli_env(home, **(env or {})), cwd=cwd, preexec_fn=preexec_fn)
-    proc.stdout = proc.stdout.decode("utf-8", "replace")
-    proc.stderr = proc.stderr.decode("utf-8", "replace")
-    return proc
+              preexec_fn: Any = None) -> subprocess.CompletedProcess:
+    """Run the kvcli binary in ``home`` (see :func:`tests.runner.run_kvcli`)."""
+    return shared_run(*args, home=home, env=env, timeout=timeout, cwd=cwd, input=input, preexec_fn=preexec_fn)
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:

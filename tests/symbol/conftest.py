@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+from tests.runner import run_kvcli as shared_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,12 +54,8 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
 
 def run_kvcli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
               timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m kvcli ARGS`` and capture text output."""
-    full_env = dict(os.environ)
-    full_env.update({"NO_COLOR": "1", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"})
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=timeout, encoding="utf-8")
+    """Run ``kvcli ARGS`` (see :func:`tests.runner.run_kvcli`) and capture text output."""
+    return shared_run(*args, env=env, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture
