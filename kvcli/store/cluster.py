@@ -84,7 +84,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
         return running, False
     if cpus is not None and cpus < 1:
         raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
-    from kvcli.store.dist import import_ray
+    from kvcli.store.dist_group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
     home = Path(home)

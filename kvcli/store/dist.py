@@ -62,13 +62,9 @@ to the restarted server, and the keys' optimizer state starts afresh, as for any
 from __future__ import annotations
 
 import copy
-import logging
 import warnings
-import math
 import time
 import uuid
-import zlib
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -76,11 +72,24 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
 from kvcli.store.base import Key, KVStore
+from kvcli.store.dist_group import (
+    DEFAULT_SERVER_RESTARTS,
+    DEFAULT_TIMEOUT,
+    ENV_ADDRESS,
+    Group,
+    Layout,
+    cluster_address,
+    connect,
+    find_group,
+    import_ray,
+    layout_of,
+    namespace_of,
+    start_group,
+)
 from kvcli.store.dist_server import INLINE_BYTES
 from kvcli.store.local import sum_into
 from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 
-ENV_ADDRESS = config.RAY_ADDRESS.name
 ENV_GROUP = config.GROUP.name
 ENV_RANK = config.RANK.name
 ENV_NUM_WORKERS = config.NUM_WORKERS.name
@@ -88,9 +97,7 @@ ENV_NUM_SERVERS = config.NUM_SERVERS.name
 ENV_TIMEOUT = config.DIST_TIMEOUT.name
 ENV_BIGARRAY_BOUND = config.BIGARRAY_BOUND.name
 
-DEFAULT_TIMEOUT = config.DIST_TIMEOUT.default
 DEFAULT_BIGARRAY_BOUND = config.BIGARRAY_BOUND.default
-DEFAULT_SERVER_RESTARTS = 1
 #: What a dead server means for the job (Ray restarts it, empty).
 SERVER_LOST = "a server restarted by Ray has lost its values: call init(...) again on every worker"
 #: What a dead coordinator means. It is not restarted: a new one would not know which ranks
@@ -103,196 +110,6 @@ COORDINATOR_LOST = (
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
 
-# ---------------------------------------------------------------------- Ray plumbing
-def import_ray(kind: str) -> Any:
-    """``import ray``, or a :class:`DistributedError` saying what to install."""
-    try:
-        import ray
-    except ImportError:
-        raise DistributedError(
-            f"{kind} needs Ray, which is not installed: pip install 'kvcli[dist]'"
-        ) from None
-    return ray
-
-
-def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
-    """Connect this process to Ray and return the ``ray`` module.
-
-    A process already connected (a launched worker, a test session) keeps its connection.
-    Otherwise ``address`` (or ``KVCLI_RAY_ADDRESS``) names the cluster — ``"auto"`` or
-    ``"host:port"`` — and without one a local Ray instance is started.
-    """
-    ray = import_ray(kind)
-    if ray.is_initialized():
-        return ray
-    address = address or config.get(config.RAY_ADDRESS)
-    try:
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            ignore_reinit_error=True,
-        )
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        where = f"the Ray cluster at {address!r}" if address else "a new local Ray instance"
-        raise DistributedError(
-            f"{kind}: cannot connect to {where}: {error}; start one with `ray start --head` "
-            f"or unset {ENV_ADDRESS} to start a local one"
-        ) from None
-    return ray
-
-
-def cluster_address(ray: Any) -> str:
-    """The address other processes pass to ``ray.init`` to join this process's cluster."""
-    return str(ray.get_runtime_context().gcs_address)
-
-
-def namespace_of(group: str) -> str:
-    """The Ray namespace holding a group's actors."""
-    return f"kvcli-{group}"
-
-
-@dataclass
-class Group:
-    """Handles to one group's actors."""
-
-    id: str
-    coordinator: Any
-    servers: list[Any]
-    #: Whether this process started the actors (and so stops them).
-    owned: bool
-
-    def mark_gone(self, rank: int, reason: str) -> None:
-        """Tell the coordinator and every server that ``rank`` will not come back."""
-        for actor in (self.coordinator, *self.servers):
-            actor.mark_gone.remote(rank, reason)
-
-    def stop(self, ray: Any) -> None:
-        """Kill the group's actors (used by whoever started them)."""
-        for actor in (*self.servers, self.coordinator):
-            try:
-                ray.kill(actor, no_restart=True)
-            except Exception:  # already dead: nothing left to stop
-                pass
-
-
-_ACTOR_CLASSES: dict[str, Any] = {}
-
-
-def _actor_class(name: str) -> Any:
-    """The Ray actor class for ``KeyServer`` / ``Coordinator`` (made once per process)."""
-    if name not in _ACTOR_CLASSES:
-        import ray
-
-        from kvcli.store import dist_server
-
-        _ACTOR_CLASSES[name] = ray.remote(getattr(dist_server, name))
-    return _ACTOR_CLASSES[name]
-
-
-def start_group(
-    num_workers: int,
-    num_servers: int = 1,
-    *,
-    group: str | None = None,
-    mode: str | None = None,
-    server_restarts: int = DEFAULT_SERVER_RESTARTS,
-    timeout: float = DEFAULT_TIMEOUT,
-    server_resources: dict[str, float] | None = None,
-) -> Group:
-    """Start a group's coordinator and servers (the launcher does this; so does a lone store).
-
-    The actors need no CPU (``num_cpus=0``) so that servers and workers fit on a small
-    machine; they live as long as this process or until :meth:`Group.stop`.
-    ``server_resources`` (Ray custom resources, e.g. ``{"kvcli_server": 0.01}``) places the
-    coordinator and servers on the nodes that offer them.
-    """
-    ray = import_ray("dist")
-    if num_workers < 1:
-        raise StoreError(f"num_workers must be at least 1, got {num_workers}")
-    if num_servers < 1:
-        raise StoreError(f"num_servers must be at least 1, got {num_servers}")
-    group = group or uuid.uuid4().hex[:12]
-    namespace = namespace_of(group)
-    try:
-        placement = {"resources": dict(server_resources)} if server_resources else {}
-        coordinator = _actor_class("Coordinator").options(
-            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0, **placement
-        ).remote(num_workers, num_servers)
-        servers = [
-            _actor_class("KeyServer").options(
-                name=f"server-{index}",
-                namespace=namespace,
-                num_cpus=0,
-                max_restarts=server_restarts,
-                max_task_retries=0,
-                **placement,
-            ).remote(index, num_workers, mode)
-            for index in range(num_servers)
-        ]
-    except ValueError as error:  # a name already taken
-        raise DistributedError(f"cannot start kvcli group {group!r}: {error}") from None
-    started = Group(group, coordinator, servers, owned=True)
-    try:
-        ray.get([coordinator.config.remote(), *(s.ping.remote() for s in servers)], timeout=timeout)
-    except Exception as error:
-        started.stop(ray)
-        raise DistributedError(f"kvcli group {group!r} did not start within {timeout:g}s: {error}") from None
-    return started
-
-
-def find_group(group: str, timeout: float) -> Group | None:
-    """The running group ``group``, or None when it has not been started."""
-    ray = import_ray("dist")
-    namespace = namespace_of(group)
-    try:
-        coordinator = ray.get_actor("coordinator", namespace=namespace)
-    except ValueError:
-        return None
-    group_config = ray.get(coordinator.config.remote(), timeout=timeout)
-    servers = []
-    for index in range(group_config["num_servers"]):
-        deadline = time.monotonic() + timeout
-        while True:  # the starter names the coordinator first, then the servers
-            try:
-                servers.append(ray.get_actor(f"server-{index}", namespace=namespace))
-                break
-            except ValueError:
-                if time.monotonic() > deadline:
-                    raise DistributedError(
-                        f"kvcli group {group!r} has no server {index} after {timeout:g}s"
-                    ) from None
-                time.sleep(0.1)
-    return Group(group, coordinator, servers, owned=False)
-
-
-def _home(key: Key, num_servers: int) -> int:
-    """The server a key lives on (its first row range, when split)."""
-    if isinstance(key, int):
-        return key % num_servers
-    return zlib.crc32(key.encode("utf-8")) % num_servers
-
-
-#: Where the parts of a key live: (server index, row slice or None for the whole array).
-Layout = list[tuple[int, slice | None]]
-
-
-def layout_of(key: Key, shape: tuple[int, ...], num_servers: int, bound: int) -> Layout:
-    """Split a value of ``shape`` by rows over the servers when it has ``bound`` elements or
-    more (MXNet's big-array rule); otherwise the whole value lives on the key's home server."""
-    home = _home(key, num_servers)
-    size = math.prod(shape)
-    if num_servers == 1 or not shape or shape[0] < 2 or size < bound:
-        return [(home, None)]
-    parts = min(num_servers, shape[0])
-    rows, extra = divmod(shape[0], parts)
-    layout: Layout = []
-    start = 0
-    for part in range(parts):
-        stop = start + rows + (1 if part < extra else 0)
-        layout.append(((home + part) % num_servers, slice(start, stop)))
-        start = stop
-    return layout
 
 
 # ---------------------------------------------------------------------- the store
@@ -767,4 +584,7 @@ class DistStore(DistRowSparse, KVStore):
         )
 
 
-__all__ = ["DistStore", "Group", "connect", "find_group", "layout_of", "start_group"]
+__all__ = [
+    "DEFAULT_SERVER_RESTARTS", "DEFAULT_TIMEOUT", "ENV_ADDRESS", "DistStore", "Group", "Layout", "cluster_address", "connect",
+    "find_group", "import_ray", "layout_of", "namespace_of", "start_group",
+]

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kvcli.store.dist_group import Layout
 from kvcli.store.sparse import RowSparse
 
 Key = Any  # int | str
-#: (server index, row slice or None for the whole array), as in kvcli.store.dist.
-Layout = list[tuple[int, "slice | None"]]
 
 
 class DistRowSparse:
