@@ -8,15 +8,15 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError
 from kvcli.npyio import DTYPES
+from kvcli.store.arrays import Key as Key  # re-exported: the session's modules read it here
 
-Key = Union[int, str]
 
 
 FORMAT = "kvcli-session"

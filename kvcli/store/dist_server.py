@@ -31,8 +31,8 @@ import numpy as np
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
 from kvcli.store.local import sum_into
 from kvcli.store.sparse import RowSparse, merge
+from kvcli.store.arrays import Key
 
-Key = Any  # int | str
 
 #: Values up to this size travel inline in an actor call's arguments or answer; bigger ones
 #: go through the object store by reference (Ray inlines up to 100 KiB itself).

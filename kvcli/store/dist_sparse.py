@@ -15,8 +15,8 @@ import numpy as np
 
 from kvcli.store.dist_group import Layout
 from kvcli.store.sparse import RowSparse
+from kvcli.store.arrays import Key
 
-Key = Any  # int | str
 
 
 class DistRowSparse:

@@ -17,8 +17,8 @@ import numpy as np
 
 from kvcli.errors import ArityError, RowSparseError, ShapeMismatchError
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse, check_row_ids, merge
+from kvcli.store.arrays import Key
 
-Key = Any  # int | str, as in kvcli.store.base
 
 
 class RowSparseContract:

@@ -1,0 +1,126 @@
+"""How a store reads what it is given: keys, values (numpy arrays, NDArrays, lists, row-sparse
+arrays, per-device lists) and outputs a pull writes into. One set of rules for every backend."""
+
+from __future__ import annotations
+
+
+from dataclasses import dataclass
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from kvcli.npyio import DTYPES
+from kvcli.errors import (
+    ArityError,
+    KeyTypeError,
+    OutputError,
+    ValueTypeError,
+)
+
+from kvcli.store.sparse import DEFAULT, RowSparse
+
+Key = Union[int, str]
+
+
+#: What a store holds: numbers and booleans (the dtypes a session file may have).
+_STORABLE_DTYPES = frozenset(DTYPES)
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """Shape, dtype and storage type (``"default"`` or ``"row_sparse"``) of a stored value."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    stype: str = DEFAULT
+
+    def describe(self) -> str:
+        return f"shape {self.shape} and dtype {self.dtype}"
+
+
+def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
+    """The numpy array behind ``value`` (no copy where the value already is one); a value
+    that is not a numeric array (strings, objects, ragged lists) is a :class:`ValueTypeError`
+    (naming ``key`` when given)."""
+    where = "" if key is None else f"key {key!r}: "
+    if isinstance(value, np.ndarray):
+        array = value
+    elif (buffer := getattr(value, "_kvcli_buffer", None)) is not None:
+        array = buffer()
+    elif (asnumpy := getattr(value, "asnumpy", None)) is not None:
+        array = np.asarray(asnumpy())
+    else:
+        try:
+            array = np.asarray(value)
+        except ValueError as error:  # a ragged list: numpy's message names no key or fix
+            raise ValueTypeError(
+                f"{where}a value of type {type(value).__name__} is not a rectangular array ({error}): "
+                "give every row the same length"
+            ) from None
+    if array.dtype.name not in _STORABLE_DTYPES:
+        raise ValueTypeError(
+            f"{where}a value of dtype {array.dtype} cannot be stored: use one of {', '.join(DTYPES)}"
+        )
+    return array
+
+
+def _refuse_value_lists(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> None:
+    """``verb`` takes one value per key: a per-device list is an :class:`ArityError`."""
+    for key, value in pairs:
+        if is_value_list(value):
+            raise ArityError(
+                f"{verb} of key {key!r} got a list of {len(value)} values: {verb} takes one value per key ({why})"
+            )
+
+
+def writable_buffer(out: Any, key: Key) -> np.ndarray:
+    """The array a pull writes into; refuses outputs that cannot be written in place."""
+    if isinstance(out, np.ndarray):
+        array = out
+    else:
+        buffer = getattr(out, "_kvcli_buffer", None)
+        if buffer is None:
+            raise OutputError(
+                f"cannot pull key {key!r} into a {type(out).__name__}: pass a numpy array or an "
+                "nd array (or out=None to get a new array back)"
+            )
+        array = buffer()
+    if not array.flags.writeable:
+        raise OutputError(f"cannot pull key {key!r} into a read-only array: pass a writable copy")
+    return array
+
+
+def _is_writable_array(value: Any) -> bool:
+    """Whether a pull can write into ``value`` in place (a writable numpy or nd array)."""
+    if not isinstance(value, np.ndarray):
+        buffer = getattr(value, "_kvcli_buffer", None)
+        if buffer is None:
+            return False
+        value = buffer()
+    return bool(value.flags.writeable)
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, (int, np.integer, str)) and not isinstance(value, bool)
+
+
+def _normalise_key(key: Any) -> Key:
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
+        raise KeyTypeError(
+            f"key {key!r} is a {type(key).__name__}: keys are int or str (e.g. 3 or 'weight')"
+        )
+    return int(key) if isinstance(key, (int, np.integer)) else key
+
+
+def is_value_list(value: Any) -> bool:
+    """True for a list of arrays (one per device); False for one array, nested lists included."""
+    if isinstance(value, tuple) and value and not all(np.isscalar(v) for v in value):
+        return True
+    if not isinstance(value, list) or not value:
+        return False
+    first = value[0]
+    return (
+        isinstance(first, (np.ndarray, RowSparse))
+        or hasattr(first, "asnumpy")
+        or hasattr(first, "_kvcli_buffer")
+    )
