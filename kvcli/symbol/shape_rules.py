@@ -1,0 +1,562 @@
+"""The shape rules of MXNet 1.9.1's operators, one function per operator family, in
+:data:`RULES` (operator name -> rule). A rule sees one node's input and output shapes (``None``
+= unknown) and fills in what it can; :mod:`kvcli.symbol.shapes` drives them over a graph."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence
+from kvcli.symbol.attrs import AttrError, Attrs
+
+
+Shape = tuple[int, ...]
+Shapes = list[Optional[Shape]]
+Rule = Callable[[Attrs, Shapes, Shapes], None]
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise AttrError(f"axis {axis} is out of range for a {ndim}-d input")
+    return axis % ndim
+
+
+def _prod(dims: Sequence[int]) -> int:
+    return math.prod(dims)
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def _same_all(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """Elementwise: every input and output has one shape; fill all from any known one."""
+    known = next((s for s in (*ins, *outs) if s is not None), None)
+    if known is None:
+        return
+    for lst in (ins, outs):
+        for k in range(len(lst)):
+            if lst[k] is None:
+                lst[k] = known
+
+
+RULES_SAME_ALL = (
+    "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_plus", "_minus", "_mul",
+    "_div", "_Plus", "_Minus", "_Mul", "_Div", "_add", "_sub", "_power", "_Power", "_maximum",
+    "_minimum", "_Maximum", "_Minimum", "add_n", "ElementWiseSum", "_sum",
+)
+for _n in RULES_SAME_ALL:
+    RULES[_n] = _same_all
+
+
+def _unary(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """One data input, output of the same shape (activations, scalar arithmetic, ...)."""
+    if ins and ins[0] is not None:
+        for k in range(len(outs)):
+            outs[k] = outs[k] or ins[0]
+    elif ins and outs and outs[0] is not None:
+        ins[0] = outs[0]
+
+
+for _n in ("Activation", "relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "identity",
+           "_copy", "BlockGrad", "stop_gradient", "MakeLoss", "make_loss", "L2Normalization",
+           "smooth_l1", "exp", "log", "sqrt", "square", "abs", "negative", "erf", "LRN",
+           "softmin", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation",
+           "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+           "_rdiv_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar",
+           "_PlusScalar", "_MinusScalar", "_RMinusScalar", "_MulScalar", "_DivScalar",
+           "_RDivScalar", "_PowerScalar", "_RPowerScalar", "Dropout"):
+    RULES[_n] = _unary
+
+
+@rule("LeakyReLU")
+def _leaky(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    _unary(a, ins[:1], outs)
+    data = ins[0] or outs[0]
+    ins[0] = data
+    if data is not None and len(ins) > 1 and ins[1] is None:  # prelu: one slope per channel
+        ins[1] = (data[1] if len(data) > 1 else 1,)
+
+
+def _spatial(a: Attrs, key: str, d: int, default: int) -> Shape:
+    value = a.optional_ints(key)
+    if value is None:
+        return (default,) * d
+    if len(value) != d:
+        raise AttrError(f"'{key}' has {len(value)} values but the kernel has {d}")
+    return value
+
+
+def _channels_first(a: Attrs) -> bool:
+    layout = a.get("layout")
+    return layout is None or layout in ("None", "") or layout.startswith("NC")
+
+
+def _kernel_geometry(a: Attrs, data: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """kernel, stride, dilate and pad of a convolution over ``data`` (N, C, spatial...)."""
+    kernel = a.ints("kernel")
+    d = len(kernel)
+    if len(data) != d + 2:
+        raise AttrError(f"a {d}-d kernel needs a {d + 2}-d input, got {data}")
+    return tuple(kernel), _spatial(a, "stride", d, 1), _spatial(a, "dilate", d, 1), _spatial(a, "pad", d, 0)
+
+
+@rule("Convolution", "Convolution_v1")
+def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if len(ins) > 2:
+        ins[2] = (a.int("num_filter"),)  # the bias needs no input shape
+    data = ins[0]
+    if data is None or not _channels_first(a):
+        return
+    kernel, stride, dilate, pad = _kernel_geometry(a, data)
+    filters, groups = a.int("num_filter"), a.int("num_group", 1)
+    ins[1] = (filters, data[1] // groups, *kernel)
+    if len(ins) > 2:
+        ins[2] = (filters,)
+    spatial = []
+    for x, k, s, dl, p in zip(data[2:], kernel, stride, dilate, pad):
+        extent = dl * (k - 1) + 1
+        if x + 2 * p < extent:
+            raise AttrError(f"kernel {kernel} is larger than the padded input {data}")
+        spatial.append((x + 2 * p - extent) // s + 1)
+    outs[0] = (data[0], filters, *spatial)
+
+
+@rule("Deconvolution")
+def _deconvolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None or not _channels_first(a):
+        return
+    kernel, stride, dilate, pad = _kernel_geometry(a, data)
+    adj = _spatial(a, "adj", len(kernel), 0)
+    filters, groups = a.int("num_filter"), a.int("num_group", 1)
+    ins[1] = (data[1], filters // groups, *kernel)
+    if len(ins) > 2:
+        ins[2] = (filters,)
+    target = a.optional_ints("target_shape")
+    if target and any(target):
+        spatial = list(target)
+    else:
+        spatial = [s * (x - 1) + dl * (k - 1) + 1 - 2 * p + j
+                   for x, k, s, dl, p, j in zip(data[2:], kernel, stride, dilate, pad, adj)]
+    outs[0] = (data[0], filters, *spatial)
+
+
+@rule("Pooling", "Pooling_v1")
+def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None or not _channels_first(a):
+        return
+    d = len(data) - 2
+    if d < 1:
+        raise AttrError(f"Pooling needs an input with spatial dims, got {data}")
+    if a.bool("global_pool"):
+        outs[0] = (data[0], data[1]) + (1,) * d
+        return
+    kernel = a.ints("kernel")
+    if len(kernel) != d:
+        raise AttrError(f"kernel {kernel} does not match the {len(data)}-d input {data}")
+    stride, pad = _spatial(a, "stride", d, 1), _spatial(a, "pad", d, 0)
+    convention = a.str("pooling_convention", "valid")
+    spatial = []
+    for x, k, s, p in zip(data[2:], kernel, stride, pad):
+        if convention == "full":
+            spatial.append(int(math.ceil((x + 2 * p - k) / s)) + 1)
+        elif convention == "same":
+            spatial.append(int(math.ceil(x / s)))
+        else:
+            spatial.append((x + 2 * p - k) // s + 1)
+    outs[0] = (data[0], data[1], *spatial)
+
+
+@rule("FullyConnected")
+def _fully_connected(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    hidden = a.int("num_hidden")
+    if len(ins) > 2:
+        ins[2] = (hidden,)  # the bias needs no input shape
+    data = ins[0]
+    if data is None:
+        return
+    if a.bool("flatten", True):
+        ins[1] = (hidden, _prod(data[1:]))
+        outs[0] = (data[0], hidden)
+    else:
+        ins[1] = (hidden, data[-1])
+        outs[0] = (*data[:-1], hidden)
+    if len(ins) > 2:
+        ins[2] = (hidden,)
+
+
+@rule("BatchNorm", "BatchNorm_v1", "CuDNNBatchNorm", "InstanceNorm", "LayerNorm")
+def _norm(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0] or outs[0]
+    if data is None:
+        return
+    ins[0] = outs[0] = data
+    default_axis = -1 if "LayerNorm" in (a.get("__op__", "") or "") else 1
+    channels = data[_axis(a.int("axis", default_axis), len(data))] if len(data) > 1 else data[0]
+    for k in range(1, len(ins)):
+        ins[k] = (channels,)
+    for k in range(1, len(outs)):
+        outs[k] = (channels,)
+
+
+@rule("Flatten", "flatten")
+def _flatten(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if ins[0] is not None:
+        outs[0] = (ins[0][0], _prod(ins[0][1:])) if ins[0] else (1, 1)
+
+
+def reshape_target(src: Shape, spec: Shape, reverse: bool = False) -> Shape:
+    """MXNet's Reshape with its special values 0, -1, -2, -3, -4 (see the Reshape docs)."""
+    if reverse:
+        return tuple(reversed(reshape_target(tuple(reversed(src)), _reverse_spec(spec))))
+    out: list[int] = []
+    infer_at = -1
+    i = 0  # position in src
+    k = 0
+    while k < len(spec):
+        v = spec[k]
+        if v > 0:
+            out.append(v)
+            i += 1
+        elif v == 0:
+            if i >= len(src):
+                raise AttrError(f"shape {spec}: 0 copies a dim the input {src} does not have")
+            out.append(src[i])
+            i += 1
+        elif v == -1:
+            if infer_at >= 0:
+                raise AttrError(f"shape {spec} has more than one -1")
+            infer_at = len(out)
+            out.append(1)
+            i += 1
+        elif v == -2:
+            out.extend(src[i:])
+            i = len(src)
+        elif v == -3:
+            if i + 1 >= len(src):
+                raise AttrError(f"shape {spec}: -3 needs two input dims, input is {src}")
+            out.append(src[i] * src[i + 1])
+            i += 2
+        elif v == -4:
+            if k + 2 >= len(spec) or i >= len(src):
+                raise AttrError(f"shape {spec}: -4 must be followed by two values")
+            d1, d2 = spec[k + 1], spec[k + 2]
+            whole = src[i]
+            if d1 == -1 and d2 > 0:
+                d1 = whole // d2
+            elif d2 == -1 and d1 > 0:
+                d2 = whole // d1
+            if d1 * d2 != whole:
+                raise AttrError(f"shape {spec}: -4 splits {whole} into {d1}x{d2}")
+            out.extend((d1, d2))
+            i += 1
+            k += 2
+        else:
+            raise AttrError(f"shape {spec} has an invalid value {v}")
+        k += 1
+    total = _prod(src)
+    if infer_at >= 0:
+        rest = _prod(out) // 1  # out currently holds 1 at infer_at
+        if rest == 0 or total % rest:
+            raise AttrError(f"cannot reshape {src} ({total} elements) to {spec}")
+        out[infer_at] = total // rest
+    if _prod(out) != total:
+        raise AttrError(f"cannot reshape {src} ({total} elements) to {tuple(out)}")
+    return tuple(out)
+
+
+def _reverse_spec(spec: Shape) -> Shape:
+    # -4 groups (-4, a, b) must keep their order when the spec is read right to left.
+    groups: list[tuple[int, ...]] = []
+    k = 0
+    while k < len(spec):
+        if spec[k] == -4:
+            groups.append((spec[k], spec[k + 2], spec[k + 1]) if k + 2 < len(spec) else spec[k:])
+            k += 3
+        else:
+            groups.append((spec[k],))
+            k += 1
+    return tuple(v for g in reversed(groups) for v in g)
+
+
+@rule("Reshape", "reshape")
+def _reshape(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    spec = a.optional_ints("shape")
+    if spec is None:  # the deprecated target_shape / keep_highest form
+        target = a.ints("target_shape")
+        if a.bool("keep_highest"):
+            spec = (data[0], *target)
+        else:
+            spec = target
+        spec = tuple(-1 if v == 0 else v for v in spec)
+    outs[0] = reshape_target(data, spec, a.bool("reverse"))
+
+
+@rule("transpose")
+def _transpose(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    axes = a.optional_ints("axes") or tuple(reversed(range(len(data))))
+    if sorted(_axis(x, len(data)) for x in axes) != list(range(len(data))):
+        raise AttrError(f"axes {axes} is not a permutation of a {len(data)}-d input")
+    outs[0] = tuple(data[_axis(x, len(data))] for x in axes)
+
+
+@rule("SwapAxis", "swapaxes")
+def _swapaxis(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    d1, d2 = _axis(a.int("dim1", 0), len(data)), _axis(a.int("dim2", 0), len(data))
+    out = list(data)
+    out[d1], out[d2] = out[d2], out[d1]
+    outs[0] = tuple(out)
+
+
+@rule("expand_dims")
+def _expand_dims(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    axis = a.int("axis")
+    axis = _axis(axis, len(data) + 1)
+    outs[0] = (*data[:axis], 1, *data[axis:])
+
+
+@rule("squeeze")
+def _squeeze(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    axes = a.optional_ints("axis")
+    drop = {_axis(x, len(data)) for x in axes} if axes else {i for i, d in enumerate(data) if d == 1}
+    for i in drop:
+        if data[i] != 1:
+            raise AttrError(f"cannot squeeze axis {i} of {data}: its size is not 1")
+    out = tuple(d for i, d in enumerate(data) if i not in drop)
+    outs[0] = out or (1,)
+
+
+@rule("Concat", "concat")
+def _concat(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if any(s is None for s in ins) or not ins:
+        return
+    first = ins[0]
+    assert first is not None
+    dim = _axis(a.int("dim", 1), len(first))
+    total = 0
+    for s in ins:
+        assert s is not None
+        if len(s) != len(first) or any(x != y for i, (x, y) in enumerate(zip(s, first)) if i != dim):
+            raise AttrError(f"Concat inputs {first} and {s} differ outside dim {dim}")
+        total += s[dim]
+    outs[0] = (*first[:dim], total, *first[dim + 1:])
+
+
+def broadcast(lhs: Shape, rhs: Shape) -> Shape:
+    """NumPy-style broadcasting (MXNet pads the shorter shape with 1s on the left)."""
+    n = max(len(lhs), len(rhs))
+    lp, rp = (1,) * (n - len(lhs)) + lhs, (1,) * (n - len(rhs)) + rhs
+    out = []
+    for x, y in zip(lp, rp):
+        if x != y and 1 not in (x, y):
+            raise AttrError(f"shapes {lhs} and {rhs} do not broadcast")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+@rule("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_plus",
+      "broadcast_minus", "broadcast_power", "broadcast_maximum", "broadcast_minimum")
+def _broadcast(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if ins[0] is not None and ins[1] is not None:
+        outs[0] = broadcast(ins[0], ins[1])
+
+
+@rule("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "sum_axis", "max_axis", "min_axis")
+def _reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    axes = a.optional_ints("axis")
+    keep = a.bool("keepdims")
+    if axes is None:
+        reduced = set(range(len(data)))
+    else:
+        reduced = {_axis(x, len(data)) for x in axes}
+    if a.bool("exclude"):
+        reduced = set(range(len(data))) - reduced
+    if keep:
+        outs[0] = tuple(1 if i in reduced else d for i, d in enumerate(data))
+    else:
+        outs[0] = tuple(d for i, d in enumerate(data) if i not in reduced) or (1,)
+
+
+@rule("norm")
+def _norm_reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    _reduce(a, ins, outs)
+
+
+@rule("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")  # CREATION_OPS
+def _creation(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """``shape=(0, 512)``: a 0 is filled from the consumer, as MXNet does for RNN begin states."""
+    shape = a.ints("shape", ())
+    known = outs[0]
+    if known is not None:
+        if len(known) != len(shape) or any(d and d != k for d, k in zip(shape, known)):
+            raise ValueError(f"shape attribute {shape} does not match the {known} its consumer needs")
+        return
+    if 0 not in shape:
+        outs[0] = shape
+
+
+@rule("Embedding")
+def _embedding(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    vocab, dim = a.int("input_dim"), a.int("output_dim")
+    ins[1] = (vocab, dim)
+    if ins[0] is not None:
+        outs[0] = (*ins[0], dim)
+
+
+@rule("SoftmaxOutput", "Softmax")
+def _softmax_output(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    outs[0] = data
+    if ins[1] is None:
+        if a.bool("multi_output"):
+            ins[1] = (data[0], *data[2:])
+        else:
+            ins[1] = data[:-1] or (1,)
+
+
+@rule("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput")
+def _regression(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    outs[0] = data
+    if ins[1] is None:
+        ins[1] = data
+
+
+@rule("SVMOutput")
+def _svm(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    if ins[0] is not None:
+        outs[0] = ins[0]
+        if ins[1] is None:
+            ins[1] = ins[0][:-1] or (1,)
+
+
+@rule("SliceChannel", "split")
+def _slice_channel(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    n = a.int("num_outputs")
+    axis = _axis(a.int("axis", 1), len(data))
+    if n <= 0 or data[axis] % n:
+        raise AttrError(f"cannot split axis {axis} of {data} into {n} equal parts")
+    part = data[axis] // n
+    if a.bool("squeeze_axis"):
+        if part != 1:
+            raise AttrError(f"squeeze_axis needs parts of size 1, got {part}")
+        shape = (*data[:axis], *data[axis + 1:])
+    else:
+        shape = (*data[:axis], part, *data[axis + 1:])
+    for k in range(len(outs)):
+        outs[k] = shape
+
+
+_RNN_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+def rnn_param_size(mode: str, layers: int, input_size: int, state: int, bidirectional: bool) -> int:
+    """MXNet's ``GetRnnParamSize`` (no projection): i2h and h2h weights and both biases."""
+    dirs = 2 if bidirectional else 1
+    size = state * dirs * _RNN_GATES[mode]
+    first = (input_size + state + 2) * size
+    other = (state * dirs + state + 2) * size
+    return first + (layers - 1) * other
+
+
+@rule("RNN")
+def _rnn(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    mode = a.str("mode").lower()
+    if mode not in _RNN_GATES:
+        raise AttrError(f"unknown RNN mode {mode!r}")
+    if "projection_size" in a:
+        raise AttrError("RNN with projection_size is not supported by kvcli's shape rules")
+    if len(data) != 3:
+        raise AttrError(f"RNN expects (seq, batch, features) input, got {data}")
+    layers, state = a.int("num_layers"), a.int("state_size")
+    bidir = a.bool("bidirectional")
+    dirs = 2 if bidir else 1
+    seq, batch, feat = data
+    ins[1] = (rnn_param_size(mode, layers, feat, state, bidir),)
+    ins[2] = (layers * dirs, batch, state)
+    if mode == "lstm" and len(ins) > 3:
+        ins[3] = (layers * dirs, batch, state)
+    outs[0] = (seq, batch, dirs * state)
+    for k in range(1, len(outs)):
+        outs[k] = (layers * dirs, batch, state)
+
+
+@rule("WarpCTC")
+def _warpctc(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    # MXNet's plugin/warpctc: output = data (T*N, alphabet); label = (N * label_length,).
+    data = ins[0]
+    if data is None:
+        return
+    outs[0] = data
+    if ins[1] is None:
+        ins[1] = (a.int("label_length") * (data[0] // a.int("input_length")),)
+
+
+@rule("MultiBoxPrior", "_contrib_MultiBoxPrior")
+def _multibox_prior(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    data = ins[0]
+    if data is None:
+        return
+    sizes, ratios = a.floats("sizes", (1.0,)), a.floats("ratios", (1.0,))
+    anchors = len(sizes) + len(ratios) - 1
+    outs[0] = (1, data[2] * data[3] * anchors, 4)
+
+
+@rule("MultiBoxTarget", "_contrib_MultiBoxTarget")
+def _multibox_target(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    anchor, label, cls = ins
+    if anchor is None:
+        return
+    batch = (label or cls or (None,))[0]
+    if batch is None:
+        return
+    count = anchor[1]
+    outs[0] = (batch, count * 4)
+    outs[1] = (batch, count * 4)
+    outs[2] = (batch, count)
+
+
+@rule("MultiBoxDetection", "_contrib_MultiBoxDetection")
+def _multibox_detection(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    cls = ins[0]
+    if cls is not None:
+        outs[0] = (cls[0], cls[2], 6)
