@@ -41,20 +41,13 @@ def __getattr__(name: str) -> Any:
 
 
 def wants_json(argv: list[str]) -> bool:
-    """Whether errors are to be JSON: ``--json`` is among the options (before a ``--``) of a
-    table command. Commands still declared as typer functions elsewhere (viz, summary) keep
-    their own error lines until they move into the table."""
-    from kvcli.cli import table
-
-    found = False
+    """Whether errors are to be JSON: ``--json`` is among the options (before a ``--``)."""
     for token in argv:
         if token == "--":
             break
         if token == "--json":
-            found = True
-        elif token in table.TYPER_COMMANDS:
-            return False
-    return found
+            return True
+    return False
 
 
 def usage_command(error: Any) -> Optional[str]:

@@ -5,14 +5,10 @@ synthesised from the table (its ``__signature__`` lists one ``typer.Option``/``t
 per table entry), so typer still parses, validates, completes and prints help, and nothing
 about an option is written twice. The global options are accepted before the command (on
 the root) and after it (copies on each table command, in their own help panel).
-
-Commands still declared as typer functions (``viz``, ``summary`` in
-:mod:`kvcli.cli.symbol_cmds`) are registered as they are.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -88,6 +84,8 @@ def _option(opt: Opt, panel: Optional[str] = None, envvar: bool = True) -> tuple
         default, *opt.flags, help=opt.help + opt.range_text(), envvar=opt.envvar if envvar else None,
         rich_help_panel=panel, show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
     )
+    if opt.multiple:
+        return _annotation(opt.kind, many=True), info
     return _annotation(opt.kind, required=opt.required or opt.default is not None, choices=opt.choices), info
 
 
@@ -252,8 +250,6 @@ def build_app(for_shell: bool = False) -> typer.Typer:
         context_settings={"help_option_names": list(table.HELP_FLAGS)},
     )
     app.callback()(_root_callback())
-    for module in table.TYPER_MODULES:
-        importlib.import_module(module).register(app)
     for command in table.commands():
         if for_shell and not command.in_shell:
             continue

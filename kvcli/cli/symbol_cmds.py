@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, TypeVar
 
-import typer
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
@@ -21,54 +19,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
 
-SHAPE_HELP = ("Input shape NAME=D1,D2,... (repeatable; NAME may be a glob such as 'l*_init_*'). "
-              "Without it, __shape__ hints stored in the file are used.")
-
-VIZ_EPILOG = """Examples:
-
-  kvcli viz resnet-50-symbol.json --shape data=1,3,224,224          (writes ./resnet-50-symbol.svg)
-
-  kvcli viz model.json -o out/model.pdf --rankdir LR --title "My net"
-
-  kvcli viz model.json -o model.dot                                  (DOT source, no graphviz needed)
-
-  kvcli viz lstm.json --shape 'data/*=32' --show-weights -o lstm.png
-
-  kvcli viz resnet-50-symbol.json -o resnet.html                     (interactive viewer, offline)
-
-  kvcli viz char-lstm.json --focus t5_l0_i2h --radius 3 -o part.svg  (one node's neighbourhood)
-
-  kvcli viz resnet-50-symbol.json --collapse 'stage3_*' --depth 2     (fold name groups)
-
-  cat model.json | kvcli viz - -o - --format dot                     (stdin to stdout)
-"""
-
-SUMMARY_EPILOG = """Examples:
-
-  kvcli summary resnet-50-symbol.json --shape data=1,3,224,224
-
-  kvcli summary model.json --shape data=32,784 --json | jq .totals
-
-  kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'
-"""
-
-class Rankdir(str, Enum):
-    """Graphviz layout directions (typer refuses others with a usage error, exit 2)."""
-
-    TB = "TB"
-    LR = "LR"
-    BT = "BT"
-    RL = "RL"
+F = TypeVar("F", bound=Callable[..., None])
 
 
-ALLOW_UNKNOWN_HELP = ("Accept ops that are not MXNet operators (custom plugin builds): they are drawn "
-                      "with unknown shapes and totals become lower bounds. Without it such a file is refused.")
+def _gc_paused(command: F) -> F:
+    """Run ``command`` with the cyclic GC paused (a graph is many small acyclic objects: a
+    node, its shapes, its table row), and restored after — so a ``kvcli shell`` keeps it."""
 
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from kvcli.symbol.graph import paused_gc
 
-def _json_wanted(ctx: typer.Context, flag: bool) -> bool:
-    from kvcli.cli.app import global_options
+        with paused_gc():
+            command(*args, **kwargs)
 
-    return flag or global_options(ctx).json
+    return run  # type: ignore[return-value]
 
 
 def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool) -> "Graph":
@@ -133,41 +98,13 @@ def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str
         output.print_note("warning: " + note)
 
 
-def viz_command(
-    ctx: typer.Context,
-    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9); - reads standard input."),
-    out: Optional[Path] = typer.Option(
-        None, "--output", "-o",
-        help="Output file; the extension picks the format: .svg .pdf .png .dot, or .html (an interactive "
-             "viewer: zoom, search, node details, groups, summary); - writes SVG "
-             "(or --format dot) to standard output. Default: FILE's name with .svg, in the current folder."),
-    shape: Optional[List[str]] = typer.Option(None, "--shape", help=SHAPE_HELP),
-    title: Optional[str] = typer.Option(None, "--title", help="Title drawn above the graph."),
-    rankdir: Rankdir = typer.Option(Rankdir.TB, "--rankdir", help="Layout direction: TB, LR, BT or RL.",
-                                    case_sensitive=False),
-    show_weights: bool = typer.Option(False, "--show-weights",
-                                      help="Also draw weight/bias/moving-stat variables."),
-    full: bool = typer.Option(False, "--full", help="Draw every node exactly, even when graphviz will "
-                              "take long (big graphs are otherwise drawn with repeated blocks folded)."),
-    collapse: Optional[List[str]] = typer.Option(
-        None, "--collapse", help="Draw all nodes whose name matches this glob as one node "
-                                 "(repeatable), e.g. --collapse 'stage3_*'."),
-    depth: Optional[int] = typer.Option(None, "--depth", help="Group nodes by their first N name parts "
-                                        "(split at _ / . : -), e.g. --depth 1 draws one node per stage."),
-    focus_on: Optional[str] = typer.Option(None, "--focus", help="Draw only the neighbourhood of this node."),
-    radius: int = typer.Option(2, "--radius", help="With --focus: how many edges away to draw."),
-    layout_timeout: float = typer.Option(60.0, "--layout-timeout",
-                                         help="Stop graphviz after this many seconds (no file is written)."),
-    open_browser: bool = typer.Option(False, "--open", help="Write the HTML viewer to a temporary file "
-                                      "and open it in the web browser."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Output format when -o is - (svg or dot)."),
-    dtype: Optional[List[str]] = typer.Option(
-        None, "--dtype", help="Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes."),
-    max_nodes: int = typer.Option(20000, "--max-nodes", help="Refuse to lay out bigger graphs "
-                                  "(graphviz would take very long); .dot output is never limited."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
-    allow_unknown_ops: bool = typer.Option(False, "--allow-unknown-ops", help=ALLOW_UNKNOWN_HELP),
-    json_flag: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+@_gc_paused
+def run_viz(
+    options: Any, file: Path, out: Optional[Path] = None, shape: Optional[List[str]] = None,
+    title: Optional[str] = None, rankdir: str = "tb", show_weights: bool = False, full: bool = False,
+    collapse: Optional[List[str]] = None, depth: Optional[int] = None, focus_on: Optional[str] = None,
+    radius: int = 2, layout_timeout: float = 60.0, open_browser: bool = False, fmt: Optional[str] = None,
+    dtype: Optional[List[str]] = None, max_nodes: int = 20000, strict: bool = False, allow_unknown_ops: bool = False,
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
@@ -183,7 +120,7 @@ def viz_command(
     from kvcli.symbol.plan import build_plan
     from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
 
-    rank = Rankdir(rankdir).value
+    rank = rankdir.upper()
     if layout_timeout <= 0:
         raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
     to_stdout = out is not None and str(out) == "-"
@@ -235,7 +172,7 @@ def viz_command(
         written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
     if to_stdout:
         return
-    if _json_wanted(ctx, json_flag):
+    if options.json:
         output.print_json({"file": str(file), "output": str(written), "format": written.suffix[1:],
                            "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape})
     else:
@@ -288,14 +225,9 @@ def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
     return infer_dtypes(graph, given)
 
 
-def summary_command(
-    ctx: typer.Context,
-    file: Path = typer.Argument(..., help="MXNet symbol JSON file (any version, 0.8 to 1.9)."),
-    shape: Optional[List[str]] = typer.Option(None, "--shape", help=SHAPE_HELP),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 if an op is unknown or shapes are incomplete."),
-    allow_unknown_ops: bool = typer.Option(False, "--allow-unknown-ops", help=ALLOW_UNKNOWN_HELP),
-    json_flag: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
+@_gc_paused
+def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, strict: bool = False,
+                allow_unknown_ops: bool = False) -> None:
     """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
 
     Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled
@@ -309,29 +241,7 @@ def summary_command(
     graph, result = _load(file, shape, allow_unknown_ops)
     _warn_incomplete(file, result, shape, strict)
     summary = summarize(result)
-    if _json_wanted(ctx, json_flag):
+    if options.json:
         output.print_json(summary.to_dict())
         return
     print_table(summary, output.stdout_console(), title=f"{file.name}: {len(graph.nodes):,} nodes")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the symbol commands (``viz``, ``summary``) to ``app``."""
-    app.command("viz", epilog=VIZ_EPILOG)(_gc_paused(viz_command))
-    app.command("summary", epilog=SUMMARY_EPILOG)(_gc_paused(summary_command))
-
-
-def _gc_paused(command: Callable[..., None]) -> Callable[..., None]:
-    """Run ``command`` with the cyclic GC paused (a graph is many small acyclic objects: a
-    node, its shapes, its table row), and restored after — so a ``kvcli shell`` keeps it."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> None:
-        from kvcli.symbol.graph import paused_gc
-
-        with paused_gc():
-            command(*args, **kwargs)
-
-    return run
-
-

@@ -156,6 +156,15 @@ YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed when stdi
 KEY_ARG = Arg("keys", "KEY", KEYS_HELP, complete="key")
 DTYPE = Opt(("--dtype",), "dtype", "Convert the value(s) to this dtype (float32, int32, ...).", metavar="DTYPE")
 
+MODEL_ARG = Arg("file", "FILE", "MXNet symbol JSON file (any version, 0.8 to 1.9); - reads standard input.",
+                kind="path", complete="file")
+SHAPE = Opt(("--shape",), "shape", "Input shape NAME=D1,D2,... (repeatable; NAME may be a glob such as 'l*_init_*'). "
+            "Without it, __shape__ hints stored in the file are used.", multiple=True, metavar="NAME=D1,D2,...")
+STRICT = Opt(("--strict",), "strict", "Exit 1 if an op is unknown or shapes are incomplete.", kind="flag")
+ALLOW_UNKNOWN = Opt(("--allow-unknown-ops",), "allow_unknown_ops", "Accept ops that are not MXNet operators (custom "
+                    "plugin builds): they are drawn with unknown shapes and totals become lower bounds. Without it such "
+                    "a file is refused.", kind="flag")
+
 GLOBAL_OPTIONS: tuple[Opt, ...] = (
     Opt(("--session", "-s"), "session", "Session name (default: 'default').", envvar=config.SESSION.name,
         metavar="NAME", complete="session"),
@@ -309,13 +318,58 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS")),
         in_shell=False, passthrough=True,
     ),
+    Command(
+        "viz", "kvcli.cli.symbol_cmds:run_viz",
+        "Draw FILE like mx.viz.plot_network, with shapes on the edges when known.\n\n"
+        "Inputs are ovals; ops are boxes coloured by kind (the MXNet palette), labelled with their name and op; "
+        "weights and biases are hidden unless --show-weights. Graphs too big for graphviz to lay out in seconds "
+        "are drawn with repeated blocks folded (said in one line; --full draws everything). Needs graphviz's "
+        "`dot` for .svg/.pdf/.png; without it the .dot file is written and the command says how to install graphviz.",
+        ("kvcli viz resnet-50-symbol.json --shape data=1,3,224,224", "kvcli viz model.json -o out/model.pdf --rankdir LR",
+         "kvcli viz resnet-50-symbol.json -o resnet.html", "kvcli viz char-lstm.json --focus t5_l0_i2h --radius 3",
+         "kvcli viz resnet-50-symbol.json --collapse 'stage3_*' --depth 2", "cat model.json | kvcli viz - -o - --format dot"),
+        args=(MODEL_ARG,),
+        opts=(Opt(("--output", "-o"), "out", "Output file; the extension picks the format: .svg .pdf .png .dot, or .html "
+                  "(an interactive viewer: zoom, search, node details, groups, summary); - writes SVG (or --format dot) "
+                  "to standard output. Default: FILE's name with .svg, in the current folder.", kind="path",
+                  metavar="FILE", complete="file"),
+              SHAPE,
+              Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
+              Opt(("--rankdir",), "rankdir", "Layout direction.", kind="choice", choices=("tb", "lr", "bt", "rl"),
+                  default="tb"),
+              Opt(("--show-weights",), "show_weights", "Also draw weight/bias/moving-stat variables.", kind="flag"),
+              Opt(("--full",), "full", "Draw every node exactly, even when graphviz will take long (big graphs are "
+                  "otherwise drawn with repeated blocks folded).", kind="flag"),
+              Opt(("--collapse",), "collapse", "Draw all nodes whose name matches this glob as one node (repeatable), "
+                  "e.g. --collapse 'stage3_*'.", multiple=True, metavar="GLOB"),
+              Opt(("--depth",), "depth", "Group nodes by their first N name parts (split at _ / . : -), e.g. --depth 1 "
+                  "draws one node per stage.", kind="int", low=1),
+              Opt(("--focus",), "focus_on", "Draw only the neighbourhood of this node.", metavar="NODE"),
+              Opt(("--radius",), "radius", "With --focus: how many edges away to draw.", kind="int", low=0, default=2),
+              Opt(("--layout-timeout",), "layout_timeout", "Stop graphviz after this many seconds (no file is written).",
+                  kind="float", default=60.0, metavar="SECONDS"),
+              Opt(("--open",), "open_browser", "Write the HTML viewer to a temporary file and open it in the web "
+                  "browser.", kind="flag"),
+              Opt(("--format",), "fmt", "Output format when -o is - .", kind="choice", choices=("svg", "dot")),
+              Opt(("--dtype",), "dtype", "Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes.",
+                  multiple=True, metavar="NAME=TYPE"),
+              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
+                  ".dot output is never limited.", kind="int", low=1, default=20000),
+              STRICT, ALLOW_UNKNOWN),
+    ),
+    Command(
+        "summary", "kvcli.cli.symbol_cmds:run_summary",
+        "Per-layer table (layer, op, output shape, params, previous layers) and correct totals.\n\n"
+        "Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled separately; each "
+        "shared weight is counted once. The totals equal the sum of MXNet's infer_shape argument shapes (inputs and "
+        "labels excluded). When an op is unknown or a parameter's shape cannot be inferred, the totals say \"at least\".",
+        ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
+         "kvcli summary model.json --shape data=32,784 --json | jq .totals",
+         "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
+        args=(MODEL_ARG,), opts=(SHAPE, STRICT, ALLOW_UNKNOWN),
+    ),
 )
 
-#: Commands whose options are declared by typer functions elsewhere (kvcli/cli/symbol_cmds.py);
-#: they move into the table by adding Command entries here and dropping their typer functions.
-TYPER_MODULES = ("kvcli.cli.symbol_cmds",)
-#: The commands those modules register (checked by tests/cli/test_scripts.py against the app).
-TYPER_COMMANDS = ("viz", "summary")
 
 
 def commands() -> tuple[Command, ...]:

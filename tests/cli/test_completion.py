@@ -81,7 +81,7 @@ def test_shell_completes_files_updaters_and_keys(shell: Shell, tmp_path: Path, m
     assert shell.execute("init w1,w2 'ones(2)'") and shell.last_ok
     assert candidates(shell, ["init", "k"], "@") == ["models/", "w.npy"]  # .npy values and folders
     assert candidates(shell, ["pull", "k", "-o"], "") == ["models/", "notes.txt", "w.npy"]
-    assert candidates(shell, ["viz"], "models/") == []  # viz declares its own arguments (no table entry yet)
+    assert candidates(shell, ["viz"], "models/") == ["models/net.json"]  # viz's FILE completes files too
     assert candidates(shell, ["set-updater"], "s") == ["sum", "scale-add:", "sgd:lr="]
     assert candidates(shell, ["pull"], "w") == ["w1", "w2"]
     assert candidates(shell, ["push"], "w1,") == ["w2"]

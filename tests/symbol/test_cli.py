@@ -26,13 +26,18 @@ SAMPLE_TOTALS = {
 
 
 def one_line_error(result, *needles: str) -> None:
+    """Exit 1 and one error line: ``error: ...``, or with --json one JSON object."""
     assert result.returncode == 1, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
     assert "Traceback" not in result.stderr
+    if "--json" in result.args:
+        message = json.loads(lines[0])["error"]
+    else:
+        assert lines[0].startswith("error: ")
+        message = lines[0]
     for needle in needles:
-        assert needle in lines[0], lines[0]
+        assert needle in message, message
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_TOTALS))
