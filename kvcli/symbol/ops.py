@@ -55,6 +55,8 @@ def _fixed(*names: str) -> Callable[[Attrs], list[str]]:
 
 def _register(spec: OpSpec, *aliases: str) -> None:
     for name in (spec.name, *aliases):
+        if name in REGISTRY:  # one declaration per operator: a second is a mistake in this file
+            raise ValueError(f"operator {name!r} is registered twice")
         REGISTRY[name] = spec
 
 
@@ -117,15 +119,15 @@ _register(OpSpec("LeakyReLU", _leaky_inputs, _PARAMS, kind=ACTIVATION,
                  outputs=lambda a: 2 if a.str("act_type", "leaky").lower() == "rrelu" else 1,
                  visible=lambda a: 1))
 for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "identity", "_copy",
-              "BlockGrad", "stop_gradient", "MakeLoss", "make_loss", "L2Normalization",
+              "BlockGrad", "stop_gradient", "MakeLoss", "make_loss",
               "smooth_l1", "exp", "log", "sqrt", "square", "abs", "negative", "erf",
-              "LRN", "InstanceNorm_", "softmin", "zeros_like", "ones_like"):
+              "InstanceNorm_", "softmin", "zeros_like", "ones_like"):
     _register(OpSpec(_name, _fixed("data"),
                      kind=ACTIVATION if _name in ("relu", "sigmoid", "tanh", "softsign") else OTHER))
 # creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
 _register(OpSpec("_zeros", _fixed()), "_ones", "_full", "_zeros_without_dtype", "_empty")
-REGISTRY["L2Normalization"] = OpSpec("L2Normalization", _fixed("data"), kind=NORM)
-REGISTRY["LRN"] = OpSpec("LRN", _fixed("data"), kind=NORM)
+_register(OpSpec("L2Normalization", _fixed("data"), kind=NORM))
+_register(OpSpec("LRN", _fixed("data"), kind=NORM))
 _register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM))
 _register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM,
                  outputs=lambda a: 3, visible=lambda a: 3 if a.bool("output_mean_var") else 1))

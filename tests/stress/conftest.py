@@ -6,6 +6,7 @@ folder can run alone). Every test module of the folder sets ``pytestmark = pytes
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 from contextlib import contextmanager
@@ -43,6 +44,20 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> s
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+def assert_one_json_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    """Exit 1 with exactly one stderr line that is a JSON ``{"error": ..., "hint": ...}`` object
+    (what a ``--json`` command prints on failure); returns the error text."""
+    assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr[-4000:]
+    error = json.loads(lines[0])
+    assert set(error) == {"error", "hint"} and isinstance(error["error"], str) and error["error"], error
+    for needle in needles:
+        assert needle in error["error"], error
+    return str(error["error"])
 
 
 class CaseTimeout(BaseException):

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from kvcli.errors import KVCliError
 
-from .conftest import CaseTimeout, assert_one_line_error, run_kvcli, time_limit
+from .conftest import CaseTimeout, assert_one_json_error, assert_one_line_error, run_kvcli, time_limit
 
 pytestmark = pytest.mark.slow
 
@@ -630,4 +630,4 @@ def test_symbol_json_mutations_cli(shared: Path, tmp_path: Path, data: st.DataOb
         json.loads(proc.stdout)
         assert all(line.startswith("warning:") for line in proc.stderr.splitlines()), proc.stderr[-2000:]
     else:
-        assert_one_line_error(proc)
+        assert_one_json_error(proc)

@@ -14,7 +14,7 @@ import pytest
 
 from kvcli.errors import KVCliError, ValueLanguageError
 
-from .conftest import assert_one_line_error, run_kvcli
+from .conftest import assert_one_json_error, assert_one_line_error, run_kvcli
 
 pytestmark = pytest.mark.slow
 
@@ -151,6 +151,6 @@ def test_summary_of_malformed_output_attributes(op: str, attrs: dict, shape: tup
     proc = run_kvcli(tmp_path, "summary", str(path), "--json", "--shape", "data=" + ",".join(map(str, shape)))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     if proc.returncode != 0:
-        assert_one_line_error(proc)
+        assert_one_json_error(proc)
     else:
         json.loads(proc.stdout)
