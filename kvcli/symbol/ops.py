@@ -1,13 +1,16 @@
-"""The operator table: each known MXNet op's inputs, outputs and drawing kind.
+"""The operator table: each known MXNet op's inputs, outputs, drawing kind and shape rule.
 
 One table serves the loader (how many outputs a node has, for ``node_row_ptr`` and for
 checking input indices), the builder (which weight/bias/label variables to create when the
-caller does not pass them) and the summary (which inputs are learnable parameters, which are
-auxiliary states, which are labels). Shape rules live in :mod:`kvcli.symbol.shapes`.
+caller does not pass them), the summary (which inputs are learnable parameters, which are
+auxiliary states, which are labels), the renderer (the drawing kind) and shape inference (the
+rule). The rules' code lives in :mod:`kvcli.symbol.shape_rules`, which attaches each one to its
+operators here with :func:`attach_shape_rule`; an op is declared nowhere else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -17,6 +20,11 @@ from kvcli.symbol.attrs import Attrs
 INPUT, LEARNED, ACTIVATION, NORM, POOL, RESHAPE, SOFTMAX, OTHER = (
     "input", "learned", "activation", "norm", "pool", "reshape", "softmax", "other",
 )
+
+
+#: A shape rule: sees one node's attributes, input and output shapes (``None`` = unknown) and
+#: fills in what it can, in place.
+ShapeRule = Callable[[Attrs, list[Optional[tuple[int, ...]]], list[Optional[tuple[int, ...]]]], None]
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,9 @@ class OpSpec:
     kind: str = OTHER
     variadic: bool = False  # inputs come from *args (Concat, add_n): named arg0, arg1, ...
     output_names: tuple[str, ...] = ()  # MXNet's names for multiple outputs (else output0, 1..)
+    creation: bool = False  # no inputs; the ``shape`` attribute is the output (a 0 is inferred)
+    #: ``rule(attrs, input_shapes, output_shapes)`` fills in the unknown (``None``) shapes it can
+    shape_rule: Optional[ShapeRule] = None
 
     def num_visible(self, attrs: Attrs) -> int:
         return (self.visible or self.outputs)(attrs)
@@ -121,11 +132,11 @@ _register(OpSpec("LeakyReLU", _leaky_inputs, _PARAMS, kind=ACTIVATION,
 for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "identity", "_copy",
               "BlockGrad", "stop_gradient", "MakeLoss", "make_loss",
               "smooth_l1", "exp", "log", "sqrt", "square", "abs", "negative", "erf",
-              "InstanceNorm_", "softmin", "zeros_like", "ones_like"):
+              "softmin", "zeros_like", "ones_like"):
     _register(OpSpec(_name, _fixed("data"),
                      kind=ACTIVATION if _name in ("relu", "sigmoid", "tanh", "softsign") else OTHER))
 # creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
-_register(OpSpec("_zeros", _fixed()), "_ones", "_full", "_zeros_without_dtype", "_empty")
+_register(OpSpec("_zeros", _fixed(), creation=True), "_ones", "_full", "_zeros_without_dtype", "_empty")
 _register(OpSpec("L2Normalization", _fixed("data"), kind=NORM))
 _register(OpSpec("LRN", _fixed("data"), kind=NORM))
 _register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM))
@@ -134,7 +145,8 @@ _register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NOR
 _register(OpSpec("Dropout", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1))
 _register(OpSpec("Flatten", _fixed("data"), kind=RESHAPE), "flatten")
 _register(OpSpec("Reshape", _fixed("data"), kind=RESHAPE), "reshape")
-_register(OpSpec("transpose", _fixed("data")), "SwapAxis", "swapaxes")
+_register(OpSpec("transpose", _fixed("data")))
+_register(OpSpec("SwapAxis", _fixed("data")), "swapaxes")
 _register(OpSpec("expand_dims", _fixed("data")))
 _register(OpSpec("squeeze", _fixed("data")))
 _register(OpSpec("Concat", _variadic, kind=RESHAPE, variadic=True), "concat")
@@ -153,9 +165,8 @@ for _name in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", 
     _register(OpSpec(_name, _fixed("data")))
 for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"):
     _register(OpSpec(_name, _fixed("data")))
-REGISTRY["sum_axis"] = REGISTRY["sum"]
-REGISTRY["max_axis"] = REGISTRY["max"]
-REGISTRY["min_axis"] = REGISTRY["min"]
+for _name in ("sum", "max", "min"):
+    REGISTRY[f"{_name}_axis"] = REGISTRY[_name]  # MXNet's old spellings of the same reductions
 _LOSS_LABEL = frozenset({"label"})
 for _name in ("SoftmaxOutput", "Softmax", "LinearRegressionOutput", "LogisticRegressionOutput",
               "MAERegressionOutput", "SVMOutput"):
@@ -175,6 +186,21 @@ _register(OpSpec("MultiBoxDetection", _fixed("cls_prob", "loc_pred", "anchor")),
           "_contrib_MultiBoxDetection")
 
 
+def attach_shape_rule(rule: ShapeRule, *names: str) -> None:
+    """Give each of ``names`` (operators this table declares) its shape rule.
+
+    Called once per rule by :mod:`kvcli.symbol.shape_rules` when it is imported (at the end of
+    this module); a rule for an undeclared op, or a second rule for one op, is a mistake there.
+    """
+    for name in names:
+        current = REGISTRY.get(name)
+        if current is None:
+            raise ValueError(f"a shape rule for {name!r}, which the operator table does not declare")
+        if current.shape_rule is not None:
+            raise ValueError(f"operator {name!r} has two shape rules")
+        REGISTRY[name] = dataclasses.replace(current, shape_rule=rule)
+
+
 def spec(op: str) -> Optional[OpSpec]:
     """The :class:`OpSpec` of ``op`` (any MXNet spelling kvcli knows), or ``None``."""
     return REGISTRY.get(op)
@@ -192,3 +218,7 @@ def input_names(op: str, attrs: Attrs, count: int) -> list[str]:
     if len(names) < count:
         names = names + [f"arg{i}" for i in range(len(names), count)]
     return names[:count]
+
+
+# Last, so that every operator above exists when the rules attach themselves to it.
+from kvcli.symbol import shape_rules as _shape_rules  # noqa: E402,F401

@@ -1,5 +1,6 @@
-"""The shape rules of MXNet 1.9.1's operators, one function per operator family, in
-:data:`RULES` (operator name -> rule). A rule sees one node's input and output shapes (``None``
+"""The shape rules of MXNet 1.9.1's operators, one function per operator family, each attached
+to its operators in the one operator table (:func:`kvcli.symbol.ops.attach_shape_rule`, read
+back as ``ops.spec(op).shape_rule``). A rule sees one node's input and output shapes (``None``
 = unknown) and fills in what it can; :mod:`kvcli.symbol.shapes` drives them over a graph."""
 
 from __future__ import annotations
@@ -7,19 +8,17 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence
 from kvcli.symbol.attrs import AttrError, Attrs
+from kvcli.symbol.ops import ShapeRule as Rule, attach_shape_rule
 
 
 Shape = tuple[int, ...]
 Shapes = list[Optional[Shape]]
-Rule = Callable[[Attrs, Shapes, Shapes], None]
-
-RULES: dict[str, Rule] = {}
 
 
 def rule(*names: str) -> Callable[[Rule], Rule]:
+    """Decorator: ``fn`` is the shape rule of the operators ``names``."""
     def register(fn: Rule) -> Rule:
-        for name in names:
-            RULES[name] = fn
+        attach_shape_rule(fn, *names)
         return fn
 
     return register
@@ -54,8 +53,7 @@ RULES_SAME_ALL = (
     "_div", "_Plus", "_Minus", "_Mul", "_Div", "_add", "_sub", "_power", "_Power", "_maximum",
     "_minimum", "_Maximum", "_Minimum", "add_n", "ElementWiseSum", "_sum",
 )
-for _n in RULES_SAME_ALL:
-    RULES[_n] = _same_all
+attach_shape_rule(_same_all, *RULES_SAME_ALL)
 
 
 def _unary(a: Attrs, ins: Shapes, outs: Shapes) -> None:
@@ -75,7 +73,7 @@ for _n in ("Activation", "relu", "sigmoid", "tanh", "softsign", "clip", "Cast", 
            "_rdiv_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar",
            "_PlusScalar", "_MinusScalar", "_RMinusScalar", "_MulScalar", "_DivScalar",
            "_RDivScalar", "_PowerScalar", "_RPowerScalar", "Dropout"):
-    RULES[_n] = _unary
+    attach_shape_rule(_unary, _n)
 
 
 @rule("LeakyReLU")
@@ -411,7 +409,7 @@ def _norm_reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     _reduce(a, ins, outs)
 
 
-@rule("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")  # CREATION_OPS
+@rule("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")  # the ops with creation=True
 def _creation(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     """``shape=(0, 512)``: a 0 is filled from the consumer, as MXNet does for RNN begin states."""
     shape = a.ints("shape", ())

@@ -18,7 +18,9 @@ from kvcli.errors import ShapeInferenceError
 from kvcli.symbol.attrs import AttrError, Attrs, parse_shape_hint
 from kvcli.symbol.graph import Graph
 
-from kvcli.symbol.shape_rules import RULES as RULES, Rule, Shape as Shape
+from kvcli.symbol import ops
+from kvcli.symbol.ops import ShapeRule as Rule
+from kvcli.symbol.shape_rules import Shape as Shape
 
 
 # ----------------------------------------------------------------------------- driver
@@ -85,7 +87,8 @@ def infer_shapes(graph: Graph, given: Optional[Mapping[str, Shape]] = None,
     op_nodes = [i for i, n in enumerate(nodes) if not n.is_variable]
     rules: dict[int, Rule] = {}
     for i in op_nodes:
-        fn = RULES.get(nodes[i].op)
+        op_spec = ops.spec(nodes[i].op)
+        fn = op_spec.shape_rule if op_spec is not None else None
         if fn is None:
             result.unknown_ops.setdefault(nodes[i].op, []).append(nodes[i].name)
         else:
@@ -142,10 +145,6 @@ def infer_shapes(graph: Graph, given: Optional[Mapping[str, Shape]] = None,
     return result
 
 
-#: Ops whose output shape is their ``shape`` attribute, where a 0 is a dimension to infer.
-CREATION_OPS = ("_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty")
-
-
 def _fill_partial_creations(graph: Graph, outputs: list[list[Optional[Shape]]],
                             typed: Mapping[int, Attrs]) -> bool:
     """Complete ``_zeros(shape=(0, H))`` read by a FullyConnected whose output is known.
@@ -160,7 +159,8 @@ def _fill_partial_creations(graph: Graph, outputs: list[list[Optional[Shape]]],
         if node.op != "FullyConnected" or not node.inputs or outputs[j][0] is None:
             continue
         src, k, _ = node.inputs[0]
-        if graph.nodes[src].op not in CREATION_OPS or outputs[src][k] is not None or src not in typed:
+        src_spec = ops.spec(graph.nodes[src].op)
+        if src_spec is None or not src_spec.creation or outputs[src][k] is not None or src not in typed:
             continue
         try:
             shape = typed[src].ints("shape", ())

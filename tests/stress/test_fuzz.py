@@ -486,9 +486,9 @@ def one_op_graph(op: str, attrs: dict[str, Any], n_inputs: int, index: int = 0) 
 
 
 def _rule_ops() -> list[str]:
-    from kvcli.symbol.shapes import RULES
+    from kvcli.symbol.ops import REGISTRY
 
-    return sorted(RULES)
+    return sorted(name for name, spec in REGISTRY.items() if spec.shape_rule is not None)
 
 
 class _KeyRecorder(dict):
@@ -513,7 +513,6 @@ def attribute_keys(op: str) -> tuple[str, ...]:
     a recording dict, adding each key found and running again)."""
     from kvcli.symbol import ops
     from kvcli.symbol.attrs import Attrs
-    from kvcli.symbol.shapes import RULES
 
     seen: set[str] = set()
     for _ in range(6):
@@ -523,7 +522,7 @@ def attribute_keys(op: str) -> tuple[str, ...]:
         attrs = Attrs(_KeyRecorder(values, seen))
         spec = ops.spec(op)
         # default arguments bind this iteration's attrs and spec (the calls run right here)
-        for call in ((lambda attrs=attrs: RULES[op](attrs, [(2, 3, 8, 8)] * 5, [None] * 3)),
+        for call in ((lambda attrs=attrs: ops.REGISTRY[op].shape_rule(attrs, [(2, 3, 8, 8)] * 5, [None] * 3)),
                      (lambda attrs=attrs, spec=spec: spec.inputs(attrs)) if spec else None,
                      (lambda attrs=attrs, spec=spec: spec.outputs(attrs)) if spec else None):
             if call is None:

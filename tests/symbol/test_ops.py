@@ -68,3 +68,32 @@ def test_shape_rule_matches_mxnet(name: str, make: Callable[[], Symbol], shape: 
     assert arg_shapes == args
     assert out_shapes == outs
     assert aux_shapes == aux
+
+
+def test_one_operator_table_carries_every_shape_rule() -> None:
+    """Every op kvcli declares has its shape rule on its one table entry, every op the builder
+    exposes is declared there, and every declared name is an op MXNet 1.9.1 registers (or an older spelling real files use)."""
+    from kvcli.symbol import build, ops
+    from kvcli.symbol.catalog import mxnet_operators
+
+    assert [name for name, spec in ops.REGISTRY.items() if spec.shape_rule is None] == []
+    assert [op for op in build.OPERATORS.values() if ops.spec(op) is None] == []
+    # spellings of older MXNet versions and plugins that real symbol files use (sample_models)
+    older = {"CuDNNBatchNorm", "_empty", "_sum", "WarpCTC", "MultiBoxPrior", "MultiBoxTarget",
+             "MultiBoxDetection"}
+    assert {name for name in ops.REGISTRY if name not in mxnet_operators()} == older
+    assert ops.spec("SwapAxis").shape_rule is not ops.spec("transpose").shape_rule
+    assert {name for name, spec in ops.REGISTRY.items() if spec.creation} == {
+        "_zeros", "_ones", "_full", "_zeros_without_dtype", "_empty"}
+
+
+def test_a_second_declaration_or_rule_is_refused() -> None:
+    from kvcli.symbol import ops
+
+    with pytest.raises(ValueError, match="registered twice"):
+        ops._register(ops.OpSpec("LRN", lambda a: ["data"]))
+    with pytest.raises(ValueError, match="two shape rules"):
+        ops.attach_shape_rule(lambda a, i, o: None, "LRN")
+    with pytest.raises(ValueError, match="does not declare"):
+        ops.attach_shape_rule(lambda a, i, o: None, "NoSuchOp")
+    assert ops.spec("LRN").kind == ops.NORM
