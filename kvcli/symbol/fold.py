@@ -99,7 +99,16 @@ def fold_repeats(plan: Plan) -> Plan:
     for key in keys:
         if key is not None:
             sizes[key] = sizes.get(key, 0) + 1
-    final = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    final: list[Optional[Hashable]] = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    # The output-shape labels of folded heads fold too (129 per-step outputs: one label).
+    outs: list[Optional[Hashable]] = [None] * len(plan.nodes)
+    for i, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP and len(inputs[i]) == 1 and final[inputs[i][0]] is not None:
+            outs[i] = ("outputs", final[inputs[i][0]])
+            sizes[outs[i]] = sizes.get(outs[i], 0) + 1
+    for i, key in enumerate(outs):
+        if key is not None and sizes[key] >= MIN_REPEAT:
+            final[i] = key
     folded = merge(plan, final, "repeat")
     before, after = len(plan.nodes), len(folded.nodes)
     if after < before:
@@ -221,6 +230,12 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     """One node standing for ``members``: its label says what was folded and how many."""
     graph_members = [i for m in members for i in m.members]
     names = sorted((m.name for m in members), key=_natural)
+    if all(m.op == OUTPUT_OP for m in members):  # output-shape labels: names, count, shape
+        shapes = {m.label.rsplit("\n", 1)[-1] for m in members}
+        shape_text = shapes.pop() if len(shapes) == 1 else "(shapes differ)"
+        label = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{len(members)} outputs)\n{shape_text}"
+        return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
+                        name=names[0], op=OUTPUT_OP, fold=how)
     count = len(graph_members)
     if how == "pattern" and key is not None:
         span = f"{wrap(str(key[1]))} (×{count})"

@@ -114,7 +114,7 @@ def test_every_shared_model_renders_within_budget(tmp_path: Path) -> None:
     files = _shared_files()
     if not files:
         message = f"SHARED MODELS ABSENT: no *.json under {SHARED}/sample_models or /mxnet_reference; render budget not checked"
-        warnings.warn(message)
+        warnings.warn(message, stacklevel=2)
         pytest.skip(message)
     slow = []
     for path in files:

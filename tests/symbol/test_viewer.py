@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from kvcli.symbol.fold import prepare
+from kvcli.symbol.fold import fold_repeats, prepare
 from kvcli.symbol.graph import from_dict, load_file
 from kvcli.symbol.plan import build_plan
 from kvcli.symbol.render import plan_to_digraph, render_bytes
@@ -45,7 +45,7 @@ def _why_no_browser() -> str:
 def browser() -> Iterator[object]:
     reason = _why_no_browser()
     if reason:
-        warnings.warn(reason)
+        warnings.warn(reason, stacklevel=2)
         pytest.skip(reason)
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -67,12 +67,14 @@ def browser() -> Iterator[object]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def _page(tmp_path: Path, graph, given, name: str) -> Path:
+def _page(tmp_path: Path, graph, given, name: str, fold: bool = False) -> Path:
+    """The viewer page as the CLI writes it; ``fold`` folds repeated blocks even when small."""
     result = infer_shapes(graph, given)
-    plan, bounded = prepare(build_plan(graph, result, readable=True))
+    base = build_plan(graph, result, readable=True)
+    plan, bounded = (fold_repeats(base), False) if fold else prepare(base)
     svg = render_bytes(plan_to_digraph(plan, title=name, readable=True, bounded=bounded, svg_ids=True)).decode()
     out = tmp_path / f"{name}.html"
-    out.write_text(build_html(plan, summarize(result), svg, name), encoding="utf-8")
+    out.write_text(build_html(plan, summarize(result), svg, name, base=base), encoding="utf-8")
     return out
 
 
@@ -145,7 +147,8 @@ def test_viewer_search_click_collapse_summary(browser, tmp_path: Path) -> None:
     summary = summarize(infer_shapes(graph, {"data": (1, 3, 32, 32)}))
     top = max(summary.layers, key=lambda layer: layer.params)
     assert first[0].text == top.name and first[3].text == f"{top.params:,}"
-    assert driver.find_element(By.CSS_SELECTOR, "#sumtable tfoot").text.endswith(summary.total_text(summary.params) + " " + summary.total_text(summary.aux))
+    totals = summary.total_text(summary.params) + " " + summary.total_text(summary.aux)
+    assert driver.find_element(By.CSS_SELECTOR, "#sumtable tfoot").text.endswith(totals)
     # export of the current view is a standalone SVG of what is shown
     exported = driver.execute_script("return window.kvcliViewer.currentSvg()")
     assert exported.startswith("<svg") and "stem_conv" in exported and "javascript:" not in exported
