@@ -19,8 +19,9 @@ import pytest
 from kvcli.errors import SymbolError
 from kvcli.symbol.fold import collapse_depth, collapse_patterns, focus, fold_repeats, prepare
 from kvcli.symbol.graph import from_dict, load_file
-from kvcli.symbol.plan import build_plan
+from kvcli.symbol.plan import OUTPUT_OP, build_plan
 from kvcli.symbol.render import plan_to_digraph, write
+from kvcli.symbol.shapes import infer_shapes
 
 from .conftest import SHARED, needs_dot, run_kvcli
 from .test_cli import one_line_error
@@ -264,3 +265,21 @@ def test_open_writes_a_temp_viewer_and_opens_it(tmp_path: Path) -> None:
     page = Path(url[len("file://"):])
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "default-src 'none'" in page.read_text(encoding="utf-8")
+
+
+def test_output_labels_of_folded_heads_fold_into_one() -> None:
+    """129 per-step outputs (the char-LSTM's t*_sm) must not make a 129-wide rank of labels."""
+    spec = unrolled(30)
+    tanhs = [i for i, n in enumerate(spec["nodes"]) if n["op"] == "Activation"]
+    spec["heads"] = [[i, 0, 0] for i in tanhs]
+    graph = from_dict(spec)
+    plan = build_plan(graph, infer_shapes(graph, {"data": (1, 8)}), readable=True)
+    assert sum(1 for n in plan.nodes if n.op == OUTPUT_OP) == 30
+    folded = fold_repeats(plan)
+    outs = [n for n in folded.nodes if n.op == OUTPUT_OP]
+    assert [n.label for n in outs] == ["activation4_output …\nactivation120_output (×30 outputs)\n1x8"]
+    assert outs[0].members == [] and outs[0].shape == "plaintext" and outs[0].fold == "repeat"
+    assert len(folded.nodes) == 5  # data, FC, add, tanh folds + one output label
+    tanh = next(d for d, n in enumerate(folded.nodes) if n.op == "Activation")
+    label = folded.nodes.index(outs[0])
+    assert [(e.head, e.tail) for e in folded.edges if label in (e.head, e.tail)] == [(label, tanh)]

@@ -166,6 +166,12 @@ def test_six_thousand_nodes_open_within_three_seconds(browser, tmp_path: Path) -
         "var d = JSON.parse(document.getElementById('kvcli-data').textContent);"
         "return [d.nodes.length, d.draws.length, document.querySelectorAll('g.node').length]")
     assert info[0] == 8001 and info[1] == info[2] == 5  # 4 folded boxes + the output's shape label
+    # a fold of 2,000 is too many boxes to lay out in the page: it says so, and draws nothing new
+    browser.execute_script("window.kvcliViewer.describe(1)")
+    browser.find_element("id", "expand").click()
+    assert browser.find_element("id", "status").text.startswith("Expanding this fold would show 2,004 boxes; "
+                                                                "the page lays out at most 1,500.")
+    assert browser.find_elements("css selector", "g.node[id^=m]") == []
 
 
 @needs_dot
@@ -178,3 +184,87 @@ def test_cli_writes_html(tmp_path: Path) -> None:
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:|//)", page), "no external resource"
     assert "<?xml" not in page and "<!DOCTYPE svg" not in page
     assert [p.name for p in tmp_path.iterdir()] == ["m.html"]
+
+
+def _view_edges(base, plan, expanded: set[int]) -> int:
+    """How many edges the expanded view draws: the unfolded drawing's edges between shown boxes."""
+    draw_of = {m: d for d, node in enumerate(plan.nodes) for m in node.members}
+    out_of = {id(node): d for d, node in enumerate(plan.nodes) if not node.members}
+
+    def unit(b: int) -> str:
+        node = base.nodes[b]
+        if not node.members:
+            return f"v{out_of[id(node)]}"
+        g = node.members[0]
+        return f"m{g}" if draw_of[g] in expanded else f"v{draw_of[g]}"
+
+    return len({(unit(e.head), unit(e.tail)) for e in base.edges} - {(u, u) for u in map(unit, range(len(base.nodes)))})
+
+
+@needs_dot
+def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browser
+    graph = from_dict(unrolled(12))
+    given = {"data": (1, 8)}
+    _open(driver, _page(tmp_path, graph, given, "rnn12", fold=True))
+    assert _errors(driver) == []
+    base = build_plan(graph, infer_shapes(graph, given), readable=True)
+    plan = fold_repeats(base)
+    fc = next(d for d, n in enumerate(plan.nodes) if n.op == "FullyConnected")
+    assert plan.nodes[fc].label.startswith("l0_t0 …\nl0_t11 (×12)")
+    members = plan.nodes[fc].members
+    before = len(driver.find_elements(By.CSS_SELECTOR, "g.node"))
+    assert before == len(plan.nodes) == 5  # data, 3 folds, the output's shape
+    # click the fold, expand it from the side panel
+    driver.find_element(By.ID, f"v{fc}").click()
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    driver.find_element(By.ID, "expand").click()
+    shown = driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]")
+    assert sorted(int(g.get_attribute("id")[1:]) for g in shown) == sorted(members)
+    assert all(g.is_displayed() for g in shown)
+    texts = {g.get_attribute("id"): [t.get_attribute("textContent") for t in g.find_elements(By.TAG_NAME, "text")]
+             for g in shown}
+    assert texts[f"m{members[7]}"] == ["l0_t7", "FullyConnected", "8"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before - 1 + 12
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.edge")) == _view_edges(base, plan, {fc})
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0"  # the first member, centred
+    # boxes never overlap in the browser's layout
+    rects = driver.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll('g.node'), function (g) {"
+        " var b = g.getBBox(); return [b.x, b.y, b.width, b.height]; })")
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert a[0] + a[2] <= b[0] or b[0] + b[2] <= a[0] or a[1] + a[3] <= b[1] or b[1] + b[3] <= a[1], (a, b)
+    # the members are searchable: one hit per member, each its own box
+    box = driver.find_element(By.ID, "search")
+    box.clear()
+    box.send_keys("l0_t7", Keys.ENTER)
+    assert driver.find_element(By.ID, "count").text == "1/1"
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t7"
+    assert driver.find_element(By.ID, f"m{members[7]}").get_attribute("class") == "node hit current selected"
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#panel-table td")]
+    assert dict(zip(cells[::2], cells[1::2]))["output"] == "1x8"
+    box.clear()
+    box.send_keys("fullyconnected", Keys.ENTER)
+    assert driver.find_element(By.ID, "count").text == "1/12"
+    assert _errors(driver) == []
+    # double-click a member: the fold closes again, dot's drawing is back
+    driver.find_element(By.ID, "fit").click()
+    ActionChains(driver).double_click(driver.find_element(By.ID, f"m{members[3]}")).perform()
+    assert driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]") == []
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    assert driver.find_element(By.ID, "count").text == "0/1"  # the search now finds the one fold
+    # expand two folds, then "Fold all"
+    for d in (fc, fc + 1):
+        driver.execute_script(f"window.kvcliViewer.expand({d}, true)")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]")) == 24
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.edge")) == _view_edges(base, plan, {fc, fc + 1})
+    driver.find_element(By.ID, "fold-all").click()
+    assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
+    assert driver.find_element(By.ID, "fold-all").get_attribute("disabled") == "true"
+    assert _errors(driver) == []

@@ -133,6 +133,25 @@
     box = {x: c.x - w / 2, y: c.y - h / 2, w: w, h: h}; apply();
   }
 
+  var MAX_FIT = 2600;  // widest view (in points) that fitTo shows: ~20 boxes side by side stay legible
+  function fitTo(keys) {  // the view just holding these boxes (an expanded fold's members)
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    var m = svg.getScreenCTM().inverse();
+    keys.forEach(function (k) {
+      var g = els[k];
+      if (!g) return;
+      var b = g.getBBox(), t = m.multiply(g.getScreenCTM());
+      [[b.x, b.y], [b.x + b.width, b.y + b.height]].forEach(function (c) {
+        var p = svg.createSVGPoint(); p.x = c[0]; p.y = c[1]; p = p.matrixTransform(t);
+        x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y); x1 = Math.max(x1, p.x); y1 = Math.max(y1, p.y);
+      });
+    });
+    if (x0 > x1) return;
+    var w = Math.max(x1 - x0 + 80, 600), h = Math.max(y1 - y0 + 80, 400);
+    if (Math.max(w, h) > MAX_FIT) { centerOn(keys[0]); return; }  // too small to read: start at the first
+    box = {x: (x0 + x1) / 2 - w / 2, y: (y0 + y1) / 2 - h / 2, w: w, h: h}; apply();
+  }
+
   // ---- the node panel ---------------------------------------------------------------------
   var selected = null;  // unit key
   function row(table, key, value) {
@@ -431,7 +450,7 @@
       }
     }
     relayout(function () { if (on) expanded[d] = true; else delete expanded[d]; },
-             on ? "m" + membersOf[d][0] : "v" + d, on);
+             on ? "m" + membersOf[d][0] : "v" + d, on ? unitsOf(d) : null);
   }
   function relayout(change, key, zoomIn) {  // apply change(), draw it (dot's picture when nothing is expanded)
     collapsedGroups.forEach(function (group) { hideGroup(group, false); });  // on the old view
@@ -445,7 +464,7 @@
     last = search.value;
     foldAll.disabled = !Object.keys(expanded).length;
     doFit();
-    if (key && zoomIn) centerOn(key);
+    if (zoomIn) fitTo(zoomIn);
     if (key) describe(key);
   }
   var foldAll = el("button", {id: "fold-all", disabled: ""}, "Fold all");
