@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
@@ -283,3 +284,41 @@ def test_output_labels_of_folded_heads_fold_into_one() -> None:
     tanh = next(d for d, n in enumerate(folded.nodes) if n.op == "Activation")
     label = folded.nodes.index(outs[0])
     assert [(e.head, e.tail) for e in folded.edges if label in (e.head, e.tail)] == [(label, tanh)]
+
+
+def test_cli_collapse_depth_focus_options(tmp_path: Path) -> None:
+    """The command line's --collapse, --depth, --focus/--radius reach the drawing (DOT output)."""
+    path = tmp_path / "rnn.json"
+    path.write_text(json.dumps(unrolled(10, layers=2)), encoding="utf-8")
+    out = tmp_path / "x.dot"
+
+    def labels(*args: str) -> list[str]:
+        result = run_kvcli("viz", str(path), "--shape", "data=1,8", *args, "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        found = re.findall(r'^\t([^\[\n]*) \[label="([^"]*)"', out.read_text(encoding="utf-8"), re.M)
+        return sorted(label for ident, label in found if "->" not in ident)  # nodes, not edges
+
+    assert "l1_* (×10)\nFullyConnected\n8" in labels("--collapse", "l1_*")
+    assert [x for x in labels("--depth", "1") if "_* (×" in x] == ["l0_* (×10)\nFullyConnected\n8",
+                                                                   "l1_* (×10)\nFullyConnected\n8"]
+    assert labels("--focus", "l0_t5", "--radius", "1") == ["_plus43\nelemwise_add", "activation36\nActivation\ntanh",
+                                                          "l0_t5\nFullyConnected\n8"]
+    one_line_error(run_kvcli("viz", str(path), "--shape", "data=1,8", "--collapse", "zz*", "-o", str(out)),
+                   "--collapse 'zz*' matches no drawn node")
+
+
+def test_bounded_layout_settings_after_folding() -> None:
+    """A graph still big after folding is laid out with graphviz's bounded settings, said in a note."""
+    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": []}
+    for i in range(1200):  # 1,200 distinct names: nothing folds
+        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
+                              "inputs": [[len(spec["nodes"]) - 1, 0, 0]]})
+    spec["heads"] = [[1200, 0, 0]]
+    plan, bounded = prepare(build_plan(from_dict(spec), readable=True))
+    assert bounded and len(plan.nodes) == 1201
+    assert plan.notes[-1] == ("1,201 nodes: laid out with bounded graphviz settings (straight edges); "
+                              "--full for the exact drawing")
+    source = plan_to_digraph(plan, readable=True, bounded=bounded).source
+    assert 'graph [nslimit=2 nslimit1=2 mclimit=0.2 searchsize=20 splines=line remincross=false]' in source
+    exact, bounded = prepare(build_plan(from_dict(spec), readable=True), full=True)
+    assert not bounded and "nslimit" not in plan_to_digraph(exact, readable=True).source

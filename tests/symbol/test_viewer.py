@@ -268,3 +268,76 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
     assert driver.find_element(By.ID, "fold-all").get_attribute("disabled") == "true"
     assert _errors(driver) == []
+
+
+@needs_dot
+def test_pan_zoom_fit_dtypes_png_export_and_licence(browser, tmp_path: Path) -> None:
+    """The page `kvcli viz --dtype` writes: wheel zoom, drag pan, Fit; dtypes in the panel; PNG export;
+    name-prefix groups offered; the bundled layout library's licence carried in the page."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    out = tmp_path / "r.html"
+    result = run_kvcli("viz", str(SAMPLES / "mini_resnet.json"), "--shape", "data=1,3,32,32",
+                       "--dtype", "data=float16", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    licence = (Path(__file__).parents[2] / "kvcli/symbol/viewer/LICENSE-dagre.txt").read_text(encoding="utf-8")
+    assert "Copyright (c) 2012-2014 Chris Pettitt" in licence and licence in page
+    assert "sourceMappingURL" not in page
+    _open(driver, out)
+    assert _errors(driver) == []
+
+    def view() -> list[float]:
+        return [float(x) for x in driver.find_element(By.CSS_SELECTOR, "#canvas svg").get_dom_attribute("viewBox").split()]
+
+    home = view()
+    canvas = driver.find_element(By.ID, "canvas")
+    ActionChains(driver).scroll_from_origin(ScrollOrigin.from_element(canvas), 0, -200).perform()
+    zoomed = view()
+    assert zoomed[2] < home[2] and zoomed[3] < home[3]  # wheel up: closer
+    ActionChains(driver).move_to_element_with_offset(canvas, 0, 0).click_and_hold().move_by_offset(120, 60).release().perform()
+    panned = view()
+    assert panned[2:] == zoomed[2:] and panned[0] < zoomed[0] and panned[1] < zoomed[1]  # dragged right/down
+    driver.find_element(By.ID, "fit").click()
+    assert view() == home
+    driver.find_element(By.ID, "zoomin").click()
+    assert abs(view()[2] - home[2] / 1.5) < 1e-3
+    driver.find_element(By.ID, "fit").click()
+    # dtypes: the side panel shows each input's and the output's type
+    names = [d["name"] for d in json.loads(driver.execute_script(
+        "return document.getElementById('kvcli-data').textContent"))["draws"]]
+    driver.execute_script(f"window.kvcliViewer.describe({names.index('fc')})")
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#panel-table td")]
+    pairs = dict(zip(cells[::2], cells[1::2]))
+    assert pairs["output"] == "1x10 float16" and pairs["input 0"] == "flatten0 : 1x32 float16"
+    groups_ = driver.execute_script("return window.kvcliViewer.groups.map(function (g) { return g.name; })")
+    assert groups_ == ["b0a_*", "b1a_*", "stem_*", "b0b_*", "b1b_*", "b1proj_*"]  # name prefixes, largest first
+    # PNG export of the current view: a real PNG of the view's size (x2)
+    driver.execute_script(
+        "window.__blobs = []; var make = URL.createObjectURL;"
+        "URL.createObjectURL = function (b) { window.__blobs.push(b); return make(b); };"
+        "HTMLAnchorElement.prototype.click = function () { window.__saved = this.download; };")
+    driver.find_element(By.ID, "export-png").click()
+    head = driver.execute_async_script(
+        "var done = arguments[0]; (function wait() {"
+        " var png = window.__blobs.filter(function (b) { return b.type === 'image/png'; })[0];"
+        " if (!png) return setTimeout(wait, 20);"
+        " png.arrayBuffer().then(function (a) { var v = new DataView(a);"
+        "  done([window.__saved, Array.from(new Uint8Array(a, 0, 8)), v.getUint32(16), v.getUint32(20)]); }); })();")
+    saved, magic, width, height = head
+    assert saved == "mini_resnet.png" and magic == [137, 80, 78, 71, 13, 10, 26, 10]
+    assert (width, height) == (round(home[2] * 2), round(home[3] * 2))
+    assert _errors(driver) == []
+
+
+def test_groups_offer_prefixes_and_repeated_blocks(models: Path) -> None:
+    """ResNet-50's groups: stage prefixes and each repeated block (stage3_unit*_conv1: six units)."""
+    from kvcli.symbol.viewer import groups
+
+    plan = build_plan(load_file(models / "mxnet_v1.3_resnet50_attrs.json"), readable=True)
+    found = {g["name"]: [plan.nodes[d].name for d in g["draws"]] for g in groups(plan)}
+    assert found["stage3_unit*_conv1"] == [f"stage3_unit{u}_conv1" for u in range(1, 7)]
+    assert len(found["stage3_*"]) == 55 and found["stage1_unit1_*"][0] == "stage1_unit1_bn1"
