@@ -171,7 +171,10 @@ def run_viz(
         written = _write_html(plan, base, result, types, dot, target, title or stem, layout_timeout,
                               open_browser, rank)
     else:
-        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
+        shrunk: list[str] = []
+        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None, notes=shrunk)
+        for note in shrunk:
+            output.print_note(note)
     if to_stdout:
         return
     if options.json:

@@ -322,3 +322,21 @@ def test_bounded_layout_settings_after_folding() -> None:
     assert 'graph [nslimit=2 nslimit1=2 mclimit=0.2 searchsize=20 splines=line remincross=false]' in source
     exact, bounded = prepare(build_plan(from_dict(spec), readable=True), full=True)
     assert not bounded and "nslimit" not in plan_to_digraph(exact, readable=True).source
+
+
+@needs_dot
+def test_a_png_graphviz_shrinks_says_so(tmp_path: Path) -> None:
+    """A 400-box chain is taller than a bitmap may be: the PNG is shrunk, and the user is told how much."""
+    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[400, 0, 0]]}
+    for i in range(400):
+        spec["nodes"].append({"op": "Activation", "name": f"act{i}", "attrs": {"act_type": "relu"},
+                              "inputs": [[i, 0, 0]]})
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    result = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(tmp_path / "chain.png"))
+    assert result.returncode == 0, result.stderr
+    note = [line for line in result.stderr.splitlines() if "shrank" in line]
+    assert len(note) == 1 and re.fullmatch(r"chain\.png: graphviz shrank the picture to \d\d% \(bitmaps are limited to "
+                                           r"32,767 pixels a side\); \.svg, \.pdf or \.html keep it full size", note[0])
+    result = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(tmp_path / "chain.svg"))
+    assert result.returncode == 0 and "shrank" not in result.stderr
