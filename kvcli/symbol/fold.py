@@ -31,7 +31,7 @@ _SEP = re.compile(r"[_/.:-]")
 _NATURAL = re.compile(r"(\d+)")
 
 
-def _natural(name: str) -> tuple:
+def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
 
 
@@ -88,9 +88,9 @@ def fold_repeats(plan: Plan) -> Plan:
             if anchor[src] is not None:
                 anchor[i] = anchor[src]
                 break
-        if anchor[i] is None:
-            continue
         block = anchor[i]
+        if block is None:
+            continue
         n = ordinal.get(block, 0)
         ordinal[block] = n + 1
         keys[i] = ("follow", block[0], node.op, n)
@@ -237,10 +237,11 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
         return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
                         name=names[0], op=OUTPUT_OP, fold=how)
     count = len(graph_members)
-    if how == "pattern" and key is not None:
-        span = f"{wrap(str(key[1]))} (×{count})"
-    elif how == "depth" and key is not None:
-        span = f"{wrap(str(key[1]))}_* (×{count})"
+    group = str(key[1]) if isinstance(key, tuple) and len(key) > 1 else None  # the glob or name prefix
+    if how == "pattern" and group is not None:
+        span = f"{wrap(group)} (×{count})"
+    elif how == "depth" and group is not None:
+        span = f"{wrap(group)}_* (×{count})"
     else:
         span = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{count})"
     op_set = {m.op for m in members}
@@ -252,7 +253,7 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     label = f"{span}\n{detail}" if detail else span
     shape = "oval" if all(m.shape == "oval" for m in members) else "box"
     return DrawNode(label=label, fill=fill, shape=shape, members=graph_members,
-                    name=names[0] if how == "repeat" else str(key[1]) if key else names[0],
+                    name=names[0] if how == "repeat" or group is None else group,
                     op=op, detail=detail, fold=how)
 
 

@@ -95,14 +95,11 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
     ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
     """
     if base is None:
-        if any(node.fold for node in plan.nodes):
+        if any(draw.fold for draw in plan.nodes):
             raise ValueError("a folded plan needs base= (the plan before folding) so its folds can expand")
         base = plan
     graph, shapes = plan.graph, plan.shapes
-    draw_of: dict[int, int] = {}
-    for d, node in enumerate(plan.nodes):
-        for m in node.members:
-            draw_of[m] = d
+    draw_of = {m: d for d, draw in enumerate(plan.nodes) for m in draw.members}
     roles = variable_roles(graph, set(shapes.given) if shapes is not None else set())
     layer_of = {layer.index: layer for layer in summary.layers}
 
@@ -118,12 +115,14 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["role"] = roles.get(i, "input")
             item["out"] = [shape_text(i, 0)]
         else:
-            ins, weights = [], []
+            ins: list[list[str]] = []
+            weights: list[list[str]] = []
             for src, k, _ in node.inputs:
-                entry = [graph.nodes[src].name, shape_text(src, k)]
-                if dtypes is not None and dtypes[src]:
-                    entry.append(dtypes[src])
-                (weights if roles.get(src) in (PARAM, AUX) else ins).append(entry)
+                edge = [graph.nodes[src].name, shape_text(src, k)]
+                src_type = dtypes[src] if dtypes is not None else None
+                if src_type:
+                    edge.append(src_type)
+                (weights if roles.get(src) in (PARAM, AUX) else ins).append(edge)
             item["in"] = ins
             if weights:
                 item["weights"] = weights
@@ -136,14 +135,14 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["dtype"] = dtypes[i]
         nodes_out.append(item)
     draws = []
-    for node in plan.nodes:
-        entry: dict[str, Any] = {"label": node.label, "name": node.name, "op": node.op,
-                                 "members": node.members[:MAX_MEMBERS], "count": len(node.members),
-                                 "fill": node.fill, "shape": node.shape}
-        if node.small:
+    for draw in plan.nodes:
+        entry: dict[str, Any] = {"label": draw.label, "name": draw.name, "op": draw.op,
+                                 "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
+                                 "fill": draw.fill, "shape": draw.shape}
+        if draw.small:
             entry["small"] = 1
-        if node.fold:
-            entry["fold"] = node.fold
+        if draw.fold:
+            entry["fold"] = draw.fold
         draws.append(entry)
     rows = [{"name": short_name(layer.name), "op": layer.op,
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
