@@ -152,6 +152,7 @@ def run_viz(
     plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
                       readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
     count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
+    base = plan  # before folding: the HTML viewer expands folds into it
     if suffix not in (".dot", ".gv"):
         plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
                                 focus_on=focus_on, radius=radius)
@@ -167,9 +168,13 @@ def run_viz(
     dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
                           bounded=bounded, svg_ids=html)
     if html:
-        written = _write_html(plan, result, types, dot, target, title or stem, layout_timeout, open_browser)
+        written = _write_html(plan, base, result, types, dot, target, title or stem, layout_timeout,
+                              open_browser, rank)
     else:
-        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None)
+        shrunk: list[str] = []
+        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None, notes=shrunk)
+        for note in shrunk:
+            output.print_note(note)
     if to_stdout:
         return
     if options.json:
@@ -181,8 +186,9 @@ def run_viz(
         output.stdout_console().print(f"wrote {written} ({drawn})")
 
 
-def _write_html(plan: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]], dot: "Digraph",
-                target: Path, title: str, timeout: float, open_browser: bool) -> Path:
+def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]],
+                dot: "Digraph", target: Path, title: str, timeout: float, open_browser: bool,
+                rankdir: str) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically)."""
     import os
     import tempfile
@@ -192,7 +198,7 @@ def _write_html(plan: "Plan", result: "ShapeResult", types: Optional[List[Option
     from kvcli.symbol.viewer import build_html
 
     svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
-    page = build_html(plan, summarize(result), svg, title, types)
+    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)

@@ -31,7 +31,7 @@ _SEP = re.compile(r"[_/.:-]")
 _NATURAL = re.compile(r"(\d+)")
 
 
-def _natural(name: str) -> tuple:
+def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
 
 
@@ -88,9 +88,9 @@ def fold_repeats(plan: Plan) -> Plan:
             if anchor[src] is not None:
                 anchor[i] = anchor[src]
                 break
-        if anchor[i] is None:
-            continue
         block = anchor[i]
+        if block is None:
+            continue
         n = ordinal.get(block, 0)
         ordinal[block] = n + 1
         keys[i] = ("follow", block[0], node.op, n)
@@ -99,7 +99,16 @@ def fold_repeats(plan: Plan) -> Plan:
     for key in keys:
         if key is not None:
             sizes[key] = sizes.get(key, 0) + 1
-    final = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    final: list[Optional[Hashable]] = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    # The output-shape labels of folded heads fold too (129 per-step outputs: one label).
+    outs: list[Optional[Hashable]] = [None] * len(plan.nodes)
+    for i, node in enumerate(plan.nodes):
+        if node.op == OUTPUT_OP and len(inputs[i]) == 1 and final[inputs[i][0]] is not None:
+            outs[i] = ("outputs", final[inputs[i][0]])
+            sizes[outs[i]] = sizes.get(outs[i], 0) + 1
+    for i, key in enumerate(outs):
+        if key is not None and sizes[key] >= MIN_REPEAT:
+            final[i] = key
     folded = merge(plan, final, "repeat")
     before, after = len(plan.nodes), len(folded.nodes)
     if after < before:
@@ -221,11 +230,18 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     """One node standing for ``members``: its label says what was folded and how many."""
     graph_members = [i for m in members for i in m.members]
     names = sorted((m.name for m in members), key=_natural)
+    if all(m.op == OUTPUT_OP for m in members):  # output-shape labels: names, count, shape
+        shapes = {m.label.rsplit("\n", 1)[-1] for m in members}
+        shape_text = shapes.pop() if len(shapes) == 1 else "(shapes differ)"
+        label = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{len(members)} outputs)\n{shape_text}"
+        return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
+                        name=names[0], op=OUTPUT_OP, fold=how)
     count = len(graph_members)
-    if how == "pattern" and key is not None:
-        span = f"{wrap(str(key[1]))} (×{count})"
-    elif how == "depth" and key is not None:
-        span = f"{wrap(str(key[1]))}_* (×{count})"
+    group = str(key[1]) if isinstance(key, tuple) and len(key) > 1 else None  # the glob or name prefix
+    if how == "pattern" and group is not None:
+        span = f"{wrap(group)} (×{count})"
+    elif how == "depth" and group is not None:
+        span = f"{wrap(group)}_* (×{count})"
     else:
         span = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{count})"
     op_set = {m.op for m in members}
@@ -237,7 +253,7 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     label = f"{span}\n{detail}" if detail else span
     shape = "oval" if all(m.shape == "oval" for m in members) else "box"
     return DrawNode(label=label, fill=fill, shape=shape, members=graph_members,
-                    name=names[0] if how == "repeat" else str(key[1]) if key else names[0],
+                    name=names[0] if how == "repeat" or group is None else group,
                     op=op, detail=detail, fold=how)
 
 

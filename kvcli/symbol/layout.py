@@ -8,6 +8,7 @@ terminal a spinner shows the elapsed time (never on pipes or files).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,12 +63,26 @@ class _Spinner:
         self.stream.flush()
 
 
+_SCALED = re.compile(r"too large for cairo-renderer bitmaps\. Scaling by ([0-9.]+)")
+
+
+def scaled_note(stderr: str, name: str) -> Optional[str]:
+    """The one-line note for a bitmap graphviz had to shrink (cairo's 32,767-pixel limit), if any."""
+    m = _SCALED.search(stderr)
+    if m is None:
+        return None
+    return (f"{name}: graphviz shrank the picture to {float(m.group(1)) * 100:.0f}% (bitmaps are limited to "
+            "32,767 pixels a side); .svg, .pdf or .html keep it full size")
+
+
 def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
-            timeout: Optional[float] = None, spinner: Optional[bool] = None) -> Optional[bytes]:
+            timeout: Optional[float] = None, spinner: Optional[bool] = None,
+            notes: Optional[list[str]] = None) -> Optional[bytes]:
     """Lay out ``source`` with ``dot -T fmt``; write to ``target`` (atomically) or return bytes.
 
     Raises :class:`SymbolError` when ``dot`` fails or exceeds ``timeout`` seconds; re-raises
-    ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file.
+    ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file. A bitmap
+    that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
     """
     tmp: Optional[str] = None
     if target is not None:
@@ -96,6 +111,9 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
         lines = [line for line in err.decode("utf-8", "replace").splitlines()
                  if not line.startswith("Warning:")]
         raise SymbolError(f"{target or 'output'}: graphviz 'dot' failed: {lines[0] if lines else proc.returncode}")
+    note = scaled_note(err.decode("utf-8", "replace"), target.name if target else "output")
+    if note is not None and notes is not None:
+        notes.append(note)
     if tmp is not None and target is not None:
         umask = os.umask(0)
         os.umask(umask)

@@ -193,11 +193,13 @@ def render_bytes(dot: "Digraph", fmt: str = "svg", timeout: Optional[float] = No
 
 
 def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[float] = None,
-          spinner: Optional[bool] = None, fmt: Optional[str] = None) -> Path:
+          spinner: Optional[bool] = None, fmt: Optional[str] = None,
+          notes: Optional[list[str]] = None) -> Path:
     """Write ``dot`` to ``out``: ``.dot``/``.gv`` as source, ``.svg``/``.pdf``/``.png`` via ``dot``.
 
     ``out`` ``"-"`` writes to standard output (``fmt``: ``svg`` by default, or ``dot``).
-    The picture appears only when complete (see :func:`kvcli.symbol.layout.run_dot`).
+    The picture appears only when complete (see :func:`kvcli.symbol.layout.run_dot`); a PNG
+    that graphviz had to shrink adds a one-line note to ``notes``.
     Without the ``dot`` program the DOT source is still written next to ``out`` and
     :class:`GraphvizMissingError` says how to install graphviz.
     """
@@ -231,5 +233,5 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "
             f"dot -T{ext[1:]} {fallback} -o {path}")
-    run_dot(program, source, ext[1:], path, timeout=timeout, spinner=spinner)
+    run_dot(program, source, ext[1:], path, timeout=timeout, spinner=spinner, notes=notes)
     return path

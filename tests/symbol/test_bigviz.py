@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
@@ -19,8 +20,9 @@ import pytest
 from kvcli.errors import SymbolError
 from kvcli.symbol.fold import collapse_depth, collapse_patterns, focus, fold_repeats, prepare
 from kvcli.symbol.graph import from_dict, load_file
-from kvcli.symbol.plan import build_plan
+from kvcli.symbol.plan import OUTPUT_OP, build_plan
 from kvcli.symbol.render import plan_to_digraph, write
+from kvcli.symbol.shapes import infer_shapes
 
 from .conftest import SHARED, needs_dot, run_kvcli
 from .test_cli import one_line_error
@@ -114,7 +116,7 @@ def test_every_shared_model_renders_within_budget(tmp_path: Path) -> None:
     files = _shared_files()
     if not files:
         message = f"SHARED MODELS ABSENT: no *.json under {SHARED}/sample_models or /mxnet_reference; render budget not checked"
-        warnings.warn(message)
+        warnings.warn(message, stacklevel=2)
         pytest.skip(message)
     slow = []
     for path in files:
@@ -264,3 +266,77 @@ def test_open_writes_a_temp_viewer_and_opens_it(tmp_path: Path) -> None:
     page = Path(url[len("file://"):])
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "default-src 'none'" in page.read_text(encoding="utf-8")
+
+
+def test_output_labels_of_folded_heads_fold_into_one() -> None:
+    """129 per-step outputs (the char-LSTM's t*_sm) must not make a 129-wide rank of labels."""
+    spec = unrolled(30)
+    tanhs = [i for i, n in enumerate(spec["nodes"]) if n["op"] == "Activation"]
+    spec["heads"] = [[i, 0, 0] for i in tanhs]
+    graph = from_dict(spec)
+    plan = build_plan(graph, infer_shapes(graph, {"data": (1, 8)}), readable=True)
+    assert sum(1 for n in plan.nodes if n.op == OUTPUT_OP) == 30
+    folded = fold_repeats(plan)
+    outs = [n for n in folded.nodes if n.op == OUTPUT_OP]
+    assert [n.label for n in outs] == ["activation4_output …\nactivation120_output (×30 outputs)\n1x8"]
+    assert outs[0].members == [] and outs[0].shape == "plaintext" and outs[0].fold == "repeat"
+    assert len(folded.nodes) == 5  # data, FC, add, tanh folds + one output label
+    tanh = next(d for d, n in enumerate(folded.nodes) if n.op == "Activation")
+    label = folded.nodes.index(outs[0])
+    assert [(e.head, e.tail) for e in folded.edges if label in (e.head, e.tail)] == [(label, tanh)]
+
+
+def test_cli_collapse_depth_focus_options(tmp_path: Path) -> None:
+    """The command line's --collapse, --depth, --focus/--radius reach the drawing (DOT output)."""
+    path = tmp_path / "rnn.json"
+    path.write_text(json.dumps(unrolled(10, layers=2)), encoding="utf-8")
+    out = tmp_path / "x.dot"
+
+    def labels(*args: str) -> list[str]:
+        result = run_kvcli("viz", str(path), "--shape", "data=1,8", *args, "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        found = re.findall(r'^\t([^\[\n]*) \[label="([^"]*)"', out.read_text(encoding="utf-8"), re.M)
+        return sorted(label for ident, label in found if "->" not in ident)  # nodes, not edges
+
+    assert "l1_* (×10)\nFullyConnected\n8" in labels("--collapse", "l1_*")
+    assert [x for x in labels("--depth", "1") if "_* (×" in x] == ["l0_* (×10)\nFullyConnected\n8",
+                                                                   "l1_* (×10)\nFullyConnected\n8"]
+    assert labels("--focus", "l0_t5", "--radius", "1") == ["_plus43\nelemwise_add", "activation36\nActivation\ntanh",
+                                                          "l0_t5\nFullyConnected\n8"]
+    one_line_error(run_kvcli("viz", str(path), "--shape", "data=1,8", "--collapse", "zz*", "-o", str(out)),
+                   "--collapse 'zz*' matches no drawn node")
+
+
+def test_bounded_layout_settings_after_folding() -> None:
+    """A graph still big after folding is laid out with graphviz's bounded settings, said in a note."""
+    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": []}
+    for i in range(1200):  # 1,200 distinct names: nothing folds
+        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
+                              "inputs": [[len(spec["nodes"]) - 1, 0, 0]]})
+    spec["heads"] = [[1200, 0, 0]]
+    plan, bounded = prepare(build_plan(from_dict(spec), readable=True))
+    assert bounded and len(plan.nodes) == 1201
+    assert plan.notes[-1] == ("1,201 nodes: laid out with bounded graphviz settings (straight edges); "
+                              "--full for the exact drawing")
+    source = plan_to_digraph(plan, readable=True, bounded=bounded).source
+    assert 'graph [nslimit=2 nslimit1=2 mclimit=0.2 searchsize=20 splines=line remincross=false]' in source
+    exact, bounded = prepare(build_plan(from_dict(spec), readable=True), full=True)
+    assert not bounded and "nslimit" not in plan_to_digraph(exact, readable=True).source
+
+
+@needs_dot
+def test_a_png_graphviz_shrinks_says_so(tmp_path: Path) -> None:
+    """A 400-box chain is taller than a bitmap may be: the PNG is shrunk, and the user is told how much."""
+    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[400, 0, 0]]}
+    for i in range(400):
+        spec["nodes"].append({"op": "Activation", "name": f"act{i}", "attrs": {"act_type": "relu"},
+                              "inputs": [[i, 0, 0]]})
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    result = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(tmp_path / "chain.png"))
+    assert result.returncode == 0, result.stderr
+    note = [line for line in result.stderr.splitlines() if "shrank" in line]
+    assert len(note) == 1 and re.fullmatch(r"chain\.png: graphviz shrank the picture to \d\d% \(bitmaps are limited to "
+                                           r"32,767 pixels a side\); \.svg, \.pdf or \.html keep it full size", note[0])
+    result = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(tmp_path / "chain.svg"))
+    assert result.returncode == 0 and "shrank" not in result.stderr

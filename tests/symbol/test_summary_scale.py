@@ -66,3 +66,17 @@ def test_thirty_outputs_do_not_squeeze_the_other_columns() -> None:
     row = [line for line in text.splitlines() if line.startswith("│ split0")][0]
     assert "8x32, 8x32, 8x32, … (30 outputs)" in row
     assert "SliceChannel" in row and "data" in row  # op and previous columns are still there
+
+
+def test_rows_add_up_to_the_totals(models) -> None:
+    """Per-row learnable params and aux (separate columns) sum to the totals, shared weights once."""
+    from kvcli.symbol.graph import load_file
+
+    for name, shape, params, aux in (("mxnet_v1.3_resnet50_attrs.json", (1, 3, 224, 224), 23_629_573, 45_574),
+                                     ("mxnet_v0.8_vgg16_reduced_param.json", (1, 3, 300, 300), None, 0)):
+        summary = summarize(infer_shapes(load_file(models / name), {"data": shape}))
+        assert summary.exact
+        assert sum(layer.params for layer in summary.layers) == summary.params
+        assert sum(layer.aux for layer in summary.layers) == summary.aux == aux
+        if params is not None:
+            assert summary.params == params

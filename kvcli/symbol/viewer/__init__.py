@@ -1,10 +1,13 @@
 """``kvcli viz model.json -o model.html``: one self-contained, offline HTML viewer.
 
 The page embeds the SVG that graphviz's ``dot`` draws for the (folded when big) plan, the
-data of every graph node as JSON, the summary table, and a small hand-written viewer
-(``viewer.js``/``viewer.css`` in this package, no library, no network access of any kind):
-pan and zoom, search with next/previous, a side panel per node, collapse/expand of
-name-prefix and repeated-block groups, a sortable summary table, export to SVG/PNG.
+data of every graph node as JSON, the unfolded drawing's boxes and edges, the summary table,
+and a small hand-written viewer (``viewer.js``/``viewer.css`` in this package; no network
+access of any kind): pan and zoom, search with next/previous, a side panel per node,
+collapse/expand of name-prefix and repeated-block groups, expanding a fold
+(``l0_t0 … l0_t29 (×30)``) into its members in place, a sortable summary table, export to
+SVG/PNG. An expanded view is laid out in the browser by dagre (``dagre.min.js``, MIT, bundled
+with its licence in ``LICENSE-dagre.txt``, which the page carries as a comment).
 
 Everything from the model file reaches the page as text only: names and attributes are in
 a JSON ``<script type="application/json">`` block with ``<`` escaped, and the SVG's labels
@@ -46,13 +49,57 @@ def _json_script(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
 
 
-def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None) -> dict[str, Any]:
-    """The JSON the viewer reads: draw nodes, every graph node's details, groups, summary."""
+def base_data(plan: Plan, base: Plan) -> dict[str, Any]:
+    """The unfolded drawing that folds of ``plan`` expand into: one box per drawn graph node.
+
+    ``nodes`` are ``[graph index, label, fill, shape, small]``; ``edges`` are
+    ``[head, tail, label index]`` into ``labels``, an end being a graph index, or ``-(d + 1)``
+    for ``plan``'s output-shape label ``d``. Only what ``plan`` draws is included.
+    """
+    draw_of = {m: d for d, node in enumerate(plan.nodes) for m in node.members}
+    drawn = set(draw_of)
+    out_of = {id(node): d for d, node in enumerate(plan.nodes) if node.op == OUTPUT_OP}
+    # an output label folded with others (fold_repeats): found by the draw node it labels
+    folded_out = {e.tail: e.head for e in plan.edges if plan.nodes[e.head].op == OUTPUT_OP}
+    head_of = {e.head: base.nodes[e.tail].members[0] for e in base.edges
+               if base.nodes[e.head].op == OUTPUT_OP and base.nodes[e.tail].members}
+    end: dict[int, int] = {}
+    nodes = []
+    for b, node in enumerate(base.nodes):
+        if node.op == OUTPUT_OP:
+            d = out_of.get(id(node))
+            if d is None and b in head_of and head_of[b] in draw_of:
+                d = folded_out.get(draw_of[head_of[b]])
+            if d is not None:
+                end[b] = -(d + 1)
+            continue
+        if len(node.members) != 1:
+            raise ValueError(f"base plan node {node.name!r} is folded; pass the plan before folding")
+        g = node.members[0]
+        if g in drawn:
+            end[b] = g
+            nodes.append([g, node.label, node.fill, node.shape, int(node.small)])
+    labels: dict[str, int] = {}
+    edges = []
+    for e in base.edges:
+        if e.head in end and e.tail in end:
+            edges.append([end[e.head], end[e.tail], labels.setdefault(e.label, len(labels))])
+    return {"nodes": nodes, "edges": edges, "labels": list(labels)}
+
+
+def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None,
+              base: Optional[Plan] = None, rankdir: str = "TB") -> dict[str, Any]:
+    """The JSON the viewer reads: draw nodes, every graph node's details, the unfolded
+    drawing (:func:`base_data`), groups, summary.
+
+    ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
+    """
+    if base is None:
+        if any(draw.fold for draw in plan.nodes):
+            raise ValueError("a folded plan needs base= (the plan before folding) so its folds can expand")
+        base = plan
     graph, shapes = plan.graph, plan.shapes
-    draw_of: dict[int, int] = {}
-    for d, node in enumerate(plan.nodes):
-        for m in node.members:
-            draw_of[m] = d
+    draw_of = {m: d for d, draw in enumerate(plan.nodes) for m in draw.members}
     roles = variable_roles(graph, set(shapes.given) if shapes is not None else set())
     layer_of = {layer.index: layer for layer in summary.layers}
 
@@ -68,12 +115,14 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["role"] = roles.get(i, "input")
             item["out"] = [shape_text(i, 0)]
         else:
-            ins, weights = [], []
+            ins: list[list[str]] = []
+            weights: list[list[str]] = []
             for src, k, _ in node.inputs:
-                entry = [graph.nodes[src].name, shape_text(src, k)]
-                if dtypes is not None and dtypes[src]:
-                    entry.append(dtypes[src])
-                (weights if roles.get(src) in (PARAM, AUX) else ins).append(entry)
+                edge = [graph.nodes[src].name, shape_text(src, k)]
+                src_type = dtypes[src] if dtypes is not None else None
+                if src_type:
+                    edge.append(src_type)
+                (weights if roles.get(src) in (PARAM, AUX) else ins).append(edge)
             item["in"] = ins
             if weights:
                 item["weights"] = weights
@@ -86,11 +135,14 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["dtype"] = dtypes[i]
         nodes_out.append(item)
     draws = []
-    for node in plan.nodes:
-        entry: dict[str, Any] = {"label": node.label, "name": node.name, "op": node.op,
-                                 "members": node.members[:MAX_MEMBERS], "count": len(node.members)}
-        if node.fold:
-            entry["fold"] = node.fold
+    for draw in plan.nodes:
+        entry: dict[str, Any] = {"label": draw.label, "name": draw.name, "op": draw.op,
+                                 "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
+                                 "fill": draw.fill, "shape": draw.shape}
+        if draw.small:
+            entry["small"] = 1
+        if draw.fold:
+            entry["fold"] = draw.fold
         draws.append(entry)
     rows = [{"name": short_name(layer.name), "op": layer.op,
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
@@ -99,6 +151,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
              "unknown": bool(layer.unknown_params)} for layer in summary.layers]
     return {
         "draws": draws, "nodes": nodes_out, "groups": groups(plan),
+        "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
                     "outputs": {k: format_shape(v) for k, v in summary.outputs.items()}},
@@ -129,9 +182,14 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
 
 
 def build_html(plan: Plan, summary: Summary, svg: str, title: str,
-               dtypes: Optional[list[Optional[str]]] = None) -> str:
-    """The whole page as one string (write it with UTF-8)."""
-    data = node_data(plan, summary, dtypes)
+               dtypes: Optional[list[Optional[str]]] = None, base: Optional[Plan] = None,
+               rankdir: str = "TB") -> str:
+    """The whole page as one string (write it with UTF-8).
+
+    ``base`` is the plan before folding (see :func:`node_data`); ``rankdir`` the direction
+    ``svg`` was laid out in, which expanded views keep.
+    """
+    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir)
     data["title"] = title
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -142,6 +200,7 @@ def build_html(plan: Plan, summary: Summary, svg: str, title: str,
         "</head><body>\n"
         f"<div id=\"graph-svg\" hidden>{_svg_body(svg)}</div>\n"
         f"<script type=\"application/json\" id=\"kvcli-data\">{_json_script(data)}</script>\n"
+        f"<script>/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}</script>\n"
         f"<script>{_asset('viewer.js')}</script>\n"
         "</body></html>\n"
     )

@@ -1,6 +1,8 @@
-/* kvcli viz HTML viewer. Hand-written, no library, no network access.
- * Reads the JSON block #kvcli-data and the SVG in #graph-svg (drawn by graphviz's dot with
- * node ids v<i> and edge ids e<k>). All model text is inserted with textContent only. */
+/* kvcli viz HTML viewer. Hand-written; no network access. Reads the JSON block #kvcli-data and
+ * the SVG in #graph-svg (drawn by graphviz's dot with node ids v<d> and edge ids e<k>).
+ * Expanding a fold (a box standing for many graph nodes) lays the view out again in the page
+ * with dagre (bundled, MIT): the fold's members become boxes m<g> (g: graph node index) drawn
+ * from data.base, the unfolded drawing. All model text is inserted with textContent only. */
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("kvcli-data").textContent);
@@ -48,6 +50,7 @@
   document.body.appendChild(side);
   canvas.appendChild(svg);
   holder.remove();
+  var status = el("p", {id: "status"}, "");
 
   function showTab(which) {
     panel.hidden = which !== "node"; groupsBox.hidden = which !== "groups"; summaryBox.hidden = which !== "summary";
@@ -60,18 +63,31 @@
   tabSummary.onclick = function () { showTab("summary"); };
 
   // ---- the SVG: ids, pan and zoom --------------------------------------------------------
-  var nodeEl = [], edgeEl = [];
-  data.draws.forEach(function (_, i) { nodeEl.push(svg.getElementById("v" + i)); });
-  svg.querySelectorAll("g.edge").forEach(function (g) { edgeEl[+g.id.slice(1)] = g; });
-  var edgeEnds = [];  // [head draw, tail draw] per edge, read from the SVG titles is fragile: use ids
-  svg.querySelectorAll("g.edge").forEach(function (g) {
-    var t = g.querySelector("title").textContent.split("->");
-    edgeEnds[+g.id.slice(1)] = [+t[0].trim().slice(1), +t[1].trim().slice(1)];
-  });
-  svg.removeAttribute("width"); svg.removeAttribute("height");
-  var full = svg.viewBox.baseVal;
-  var box = {x: full.x, y: full.y, w: full.width, h: full.height};
-  var home = {x: box.x, y: box.y, w: box.w, h: box.h};
+  var NS = "http://www.w3.org/2000/svg";
+  var drawSvg = svg;  // dot's drawing of the folded plan, shown whenever nothing is expanded
+  var els = {};  // unit key ("v<d>" draw, "m<g>" member of an expanded fold) -> its <g class="node">
+  var edgeEl = [], edgeEnds = [];  // per edge: its <g>, and the draw indices of its two ends
+  var box, home;
+  var drawOf = data.nodes.map(function (n) { return n.d; });
+  var membersOf = data.draws.map(function () { return []; });
+  drawOf.forEach(function (d, g) { if (d >= 0) membersOf[d].push(g); });
+  function unitDraw(key) { return key.charAt(0) === "v" ? +key.slice(1) : drawOf[+key.slice(1)]; }
+  function install(newSvg) {
+    if (svg !== newSvg) { canvas.replaceChild(newSvg, svg); svg = newSvg; }
+    els = {}; edgeEl = []; edgeEnds = []; selected = null;
+    svg.querySelectorAll(".selected, .hit, .current").forEach(function (g) { g.classList.remove("selected", "hit", "current"); });
+    svg.querySelectorAll("g.node").forEach(function (g) { els[g.id] = g; });
+    svg.querySelectorAll("g.edge").forEach(function (g) {
+      var k = +g.id.slice(1);
+      edgeEl[k] = g;
+      var t = g.querySelector("title").textContent.split("->");
+      edgeEnds[k] = [unitDraw(t[0].trim()), unitDraw(t[1].trim())];
+    });
+    svg.removeAttribute("width"); svg.removeAttribute("height");
+    var full = svg.viewBox.baseVal;
+    box = {x: full.x, y: full.y, w: full.width, h: full.height};
+    home = {x: box.x, y: box.y, w: box.w, h: box.h};
+  }
   function apply() { svg.setAttribute("viewBox", box.x + " " + box.y + " " + box.w + " " + box.h); }
   function doFit() { box = {x: home.x, y: home.y, w: home.w, h: home.h}; apply(); }
   function zoom(f, cx, cy) {
@@ -104,8 +120,8 @@
   fit.onclick = doFit;
   zin.onclick = function () { zoom(1 / 1.5); };
   zout.onclick = function () { zoom(1.5); };
-  function centerOn(d) {
-    var g = nodeEl[d];
+  function centerOn(key) {
+    var g = els[key];
     if (!g) return;
     var b = g.getBBox();
     // the node's box in the root's user space (dot puts a translate on the graph group)
@@ -117,28 +133,39 @@
     box = {x: c.x - w / 2, y: c.y - h / 2, w: w, h: h}; apply();
   }
 
+  var MAX_FIT = 2600;  // widest view (in points) that fitTo shows: ~20 boxes side by side stay legible
+  function fitTo(keys) {  // the view just holding these boxes (an expanded fold's members)
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    var m = svg.getScreenCTM().inverse();
+    keys.forEach(function (k) {
+      var g = els[k];
+      if (!g) return;
+      var b = g.getBBox(), t = m.multiply(g.getScreenCTM());
+      [[b.x, b.y], [b.x + b.width, b.y + b.height]].forEach(function (c) {
+        var p = svg.createSVGPoint(); p.x = c[0]; p.y = c[1]; p = p.matrixTransform(t);
+        x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y); x1 = Math.max(x1, p.x); y1 = Math.max(y1, p.y);
+      });
+    });
+    if (x0 > x1) return;
+    var w = Math.max(x1 - x0 + 80, 600), h = Math.max(y1 - y0 + 80, 400);
+    if (Math.max(w, h) > MAX_FIT) { centerOn(keys[0]); return; }  // too small to read: start at the first
+    box = {x: (x0 + x1) / 2 - w / 2, y: (y0 + y1) / 2 - h / 2, w: w, h: h}; apply();
+  }
+
   // ---- the node panel ---------------------------------------------------------------------
-  var selected = -1;
+  var selected = null;  // unit key
   function row(table, key, value) {
     var tr = el("tr"); tr.appendChild(el("td", null, key)); tr.appendChild(el("td", null, value)); table.appendChild(tr);
   }
-  function describe(d) {
-    if (selected >= 0 && nodeEl[selected]) nodeEl[selected].classList.remove("selected");
-    selected = d;
-    if (nodeEl[d]) nodeEl[d].classList.add("selected");
-    var draw = data.draws[d];
-    panel.textContent = "";
-    showTab("node");
-    if (!draw.members.length) {  // the label node showing a network output's shape
-      panel.appendChild(el("h2", {id: "panel-name"}, draw.name));
-      panel.appendChild(el("p", null, "Network output: " + draw.label.split("\n").slice(-1)[0]));
-      return;
-    }
-    var first = data.nodes[draw.members[0]];
-    panel.appendChild(el("h2", {id: "panel-name"}, draw.count > 1 ? draw.label.split("\n").slice(0, 2).join(" ") : first.name));
+  function button(id, text, action) {
+    var b = el("button", {id: id}, text);
+    b.onclick = action;
+    panel.appendChild(b);
+  }
+  function nodeTable(first, draw) {
     var t = el("table", {id: "panel-table"});
     row(t, "op", first.op === "null" ? "input (" + (first.role || "input") + ")" : first.op);
-    if (draw.count > 1) row(t, "nodes", draw.count + (draw.fold ? " (" + draw.fold + " fold)" : ""));
+    if (draw && draw.count > 1) row(t, "nodes", draw.count + (draw.fold ? " (" + draw.fold + " fold)" : ""));
     if (first.attrs) Object.keys(first.attrs).forEach(function (k) { row(t, k, first.attrs[k]); });
     (first["in"] || []).forEach(function (x, j) { row(t, "input " + j, x[0] + " : " + x[1] + (x[2] ? " " + x[2] : "")); });
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
@@ -147,6 +174,39 @@
       row(t, "params", first.params.toLocaleString("en-US")); row(t, "aux", first.aux.toLocaleString("en-US"));
     }
     panel.appendChild(t);
+  }
+  function select(key) {
+    if (selected && els[selected]) els[selected].classList.remove("selected");
+    selected = key;
+    if (els[key]) els[key].classList.add("selected");
+    panel.textContent = "";
+    showTab("node");
+  }
+  function describe(key) {
+    if (typeof key === "number") key = "v" + key;
+    select(key);
+    status.textContent = "";
+    if (key.charAt(0) === "m") {  // one member of an expanded fold
+      var g = +key.slice(1), d = drawOf[g];
+      panel.appendChild(el("h2", {id: "panel-name"}, data.nodes[g].name));
+      nodeTable(data.nodes[g], null);
+      panel.appendChild(el("p", null, "Member of the expanded fold " + data.draws[d].label.split("\n").slice(0, 2).join(" ")));
+      button("fold-back", "Fold back", function () { setExpanded(d, false); });
+      return;
+    }
+    var d = +key.slice(1), draw = data.draws[d];
+    if (!draw.members.length) {  // the label node showing a network output's shape
+      panel.appendChild(el("h2", {id: "panel-name"}, draw.name));
+      panel.appendChild(el("p", null, "Network output: " + draw.label.split("\n").slice(-1)[0]));
+      return;
+    }
+    var first = data.nodes[draw.members[0]];
+    panel.appendChild(el("h2", {id: "panel-name"}, draw.count > 1 ? draw.label.split("\n").slice(0, 2).join(" ") : first.name));
+    if (draw.count > 1) {
+      button("expand", "Expand in place (×" + draw.count.toLocaleString("en-US") + ")", function () { setExpanded(d, true); });
+      panel.appendChild(status);
+    }
+    nodeTable(first, draw);
     if (draw.count > 1) {
       panel.appendChild(el("h2", null, "Members (" + draw.count + ")"));
       var ul = el("ul", {id: "panel-members"});
@@ -155,54 +215,71 @@
       panel.appendChild(ul);
     }
   }
-  nodeEl.forEach(function (g, d) {
-    if (!g) return;
-    g.addEventListener("click", function () { if (!drag || !drag.moved) describe(d); });
+  function unitAt(evt) {
+    var g = evt.target.closest ? evt.target.closest("g.node") : null;
+    return g && els[g.id] === g ? g.id : null;
+  }
+  canvas.addEventListener("click", function (evt) {
+    var key = unitAt(evt);
+    if (key && (!drag || !drag.moved)) describe(key);
+  });
+  canvas.addEventListener("dblclick", function (evt) {  // a fold opens, a member folds back
+    var key = unitAt(evt);
+    if (!key) return;
+    var d = unitDraw(key);
+    if (key.charAt(0) === "m") setExpanded(d, false);
+    else if (data.draws[d].count > 1) setExpanded(d, true);
   });
 
   // ---- search -------------------------------------------------------------------------------
-  var hits = [], at = -1;
-  function runSearch() {
-    hits.forEach(function (d) { if (nodeEl[d]) nodeEl[d].classList.remove("hit", "current"); });
+  var hits = [], at = -1;  // unit keys, in drawing order
+  function clearHits() {
+    hits.forEach(function (k) { if (els[k]) els[k].classList.remove("hit", "current"); });
     hits = []; at = -1;
+  }
+  function runSearch() {
+    clearHits();
     var q = search.value.trim().toLowerCase();
     if (!q) { count.textContent = ""; return; }
-    var seen = {};
-    data.nodes.forEach(function (n) {
-      if (n.d >= 0 && !seen[n.d] && (n.name.toLowerCase().indexOf(q) >= 0 || n.op.toLowerCase().indexOf(q) >= 0)) {
-        seen[n.d] = true; hits.push(n.d);
-      }
+    var seen = {}, found = [];
+    data.nodes.forEach(function (n, g) {
+      if (n.d < 0 || !(n.name.toLowerCase().indexOf(q) >= 0 || n.op.toLowerCase().indexOf(q) >= 0)) return;
+      var key = expanded[n.d] ? "m" + g : "v" + n.d;
+      if (!seen[key]) { seen[key] = true; found.push([n.d, g, key]); }
     });
-    hits.sort(function (a, b) { return a - b; });
-    hits.forEach(function (d) { if (nodeEl[d]) nodeEl[d].classList.add("hit"); });
+    found.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    hits = found.map(function (x) { return x[2]; });
+    hits.forEach(function (k) { if (els[k]) els[k].classList.add("hit"); });
     count.textContent = hits.length ? "0/" + hits.length : "no match";
   }
   function step(dir) {
     if (!hits.length) return;
-    if (at >= 0 && nodeEl[hits[at]]) nodeEl[hits[at]].classList.remove("current");
+    if (at >= 0 && els[hits[at]]) els[hits[at]].classList.remove("current");
     at = (at + dir + hits.length) % hits.length;
-    var d = hits[at];
-    nodeEl[d].classList.add("current");
+    var key = hits[at];
+    if (els[key]) els[key].classList.add("current");
     count.textContent = (at + 1) + "/" + hits.length;
-    centerOn(d); describe(d);
+    centerOn(key); describe(key);
   }
   var last = null;
+  function fresh() { if (search.value !== last) { runSearch(); last = search.value; } }
   search.addEventListener("keydown", function (evt) {
-    if (evt.key === "Enter") {
-      if (search.value !== last) { runSearch(); last = search.value; }
-      step(evt.shiftKey ? -1 : 1);
-    }
+    if (evt.key === "Enter") { fresh(); step(evt.shiftKey ? -1 : 1); }
   });
   search.addEventListener("input", function () { runSearch(); last = search.value; });
-  next.onclick = function () { if (search.value !== last) { runSearch(); last = search.value; } step(1); };
-  prev.onclick = function () { if (search.value !== last) { runSearch(); last = search.value; } step(-1); };
+  next.onclick = function () { fresh(); step(1); };
+  prev.onclick = function () { fresh(); step(-1); };
   document.addEventListener("keydown", function (evt) {
     if ((evt.ctrlKey || evt.metaKey) && evt.key === "f") { evt.preventDefault(); search.focus(); search.select(); }
   });
 
   // ---- collapse / expand groups ------------------------------------------------------------------
   var hiddenBy = [];  // per draw node: how many collapsed groups hide it
-  var firstText = {};  // representative draw -> its original first label line
+  var firstText = {};  // representative unit key -> its original first label line
+  var collapsedGroups = [];
+  function unitsOf(d) {
+    return expanded[d] ? membersOf[d].map(function (g) { return "m" + g; }) : ["v" + d];
+  }
   function refreshEdges() {
     edgeEnds.forEach(function (ends, k) {
       if (!edgeEl[k]) return;
@@ -211,23 +288,29 @@
     });
   }
   function setCollapsed(group, on) {
+    var i = collapsedGroups.indexOf(group);
+    if (on && i < 0) collapsedGroups.push(group);
+    if (!on && i >= 0) collapsedGroups.splice(i, 1);
+    hideGroup(group, on);
+    refreshEdges();
+  }
+  function hideGroup(group, on) {
     var rep = group.draws[0];
     group.draws.slice(1).forEach(function (d) {
       hiddenBy[d] = (hiddenBy[d] || 0) + (on ? 1 : -1);
-      if (nodeEl[d]) nodeEl[d].classList.toggle("kv-hidden", hiddenBy[d] > 0);
+      unitsOf(d).forEach(function (k) { if (els[k]) els[k].classList.toggle("kv-hidden", hiddenBy[d] > 0); });
     });
-    var g = nodeEl[rep];
+    var key = unitsOf(rep)[0], g = els[key];
     if (g) {
       var text = g.querySelector("text");
       if (on) {
-        if (!(rep in firstText)) firstText[rep] = text.textContent;
+        if (!(key in firstText)) firstText[key] = text.textContent;
         text.textContent = group.name + " (×" + group.draws.length + ")";
-      } else if (rep in firstText) {
-        text.textContent = firstText[rep]; delete firstText[rep];
+      } else if (key in firstText) {
+        text.textContent = firstText[key]; delete firstText[key];
       }
       g.classList.toggle("kv-collapsed", on);
     }
-    refreshEdges();
   }
   groupsBox.appendChild(el("p", null, "Collapse a group to one box (its first member); expand to show it again."));
   data.groups.forEach(function (group, j) {
@@ -238,6 +321,159 @@
     label.appendChild(document.createTextNode(" " + group.name + " (" + group.draws.length + ")"));
     groupsBox.appendChild(label);
   });
+
+  // ---- expand a fold in place: lay the view out again with dagre --------------------------------
+  var MAX_UNITS = 1500;  // boxes the page lays out itself; more would take the browser many seconds
+  var expanded = {};  // draw index -> true
+  var baseOf = {};  // graph index -> [g, label, fill, shape, small]
+  data.base.nodes.forEach(function (b) { baseOf[b[0]] = b; });
+  var measure = document.createElement("canvas").getContext("2d");
+  function textWidth(lines, size) {
+    measure.font = size + "px Times, serif";
+    var w = 0;
+    lines.forEach(function (line) { w = Math.max(w, measure.measureText(line).width); });
+    return w;
+  }
+  function unitSize(u) {  // graphviz's sizes in points: boxes at least 1.3 x 0.8034 in, grown to fit
+    var lines = u.label.split("\n"), size = u.small ? 9 : 14, lh = size * 1.2;
+    var tw = textWidth(lines, size), th = lines.length * lh;
+    if (u.shape === "plaintext") return {w: tw + 16, h: th + 8, lines: lines, size: size};
+    if (u.small) return {w: Math.max(28.8, tw * 1.42 + 6), h: Math.max(18, th * 1.42 + 3), lines: lines, size: size};
+    if (u.shape === "oval") return {w: Math.max(93.6, tw * 1.42 + 16), h: Math.max(57.85, th * 1.42 + 8), lines: lines, size: size};
+    return {w: Math.max(93.6, tw + 23), h: Math.max(57.85, th + 11.5), lines: lines, size: size};
+  }
+  function viewUnits() {
+    var units = [];
+    data.draws.forEach(function (dr, d) {
+      if (!expanded[d]) {
+        units.push({key: "v" + d, label: dr.label, fill: dr.fill, shape: dr.shape, small: dr.small, fold: dr.fold});
+        return;
+      }
+      membersOf[d].forEach(function (g) {
+        var b = baseOf[g];
+        units.push({key: "m" + g, label: b[1], fill: b[2], shape: b[3], small: b[4]});
+      });
+    });
+    return units;
+  }
+  function endKey(x) {
+    if (x < 0) return "v" + (-x - 1);
+    return expanded[drawOf[x]] ? "m" + x : "v" + drawOf[x];
+  }
+  function viewEdges() {  // the unfolded drawing's edges between the shown boxes, de-duplicated
+    var byPair = {}, out = [];
+    data.base.edges.forEach(function (e) {
+      var h = endKey(e[0]), t = endKey(e[1]);
+      if (h === t) return;
+      var pair = h + ">" + t, known = byPair[pair];
+      if (!known) { byPair[pair] = known = {h: h, t: t, label: data.base.labels[e[2]]}; out.push(known); }
+      else if (known.label !== data.base.labels[e[2]]) known.label = "";
+    });
+    return out;
+  }
+  function svgEl(tag, attrs, text) {
+    var e = document.createElementNS(NS, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function drawText(parent, lines, cx, cy, size) {
+    var lh = size * 1.2, y0 = cy - (lines.length * lh) / 2 + lh * 0.78;
+    lines.forEach(function (line, i) {
+      parent.appendChild(svgEl("text", {"text-anchor": "middle", x: cx, y: y0 + i * lh,
+        "font-family": "Times,serif", "font-size": size}, line));
+    });
+  }
+  function rect(x, y, w, h) {
+    return [x - w / 2, y - h / 2, x + w / 2, y - h / 2, x + w / 2, y + h / 2, x - w / 2, y + h / 2, x - w / 2, y - h / 2].join(" ");
+  }
+  function layoutView() {
+    var units = viewUnits(), edges = viewEdges();
+    var G = new dagre.graphlib.Graph();
+    G.setGraph({rankdir: data.rankdir, nodesep: 18, ranksep: 36, edgesep: 10, marginx: 8, marginy: 8});
+    G.setDefaultEdgeLabel(function () { return {}; });
+    units.forEach(function (u) { var s = unitSize(u); u.s = s; G.setNode(u.key, {width: s.w, height: s.h}); });
+    edges.forEach(function (e) {
+      var w = e.label ? textWidth([e.label], 14) : 0;
+      G.setEdge(e.h, e.t, {width: w, height: e.label ? 16 : 0, labelpos: "r", labeloffset: 4});
+    });
+    dagre.layout(G);
+    var gr = G.graph();
+    var root = svgEl("svg", {xmlns: NS, viewBox: "0 0 " + Math.ceil(gr.width) + " " + Math.ceil(gr.height)});
+    var top = svgEl("g", {id: "graph0", "class": "graph"});
+    root.appendChild(top);
+    edges.forEach(function (e, k) {
+      var p = G.edge(e.h, e.t), pts = p.points;
+      var g = svgEl("g", {id: "e" + k, "class": "edge"});
+      g.appendChild(svgEl("title", {}, e.h + "->" + e.t));
+      var dpath = "M" + pts[0].x + "," + pts[0].y;
+      for (var i = 1; i < pts.length - 1; i++) {
+        var mx = (pts[i].x + pts[i + 1].x) / 2, my = (pts[i].y + pts[i + 1].y) / 2;
+        dpath += " Q" + pts[i].x + "," + pts[i].y + " " + (i === pts.length - 2 ? pts[i + 1].x + "," + pts[i + 1].y : mx + "," + my);
+      }
+      if (pts.length === 2) dpath += " L" + pts[1].x + "," + pts[1].y;
+      g.appendChild(svgEl("path", {d: dpath, fill: "none", stroke: "black"}));
+      // the arrow at the consumer's end (dot: dir=back, arrowtail=open)
+      var ux = pts[0].x - pts[1].x, uy = pts[0].y - pts[1].y, n = Math.sqrt(ux * ux + uy * uy) || 1;
+      ux /= n; uy /= n;
+      var tip = pts[0], bx = tip.x - 10 * ux, by = tip.y - 10 * uy;
+      g.appendChild(svgEl("polygon", {fill: "black", stroke: "black", points: [tip.x, tip.y,
+        bx - 3.5 * uy, by + 3.5 * ux, tip.x - 7 * ux, tip.y - 7 * uy, bx + 3.5 * uy, by - 3.5 * ux].join(" ")}));
+      if (e.label) g.appendChild(svgEl("text", {"text-anchor": "middle", x: p.x, y: p.y + 4,
+        "font-family": "Times,serif", "font-size": 14}, e.label));
+      top.appendChild(g);
+    });
+    units.forEach(function (u) {
+      var n = G.node(u.key), s = u.s;
+      var g = svgEl("g", {id: u.key, "class": "node"});
+      g.appendChild(svgEl("title", {}, u.key));
+      if (u.shape === "oval") {
+        g.appendChild(svgEl("ellipse", {cx: n.x, cy: n.y, rx: s.w / 2, ry: s.h / 2, fill: u.fill, stroke: "black"}));
+      } else if (u.shape !== "plaintext") {
+        g.appendChild(svgEl("polygon", {fill: u.fill, stroke: "black", points: rect(n.x, n.y, s.w, s.h)}));
+        if (u.fold) g.appendChild(svgEl("polygon", {fill: "none", stroke: "black", points: rect(n.x, n.y, s.w + 8, s.h + 8)}));
+      }
+      drawText(g, s.lines, n.x, n.y, s.size);
+      top.appendChild(g);
+    });
+    return root;
+  }
+  function setExpanded(d, on) {
+    if (!!expanded[d] === on) return;
+    if (on) {
+      var shown = 0;
+      data.draws.forEach(function (dr, j) { shown += expanded[j] || j === d ? membersOf[j].length : 1; });
+      if (shown > MAX_UNITS) {
+        status.textContent = "Expanding this fold would show " + shown.toLocaleString("en-US") + " boxes; the page lays out at most " +
+          MAX_UNITS.toLocaleString("en-US") + ". Draw part of the model instead: kvcli viz FILE --focus NODE --radius K -o part.html";
+        return;
+      }
+    }
+    relayout(function () { if (on) expanded[d] = true; else delete expanded[d]; },
+             on ? "m" + membersOf[d][0] : "v" + d, on ? unitsOf(d) : null);
+  }
+  function relayout(change, key, zoomIn) {  // apply change(), draw it (dot's picture when nothing is expanded)
+    collapsedGroups.forEach(function (group) { hideGroup(group, false); });  // on the old view
+    clearHits();
+    change();
+    install(Object.keys(expanded).length ? layoutView() : drawSvg);
+    hiddenBy = []; firstText = {};
+    collapsedGroups.forEach(function (group) { hideGroup(group, true); });
+    refreshEdges();
+    if (search.value.trim()) runSearch();
+    last = search.value;
+    foldAll.disabled = !Object.keys(expanded).length;
+    doFit();
+    if (zoomIn) fitTo(zoomIn);
+    if (key) describe(key);
+  }
+  var foldAll = el("button", {id: "fold-all", disabled: ""}, "Fold all");
+  bar.insertBefore(foldAll, exSvg);
+  foldAll.onclick = function () {
+    if (!Object.keys(expanded).length) return;
+    relayout(function () { expanded = {}; }, null, false);
+    panel.textContent = "";
+  };
 
   // ---- summary table ----------------------------------------------------------------------
   function buildSummary() {
@@ -313,7 +549,9 @@
     img.src = url;
   };
 
+  install(svg);
   doFit();
-  window.kvcliViewer = {ready: true, describe: describe, collapse: setCollapsed, groups: data.groups, currentSvg: currentSvg};
+  window.kvcliViewer = {ready: true, describe: describe, collapse: setCollapsed, groups: data.groups, currentSvg: currentSvg,
+                        expand: setExpanded};
   document.body.setAttribute("data-ready", "1");
 })();

@@ -1,0 +1,67 @@
+"""Redraw the README's screenshots of the HTML viewer with headless Chromium (selenium).
+
+    .venv/bin/python docs/screenshots.py
+
+* ``docs/viewer.png``: ResNet-50 (../shared), a search hit centred, its details in the side panel.
+* ``docs/viewer-expanded.png``: the char-LSTM (6,069 nodes, drawn folded), the fold
+  ``t0_l0_i2h … t128_l0_i2h (×129)`` expanded in place, one member found by search.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = next((p for p in (REPO / ".." / "shared" / "sample_models", REPO / ".." / ".." / "shared" / "sample_models")
+               if p.is_dir()), REPO / ".." / "shared" / "sample_models")
+
+
+def page(model: str, *shapes: str, out: Path) -> Path:
+    args = [sys.executable, "-m", "kvcli", "viz", str(SHARED / model), "-o", str(out)]
+    for shape in shapes:
+        args += ["--shape", shape]
+    subprocess.run(args, check=True, cwd=REPO)
+    return out
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="kvcli-shots-"))
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp / 'profile'}",
+                "--window-size=1400,900", "--hide-scrollbars"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        def show(path: Path, query: str) -> None:
+            driver.get(path.as_uri())
+            while driver.execute_script("return document.body.getAttribute('data-ready')") != "1":
+                time.sleep(0.02)
+            box = driver.find_element(By.ID, "search")
+            box.send_keys(query, Keys.ENTER)
+
+        show(page("mxnet_v1.3_resnet50_attrs.json", "data=1,3,224,224", out=tmp / "resnet.html"), "stage3_unit2_conv2")
+        driver.save_screenshot(str(REPO / "docs" / "viewer.png"))
+        show(page("mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json", "data/*=32", "l*_init_*=32,512",
+                  out=tmp / "char.html"), "t0_l0_i2h")
+        driver.find_element(By.ID, "expand").click()
+        box = driver.find_element(By.ID, "search")
+        box.clear()
+        box.send_keys("t2_l0_i2h", Keys.ENTER)
+        driver.save_screenshot(str(REPO / "docs" / "viewer-expanded.png"))
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()
