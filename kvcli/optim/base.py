@@ -475,13 +475,38 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
 
     @functools.wraps(method)
     def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
-        if isinstance(weight, np.ndarray) or not hasattr(weight, "_kvcli_buffer"):
+        if isinstance(weight, np.ndarray):
+            return method(self, index, weight, *rest)
+        if hasattr(weight, "_kvcli_row_sparse"):
+            return _on_full_row_sparse(method, self, index, weight, rest, creates)
+        if not hasattr(weight, "_kvcli_buffer"):
             return method(self, index, weight, *rest)
         result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
         return _wrap_tree(result, weight.context) if creates else result
 
     accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
     return accepting
+
+
+def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...],
+                        creates: bool) -> Any:
+    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
+    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is,
+    and keeps every row."""
+    from kvcli.store.sparse import RowSparse
+
+    sparse = weight._kvcli_row_sparse()
+    if sparse.indices.shape[0] != sparse.shape[0]:
+        raise UpdaterError(
+            f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
+            f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
+        )
+    dense = sparse.to_dense()
+    result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+    if creates:
+        return _wrap_tree(result, weight.context)
+    sparse.assign(RowSparse.all_rows(dense))
+    return result
 
 
 def _unwrap_tree(value: Any) -> Any:
@@ -517,6 +542,14 @@ def _astype(grad: Any, dtype: Any) -> Any:
 
 
 def _copy_cast(weight: Any, master: Any) -> None:
+    """Copy the float32 master into the float16 weight; a row-sparse weight gets every row."""
+    if hasattr(weight, "_kvcli_row_sparse"):
+        from kvcli.store.sparse import RowSparse, as_row_sparse
+
+        source = as_row_sparse(master)
+        rows = RowSparse.all_rows(source.to_dense() if source is not None else as_numpy(master))
+        weight._kvcli_row_sparse().assign(rows.astype(weight.dtype))
+        return
     np.copyto(as_numpy(weight), as_numpy(master), casting="unsafe")
 
 
