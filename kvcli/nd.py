@@ -205,7 +205,9 @@ class NDArray:
 
     def __bool__(self) -> bool:
         if self._data.size > 1:
-            raise NDArrayError("The truth value of an NDArray with multiple elements is ambiguous: use .asnumpy().any() or .all()")
+            raise NDArrayError(
+                "The truth value of an NDArray with multiple elements is ambiguous: use .asnumpy().any() or .all()"
+            )
         return bool(self._data.size) and bool(self._data.reshape(-1)[0])
 
     def __float__(self) -> float:

@@ -167,7 +167,8 @@ class Optimizer:
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
             # MXNet prints this warning and lets the optimizer's rate win.
-            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.")
+            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
+                          stacklevel=2)
             lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.lr_mult: dict[Any, float] = {}
@@ -310,7 +311,8 @@ class Optimizer:
         if weight.dtype == np.float16 and not self.multi_precision:
             warnings.warn(
                 "Accumulating with float16 in optimizer can lead to poor accuracy or slow convergence. "
-                "Consider using multi_precision=True option of the optimizer"
+                "Consider using multi_precision=True option of the optimizer",
+                stacklevel=2,
             )
         return self.create_state(index, weight)
 
