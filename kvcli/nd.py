@@ -189,6 +189,10 @@ class NDArray:
     def min(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
         return NDArray(nd_ops.reduced(self._data.min(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
+    def norm(self, ord: int = 2, axis: Any = None, keepdims: bool = False) -> "NDArray":
+        """The L1 or L2 norm (MXNet's ``NDArray.norm``; see :func:`kvcli.nd_ops.norm`)."""
+        return NDArray(nd_ops.norm(self._data, ord, axis, keepdims), self._ctx)
+
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
         # a single element is shape (1,) in MXNet's nd, not 0-d
@@ -395,6 +399,12 @@ def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, 
     return _result("clip", np.clip(values, lo, hi), data.context, out)
 
 
+def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,
+         **_: Any) -> NDArray:
+    """MXNet's ``nd.norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``)."""
+    return _result("norm", nd_ops.norm(_operand(data, "norm"), ord, axis, keepdims), data.context, out)
+
+
 def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False,
         out: NDArray | None = None, **_: Any) -> NDArray:
     """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
@@ -455,7 +465,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu",
-    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "ones",
+    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "norm", "ones",
     "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
     *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]
