@@ -217,8 +217,10 @@ class LAMB(NumpyOptimizer):
 
     create_state = Adam.create_state
 
-    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray) -> None:
-        self._update_count(index)
+    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
+              counted: bool = False) -> None:
+        if not counted:
+            self._update_count(index)
         lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
         t = f32(self._index_update_count[index])
         b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
@@ -244,16 +246,30 @@ class LAMB(NumpyOptimizer):
         r = one if r1 == 0 or r2 == 0 else f32(r1 / r2)
         w -= (lr * r) * step
 
-    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, self._dense(grad, weight), state, weight)
+    def update(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
+        """One weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them."""
+        self._update_all(index, weight, grad, state, multi_precision=False)
 
-    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            master, inner = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), inner, weight)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+    def update_multi_precision(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._update_all(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
+
+    def _update_all(self, index: Key | list[Key], weight: Any, grad: Any, state: Any, multi_precision: bool) -> None:
+        """Count every index first, then step each weight (MXNet's order for a list of indices)."""
+        if not isinstance(index, (list, tuple)):
+            index, weight, grad, state = [index], [weight], [grad], [state]
+        if not len(index) == len(weight) == len(grad) == len(state):
+            raise UpdaterError(f"lamb: {len(index)} indices but {len(weight)} weights, {len(grad)} gradients "
+                               f"and {len(state)} states: give one of each per index")
+        for i in index:
+            self._update_count(i)
+        for i, w, g, st in zip(index, weight, grad, state):
+            if multi_precision:
+                master, inner = st
+                self._step(i, master, self._dense(g, w).astype(np.float32), inner, w, counted=True)
+                w[...] = master
+            else:
+                self._step(i, w, self._dense(g, w), st, w, counted=True)
 
 
 @register

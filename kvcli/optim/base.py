@@ -481,6 +481,8 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
             return method(self, index, weight, *rest)
         if hasattr(weight, "_kvcli_row_sparse"):
             return _on_full_row_sparse(method, self, index, weight, rest, creates)
+        if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
+            return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
         if not hasattr(weight, "_kvcli_buffer"):
             return method(self, index, weight, *rest)
         result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
