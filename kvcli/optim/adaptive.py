@@ -401,7 +401,8 @@ class AdaDelta(NumpyOptimizer):
 @register
 class Ftrl(NumpyOptimizer):
     """Follow the regularized leader, proximal (``ftrl_update``). On a dense weight MXNet
-    updates every row even for a row-sparse gradient, and so does kvcli."""
+    updates every row even for a row-sparse gradient, and so does kvcli; on a row-sparse
+    weight with a row-sparse gradient (MXNet's sparse kernel) only the gradient's rows change."""
 
     spec_params = (
         lr_param(0.1),
@@ -423,9 +424,22 @@ class Ftrl(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        wd, lr = f32(self._get_wd(index)), f32(self._get_lr(index))
-        g = self._rescaled_clipped(self._dense(grad, weight))
         z, n = state
+        self._kernel(index, weight, self._dense(grad, weight), z, n)
+
+    def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
+        """:meth:`update` for a row-sparse weight (given dense): lazy on a row-sparse gradient."""
+        if not is_row_sparse(grad):
+            self.update(index, weight, grad, state)
+            return
+        self._update_count(index)
+        rows = np.asarray(grad.indices, np.int64)
+        _rows(lambda w, g, z, n: self._kernel(index, w, g, z, n), rows, weight,
+              np.asarray(grad.data, weight.dtype), *state)
+
+    def _kernel(self, index: Key, weight: np.ndarray, grad: np.ndarray, z: np.ndarray, n: np.ndarray) -> None:
+        wd, lr = f32(self._get_wd(index)), f32(self._get_lr(index))
+        g = self._rescaled_clipped(grad)
         z += g - (np.sqrt(n + np.square(g)) - np.sqrt(n)) * weight / lr
         n += np.square(g)
         lamda1 = f32(self.lamda1)

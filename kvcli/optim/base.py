@@ -495,8 +495,9 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
 def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...],
                         creates: bool) -> Any:
     """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
-    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is,
-    and keeps every row."""
+    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is
+    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
+    dense one), and keeps every row."""
     from kvcli.store.sparse import RowSparse
 
     sparse = weight._kvcli_row_sparse()
@@ -506,7 +507,11 @@ def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, re
             f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
         )
     dense = sparse.to_dense()
-    result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+    special = getattr(opt, "update_row_sparse_weight", None) if method.__name__ == "update" else None
+    if special is not None:
+        result = special(index, dense, *(_unwrap_tree(a) for a in rest))
+    else:
+        result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
     if creates:
         return _wrap_tree(result, weight.context)
     sparse.assign(RowSparse.all_rows(dense))

@@ -38,6 +38,7 @@ CASES = [
                                       "multi_precision": True}, "float16"),
     ("adam_lazy_mp_f16", "adam", {"learning_rate": 0.01, "rescale_grad": 0.5, "multi_precision": True}, "float16"),
     ("adagrad_f32", "adagrad", {"learning_rate": 0.1, "wd": 0.0}, "float32"),
+    ("ftrl_lazy_f32", "ftrl", {"learning_rate": 0.1, "lamda1": 0.01, "wd": 0.01, "clip_gradient": 0.6}, "float32"),
 ]
 
 

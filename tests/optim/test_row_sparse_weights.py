@@ -26,7 +26,7 @@ def _leaves(state: Any) -> list[np.ndarray]:
 
 
 def test_reference_is_from_mxnet_191() -> None:
-    assert DATA["mxnet_version"] == "1.9.1" and len(DATA["cases"]) == 6
+    assert DATA["mxnet_version"] == "1.9.1" and len(DATA["cases"]) == 7
 
 
 @pytest.mark.parametrize("case", DATA["cases"], ids=[c["name"] for c in DATA["cases"]])
