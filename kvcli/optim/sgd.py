@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from kvcli import nd_random
 from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register, sum_sq
 
 
@@ -258,7 +259,9 @@ class DCASGD(NumpyOptimizer):
 class SGLD(NumpyOptimizer):
     """Stochastic gradient Langevin dynamics: ``w += -lr/2*(g + wd*w) + N(0, sqrt(lr))``.
 
-    The noise comes from numpy's global generator (``np.random.seed`` makes runs repeatable).
+    The noise is ``mx.random.normal(0, sqrt(lr), weight.shape, dtype=weight.dtype)`` on the
+    current context, as in MXNet: ``mx.random.seed`` makes it repeatable (the numbers are
+    kvcli's, not MXNet's).
     """
 
     spec_params = (lr_param(0.01),)
@@ -269,7 +272,8 @@ class SGLD(NumpyOptimizer):
         lr, wd = self._get_lr(index), f32(self._get_wd(index))
         g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
         weight += -f32(lr / 2) * (g + wd * weight)
-        weight += np.random.normal(0.0, math.sqrt(lr), size=weight.shape).astype(weight.dtype)
+        noise = nd_random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
+        weight += noise._kvcli_buffer()
 
 
 @register
