@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from kvcli import nd_random
 from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register, sum_sq
 
 
@@ -272,6 +271,8 @@ class SGLD(NumpyOptimizer):
         lr, wd = self._get_lr(index), f32(self._get_wd(index))
         g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
         weight += -f32(lr / 2) * (g + wd * weight)
+        from kvcli import nd_random  # on first use: importing kvcli.mx stays light
+
         noise = nd_random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
         weight += noise._kvcli_buffer()
 
