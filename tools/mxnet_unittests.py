@@ -7,8 +7,9 @@ this repository) into a temporary directory; only its imports are rewritten:
 * ``from common import ...`` (MXNet's test-suite helpers) and ``from nose.tools import raises``
   -> ``kvcli.mx.test_utils``, which provides ``with_seed``, ``setup_module``, ``teardown``,
   ``assertRaises`` and ``raises``;
-* an import of an MXNet name kvcli does not provide (``from mxnet import gluon``) that the
-  file never uses is dropped, and reported; a used one is kept, so its tests fail visibly.
+* an MXNet name kvcli.mx does not provide (``from mxnet import gluon``) is dropped when the
+  file never uses it, else bound to a placeholder that fails on use, so only the tests that
+  use it fail (visibly, by name); both are reported.
 
 Then pytest (this repository's ``.venv`` by default) runs the rewritten file, and a table per
 file gives passed / failed / errors / skipped, with each failing test and a one-line reason.
