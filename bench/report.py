@@ -53,6 +53,16 @@ def have_ray() -> bool:
     return True
 
 
+def _kept_sections(path: Path) -> str:
+    """The ``## `` sections of an existing results file, which other tools write (e.g. the
+    MXNet unit-test table of tools/mxnet_unittests.py): kept as they are, after the table."""
+    if not path.exists():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    start = text.find("\n## ")
+    return "" if start < 0 else text[start + 1:]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true",
@@ -143,7 +153,7 @@ def main() -> None:
         "`device` works in place in shared memory, so on one machine it stays far faster.",
         "",
     ]
-    args.output.write_text("\n".join(lines), encoding="utf-8")
+    args.output.write_text("\n".join(lines) + _kept_sections(args.output), encoding="utf-8")
     print(f"wrote {args.output}")
     print("\n".join(lines))
 

@@ -189,6 +189,10 @@ class NDArray:
     def min(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
         return NDArray(nd_ops.reduced(self._data.min(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
 
+    def norm(self, ord: int = 2, axis: Any = None, keepdims: bool = False) -> "NDArray":
+        """The L1 or L2 norm (MXNet's ``NDArray.norm``; see :func:`kvcli.nd_ops.norm`)."""
+        return NDArray(nd_ops.norm(self._data, ord, axis, keepdims), self._ctx)
+
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
         # a single element is shape (1,) in MXNet's nd, not 0-d
@@ -205,7 +209,9 @@ class NDArray:
 
     def __bool__(self) -> bool:
         if self._data.size > 1:
-            raise NDArrayError("The truth value of an NDArray with multiple elements is ambiguous: use .asnumpy().any() or .all()")
+            raise NDArrayError(
+                "The truth value of an NDArray with multiple elements is ambiguous: use .asnumpy().any() or .all()"
+            )
         return bool(self._data.size) and bool(self._data.reshape(-1)[0])
 
     def __float__(self) -> float:
@@ -358,9 +364,22 @@ for _mxnet_name, _name in _ELEMENTWISE_NAMES.items():
     globals()[_mxnet_name] = _make_elementwise(_name, _mxnet_name)
 
 
-def _make_unary(name: str) -> Callable[[NDArray], NDArray]:
-    def function(data: NDArray, **_: Any) -> NDArray:
-        return NDArray(nd_ops.unary(name, _operand(data, name)), data.context)
+def _result(name: str, values: np.ndarray, ctx: Context, out: "NDArray | None") -> "NDArray":
+    """A new NDArray of ``values``, or ``values`` written into ``out`` (MXNet's ``out=``, which
+    may be a view such as ``grad[row]``) and ``out`` returned."""
+    if out is None:
+        return NDArray(values, ctx)
+    if not isinstance(out, NDArray):
+        raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
+    if out.shape != values.shape:
+        raise NDArrayError(f"{name}: out has shape {out.shape} but the result has shape {values.shape}")
+    np.copyto(out._data, values, casting="unsafe")
+    return out
+
+
+def _make_unary(name: str) -> Callable[..., NDArray]:
+    def function(data: NDArray, out: NDArray | None = None, **_: Any) -> NDArray:
+        return _result(name, nd_ops.unary(name, _operand(data, name)), data.context, out)
 
     function.__name__ = name
     function.__doc__ = f"MXNet's ``nd.{name}``, element-wise, keeping the dtype (integers truncate)."
@@ -371,37 +390,44 @@ for _name in nd_ops.UNARY:
     globals()[_name] = _make_unary(_name)
 
 
-def clip(data: NDArray, a_min: float, a_max: float, **_: Any) -> NDArray:
+def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, **_: Any) -> NDArray:
     """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
     values = _operand(data, "clip")
     if a_min > a_max:
         raise NDArrayError(f"clip: a_min={a_min} is greater than a_max={a_max}: swap them")
     lo, hi = nd_ops.cast_scalar(a_min, values.dtype), nd_ops.cast_scalar(a_max, values.dtype)
-    return NDArray(np.clip(values, lo, hi), data.context)
+    return _result("clip", np.clip(values, lo, hi), data.context, out)
 
 
-def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False, **_: Any) -> NDArray:
+def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,
+         **_: Any) -> NDArray:
+    """MXNet's ``nd.norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``)."""
+    return _result("norm", nd_ops.norm(_operand(data, "norm"), ord, axis, keepdims), data.context, out)
+
+
+def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False,
+        out: NDArray | None = None, **_: Any) -> NDArray:
     """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
     result = nd_ops.dot(_operand(lhs, "dot"), _operand(rhs, "dot"), transpose_a, transpose_b)
-    return NDArray(result, lhs.context)
+    return _result("dot", result, lhs.context, out)
 
 
-def transpose(data: NDArray, axes: Sequence[int] | None = None, **_: Any) -> NDArray:
+def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None, **_: Any) -> NDArray:
     """The axes reversed (or permuted by ``axes``), as a copy."""
     values = _operand(data, "transpose")
-    return NDArray(np.transpose(values, tuple(axes) if axes else None).copy(), data.context)
+    return _result("transpose", np.transpose(values, tuple(axes) if axes else None).copy(), data.context, out)
 
 
-def concat(*data: NDArray, dim: int = 1, **_: Any) -> NDArray:
+def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, **_: Any) -> NDArray:
     """Arrays joined along axis ``dim`` (MXNet's default: 1)."""
     arrays = [_operand(a, "concat") for a in data]
-    return NDArray(nd_ops.join("concat", arrays, dim, new_axis=False), data[0].context if data else None)
+    return _result("concat", nd_ops.join("concat", arrays, dim, new_axis=False), _context(data[0].context if data else None), out)
 
 
-def stack(*data: NDArray, axis: int = 0, **_: Any) -> NDArray:
+def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, **_: Any) -> NDArray:
     """Same-shape arrays stacked along a new axis ``axis``."""
     arrays = [_operand(a, "stack") for a in data]
-    return NDArray(nd_ops.join("stack", arrays, axis, new_axis=True), data[0].context if data else None)
+    return _result("stack", nd_ops.join("stack", arrays, axis, new_axis=True), _context(data[0].context if data else None), out)
 
 
 def waitall() -> None:
@@ -439,7 +465,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu",
-    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "ones",
+    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "norm", "ones",
     "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
     *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]

@@ -178,7 +178,24 @@ def reduced(result: Any, dtype: Any = None) -> np.ndarray:
     return result.reshape(1) if result.ndim == 0 else result
 
 
+def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """MXNet's ``norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``), in the
+    input's float dtype; float16 accumulates in float32, so large values do not overflow
+    (MXNet's float16 reduction order can make a result differ from kvcli's by one ulp)."""
+    if ord not in (1, 2):
+        raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
+    if not np.issubdtype(data.dtype, np.floating):
+        raise NDArrayError(f"norm: dtype {data.dtype} is not supported by kvcli: use .astype('float32') first")
+    wide = data.astype(np.float64 if data.dtype == np.float64 else np.float32)
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    if ord == 1:
+        result = np.abs(wide).sum(axis=axes, keepdims=keepdims)
+    else:
+        result = np.sqrt(np.square(wide).sum(axis=axes, keepdims=keepdims))
+    return reduced(result, data.dtype)
+
+
 __all__ = [
     "ARITHMETIC", "COMPARISONS", "NDArrayError", "UNARY", "binary", "binary_inplace", "cast_scalar",
-    "check_same_dtype", "dot", "is_scalar", "join", "reduced", "unary",
+    "check_same_dtype", "dot", "is_scalar", "join", "norm", "reduced", "unary",
 ]

@@ -1,11 +1,19 @@
-"""``mx.test_utils``: the helpers MXNet's own tests use, for NDArrays and numpy arrays."""
+"""``mx.test_utils``: the helpers MXNet's own tests use, for NDArrays and numpy arrays, and
+those of its test suite's ``common`` module (``with_seed``, ``setup_module``, ``teardown``,
+``assertRaises``) plus nose's ``raises`` decorator, so MXNet's unit test files run under
+pytest with only their imports changed (``tools/mxnet_unittests.py``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+import os
+import random as py_random
+from typing import Any, Callable
 
 import numpy as np
 
+from kvcli.nd import array  # re-exported, as MXNet's test_utils does
 from kvcli.nd_context import Context, current_context
 from kvcli.nd_ops import NDArrayError
 
@@ -140,5 +148,95 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
     assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
 
 
-__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "assert_almost_equal", "compare_ndarray_tuple",
-           "compare_optimizer", "default_context", "rand_ndarray", "same"]
+def _seed_all(seed: int) -> None:
+    """Seed numpy's, kvcli's and Python's global streams with ``seed``."""
+    from kvcli import nd_random
+
+    np.random.seed(seed)
+    nd_random.seed(seed)
+    py_random.seed(seed)
+
+
+def _logger() -> logging.Logger:
+    return logging.getLogger("kvcli.mx.test_utils")
+
+
+def with_seed(seed: int | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator (MXNet's ``common.with_seed``): seed numpy, ``mx.random`` and ``random``
+    identically before the test -- with ``seed``, else ``$MXNET_TEST_SEED``, else a random
+    seed -- log the seed when the test fails, restore numpy's global state afterwards, and
+    run the test ``$MXNET_TEST_COUNT`` times (default 1)."""
+
+    def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(test)
+        def run(*args: Any, **kwargs: Any) -> None:
+            count = int(os.getenv("MXNET_TEST_COUNT", "1"))
+            env_seed = os.getenv("MXNET_TEST_SEED")
+            for _ in range(count):
+                if seed is not None:
+                    this_seed = seed
+                elif env_seed is not None:
+                    this_seed = int(env_seed)
+                else:
+                    this_seed = int(np.random.randint(0, np.iinfo(np.int32).max))
+                saved = np.random.get_state()
+                _seed_all(this_seed)
+                try:
+                    test(*args, **kwargs)
+                except BaseException:
+                    _logger().warning("error with seeded test, use MXNET_TEST_SEED=%d to reproduce", this_seed)
+                    raise
+                finally:
+                    np.random.set_state(saved)
+
+        return run
+
+    return decorate
+
+
+def setup_module() -> None:
+    """Module setup (MXNet's ``common.setup_module``): seed every stream from
+    ``$MXNET_MODULE_SEED``, else from a random seed, and log it."""
+    env_seed = os.getenv("MXNET_MODULE_SEED")
+    seed = int(np.random.randint(0, np.iinfo(np.int32).max)) if env_seed is None else int(env_seed)
+    _logger().info("module seed %d (set MXNET_MODULE_SEED to reproduce)", seed)
+    _seed_all(seed)
+
+
+def teardown() -> None:
+    """Module teardown (MXNet's ``common.teardown``): wait for all pending operations."""
+    from kvcli import nd
+
+    nd.waitall()
+
+
+def assertRaises(expected_exception: type[BaseException], func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Assert ``func(*args, **kwargs)`` raises ``expected_exception`` (MXNet's ``common.assertRaises``)."""
+    try:
+        func(*args, **kwargs)
+    except expected_exception:
+        return
+    raise AssertionError(f"{func.__name__} did not raise {expected_exception.__name__}")
+
+
+def raises(*expected: type[BaseException]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator (nose's ``nose.tools.raises``): the test passes only if it raises one of ``expected``."""
+
+    def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(test)
+        def run(*args: Any, **kwargs: Any) -> None:
+            try:
+                test(*args, **kwargs)
+            except expected:
+                return
+            names = " or ".join(e.__name__ for e in expected)
+            raise AssertionError(f"{test.__name__} did not raise {names}")
+
+        return run
+
+    return decorate
+
+
+__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "array", "assert_almost_equal", "compare_ndarray_tuple",
+           "compare_optimizer", "default_context", "rand_ndarray", "same",
+           "assertRaises", "raises", "setup_module", "teardown", "with_seed"]

@@ -217,8 +217,10 @@ class LAMB(NumpyOptimizer):
 
     create_state = Adam.create_state
 
-    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray) -> None:
-        self._update_count(index)
+    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
+              counted: bool = False) -> None:
+        if not counted:
+            self._update_count(index)
         lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
         t = f32(self._index_update_count[index])
         b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
@@ -244,16 +246,30 @@ class LAMB(NumpyOptimizer):
         r = one if r1 == 0 or r2 == 0 else f32(r1 / r2)
         w -= (lr * r) * step
 
-    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, self._dense(grad, weight), state, weight)
+    def update(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
+        """One weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them."""
+        self._update_all(index, weight, grad, state, multi_precision=False)
 
-    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            master, inner = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), inner, weight)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+    def update_multi_precision(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._update_all(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
+
+    def _update_all(self, index: Key | list[Key], weight: Any, grad: Any, state: Any, multi_precision: bool) -> None:
+        """Count every index first, then step each weight (MXNet's order for a list of indices)."""
+        if not isinstance(index, (list, tuple)):
+            index, weight, grad, state = [index], [weight], [grad], [state]
+        if not len(index) == len(weight) == len(grad) == len(state):
+            raise UpdaterError(f"lamb: {len(index)} indices but {len(weight)} weights, {len(grad)} gradients "
+                               f"and {len(state)} states: give one of each per index")
+        for i in index:
+            self._update_count(i)
+        for i, w, g, st in zip(index, weight, grad, state):
+            if multi_precision:
+                master, inner = st
+                self._step(i, master, self._dense(g, w).astype(np.float32), inner, w, counted=True)
+                w[...] = master
+            else:
+                self._step(i, w, self._dense(g, w), st, w, counted=True)
 
 
 @register
@@ -385,7 +401,8 @@ class AdaDelta(NumpyOptimizer):
 @register
 class Ftrl(NumpyOptimizer):
     """Follow the regularized leader, proximal (``ftrl_update``). On a dense weight MXNet
-    updates every row even for a row-sparse gradient, and so does kvcli."""
+    updates every row even for a row-sparse gradient, and so does kvcli; on a row-sparse
+    weight with a row-sparse gradient (MXNet's sparse kernel) only the gradient's rows change."""
 
     spec_params = (
         lr_param(0.1),
@@ -407,9 +424,22 @@ class Ftrl(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        wd, lr = f32(self._get_wd(index)), f32(self._get_lr(index))
-        g = self._rescaled_clipped(self._dense(grad, weight))
         z, n = state
+        self._kernel(index, weight, self._dense(grad, weight), z, n)
+
+    def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
+        """:meth:`update` for a row-sparse weight (given dense): lazy on a row-sparse gradient."""
+        if not is_row_sparse(grad):
+            self.update(index, weight, grad, state)
+            return
+        self._update_count(index)
+        rows = np.asarray(grad.indices, np.int64)
+        _rows(lambda w, g, z, n: self._kernel(index, w, g, z, n), rows, weight,
+              np.asarray(grad.data, weight.dtype), *state)
+
+    def _kernel(self, index: Key, weight: np.ndarray, grad: np.ndarray, z: np.ndarray, n: np.ndarray) -> None:
+        wd, lr = f32(self._get_wd(index)), f32(self._get_lr(index))
+        g = self._rescaled_clipped(grad)
         z += g - (np.sqrt(n + np.square(g)) - np.sqrt(n)) * weight / lr
         n += np.square(g)
         lamda1 = f32(self.lamda1)

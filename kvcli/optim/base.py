@@ -167,7 +167,8 @@ class Optimizer:
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
             # MXNet prints this warning and lets the optimizer's rate win.
-            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.")
+            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
+                          stacklevel=2)
             lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.lr_mult: dict[Any, float] = {}
@@ -310,7 +311,8 @@ class Optimizer:
         if weight.dtype == np.float16 and not self.multi_precision:
             warnings.warn(
                 "Accumulating with float16 in optimizer can lead to poor accuracy or slow convergence. "
-                "Consider using multi_precision=True option of the optimizer"
+                "Consider using multi_precision=True option of the optimizer",
+                stacklevel=2,
             )
         return self.create_state(index, weight)
 
@@ -475,13 +477,45 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
 
     @functools.wraps(method)
     def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
-        if isinstance(weight, np.ndarray) or not hasattr(weight, "_kvcli_buffer"):
+        if isinstance(weight, np.ndarray):
+            return method(self, index, weight, *rest)
+        if hasattr(weight, "_kvcli_row_sparse"):
+            return _on_full_row_sparse(method, self, index, weight, rest, creates)
+        if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
+            return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
+        if not hasattr(weight, "_kvcli_buffer"):
             return method(self, index, weight, *rest)
         result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
         return _wrap_tree(result, weight.context) if creates else result
 
     accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
     return accepting
+
+
+def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...],
+                        creates: bool) -> Any:
+    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
+    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is
+    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
+    dense one), and keeps every row."""
+    from kvcli.store.sparse import RowSparse
+
+    sparse = weight._kvcli_row_sparse()
+    if sparse.indices.shape[0] != sparse.shape[0]:
+        raise UpdaterError(
+            f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
+            f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
+        )
+    dense = sparse.to_dense()
+    special = getattr(opt, "update_row_sparse_weight", None) if method.__name__ == "update" else None
+    if special is not None:
+        result = special(index, dense, *(_unwrap_tree(a) for a in rest))
+    else:
+        result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+    if creates:
+        return _wrap_tree(result, weight.context)
+    sparse.assign(RowSparse.all_rows(dense))
+    return result
 
 
 def _unwrap_tree(value: Any) -> Any:
@@ -517,6 +551,14 @@ def _astype(grad: Any, dtype: Any) -> Any:
 
 
 def _copy_cast(weight: Any, master: Any) -> None:
+    """Copy the float32 master into the float16 weight; a row-sparse weight gets every row."""
+    if hasattr(weight, "_kvcli_row_sparse"):
+        from kvcli.store.sparse import RowSparse, as_row_sparse
+
+        source = as_row_sparse(master)
+        rows = RowSparse.all_rows(source.to_dense() if source is not None else as_numpy(master))
+        weight._kvcli_row_sparse().assign(rows.astype(weight.dtype))
+        return
     np.copyto(as_numpy(weight), as_numpy(master), casting="unsafe")
 
 

@@ -258,7 +258,9 @@ class DCASGD(NumpyOptimizer):
 class SGLD(NumpyOptimizer):
     """Stochastic gradient Langevin dynamics: ``w += -lr/2*(g + wd*w) + N(0, sqrt(lr))``.
 
-    The noise comes from numpy's global generator (``np.random.seed`` makes runs repeatable).
+    The noise is ``mx.random.normal(0, sqrt(lr), weight.shape, dtype=weight.dtype)`` on the
+    current context, as in MXNet: ``mx.random.seed`` makes it repeatable (the numbers are
+    kvcli's, not MXNet's).
     """
 
     spec_params = (lr_param(0.01),)
@@ -269,7 +271,10 @@ class SGLD(NumpyOptimizer):
         lr, wd = self._get_lr(index), f32(self._get_wd(index))
         g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
         weight += -f32(lr / 2) * (g + wd * weight)
-        weight += np.random.normal(0.0, math.sqrt(lr), size=weight.shape).astype(weight.dtype)
+        from kvcli import nd_random  # on first use: importing kvcli.mx stays light
+
+        noise = nd_random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
+        weight += noise._kvcli_buffer()
 
 
 @register

@@ -133,6 +133,18 @@ CASES: list[tuple[str, str, str]] = [
     # nd functions
     ("clip", "", "nd.clip(a, -1, 2)"), ("clip_int", "", "nd.clip(i, -2, 3)"),
     ("clip_int_float_bounds", "", "nd.clip(i, -2.5, 3.5)"),
+    # out= writes into the given array, also a row view (MXNet's test_optimizer relies on it)
+    ("clip_out_row_view", "x = a.copy()\nnd.clip(x[1], -1, 1, out=x[1])", "x"),
+    ("square_out_row_view", "x = a.copy()\nnd.square(x[0], out=x[0])", "x"),
+    ("sqrt_out_is_out", "x = nd.zeros((2, 3))", "nd.sqrt(nd.abs(a), out=x) is x"),
+    ("sqrt_out_values", "x = nd.zeros((2, 3))\nnd.sqrt(nd.abs(a), out=x)", "x"),
+    ("clip_out_wrong_shape", "x = nd.zeros((3, 2))\nnd.clip(a, 0, 1, out=x)", "x"),
+    # norm (LAMB's trust ratio in MXNet's test_optimizer.py)
+    ("norm_l2", "", "a.norm()"),  # small float16 norms may differ by an ulp: MXNet sums in float16
+    ("norm_f16_large_no_overflow", "", "nd.array(np.full((1, 4), 300.0), dtype='float16').norm()"),
+    ("norm_axis", "", "nd.norm(a, axis=1)"), ("norm_l1", "", "nd.norm(a, ord=1)"),
+    ("norm_l1_axis", "", "nd.norm(a, ord=1, axis=0)"), ("norm_keepdims", "", "a.norm(axis=0, keepdims=True)"),
+    ("norm_ord3_refused", "", "nd.norm(a, ord=3)"),
     ("sqrt", "", "nd.sqrt(nd.abs(a))"), ("sqrt_negative", "", "nd.sqrt(a)"),
     ("sqrt_int", "", "nd.sqrt(nd.abs(i))"),
     ("square", "", "nd.square(a)"), ("square_int", "", "nd.square(i)"),

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kvcli.errors import UpdaterError
+import kvcli.mx as mx
 from kvcli.mx import lr_scheduler
 from kvcli.mx import optimizer as mxopt
 from kvcli.optim.lr_scheduler import parse_schedule
@@ -130,3 +131,21 @@ def test_sgld_deterministic_part_and_noise_match_mxnet(label: str) -> None:
     n = int(np.prod(recorded["shape"]))
     mean = recorded["after_sum"] / n
     assert math.isfinite(mean) and recorded["after_sq_sum"] / n > lr
+
+
+def test_sgld_noise_is_mx_random_so_mx_random_seed_repeats_it() -> None:
+    """As in MXNet (whose test_sgld seeds mx.random before each of two optimizers), the noise
+    is mx.random.normal(0, sqrt(lr)) drawn for the weight: numpy's global seed plays no part."""
+    results = []
+    for numpy_seed in (1, 2):
+        np.random.seed(numpy_seed)
+        opt = mxopt.create("sgld", learning_rate=0.04, wd=0.1)
+        weight, grad = mx.nd.ones((50, 4)), mx.nd.full((50, 4), 0.5)
+        mx.random.seed(7)
+        opt.update(0, weight, grad, None)
+        results.append(weight.asnumpy())
+    mx.random.seed(7)
+    noise = mx.random.normal(0, 0.2, shape=(50, 4)).asnumpy()
+    expected = np.float32(1) - np.float32(0.02) * (np.float32(0.5) + np.float32(0.1)) + noise
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[0], expected, rtol=1e-6, atol=1e-7)
