@@ -53,7 +53,7 @@ test-stress: $(STAMP)
 
 # Lint (ruff) and types (mypy, strict on kvcli.store, kvcli.session, kvcli.symbol); settings in pyproject.toml.
 check: $(STAMP)
-	$(BIN)/ruff check kvcli tests bench examples
+	$(BIN)/ruff check kvcli tests bench examples tools
 	$(BIN)/mypy
 
 # MXNET_PYTHON=/path/to/python-with-mxnet-1.9.1 adds MXNet's KVStore side by side.

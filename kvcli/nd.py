@@ -46,7 +46,7 @@ class _SubmoduleFinder:
     def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
         parent, _, name = fullname.rpartition(".")
         if parent in _PARENTS and name in _SUBMODULES:
-            return importlib.machinery.ModuleSpec(fullname, _SubmoduleFinder)
+            return importlib.machinery.ModuleSpec(fullname, _SubmoduleFinder)  # type: ignore[arg-type]  # a class with static loader methods
         return None
 
     @staticmethod
@@ -258,9 +258,9 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
     setattr(NDArray, f"__i{_name}__", _inplace(_name))
 for _name in nd_ops.COMPARISONS:
     setattr(NDArray, f"__{_name}__", _binary(_name))
-NDArray.__matmul__ = lambda self, other: dot(self, other)
-NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)
-NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)
+NDArray.__matmul__ = lambda self, other: dot(self, other)  # type: ignore[operator]  # set after the class: dot is below it
+NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)  # type: ignore[operator]
+NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)  # type: ignore[attr-defined]
 NDArray.abs = NDArray.__abs__  # type: ignore[attr-defined]
 
 
@@ -479,7 +479,7 @@ from kvcli import nd_sparse as sparse  # noqa: E402  (nd_sparse imports the name
 _zeros_default = zeros
 
 
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # noqa: F811
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # type: ignore[no-redef]  # noqa: F811, E501
           stype: str | None = None, **kwargs: Any) -> Any:
     """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
     gives a :class:`~kvcli.nd_sparse.RowSparseNDArray` with no rows stored."""

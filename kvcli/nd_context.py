@@ -21,17 +21,20 @@ class Context:
     """A device: ``Context('cpu', 0)`` or ``Context(other_context)``; a context manager."""
 
     __slots__ = ("device_type", "device_id", "_old_ctx")
+    device_type: str
+    device_id: int
     devtype2str = DEVICE_TYPES
     devstr2type = DEVICE_TYPE_IDS
 
     def __init__(self, device_type: "str | Context" = "cpu", device_id: int = 0) -> None:
         if isinstance(device_type, Context):
-            device_type, device_id = device_type.device_type, device_type.device_id
+            device_id = device_type.device_id
+            device_type = device_type.device_type
         if device_type not in DEVICE_TYPE_IDS:
             raise ValueError(
                 f"unknown device type {device_type!r}: use one of {', '.join(DEVICE_TYPE_IDS)}"
             )
-        self.device_type = device_type
+        self.device_type = str(device_type)
         self.device_id = int(device_id)
         self._old_ctx: Context | None = None
 

@@ -74,7 +74,7 @@ def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, 
         values = [a.asnumpy().astype(np.float64).reshape(base + (1,) * len(extra)) for a in arrays]
         size = base + extra
     else:
-        values = [float(p) for p in params]
+        values = [float(p) for p in params]  # type: ignore[misc]  # scalars where the other branch has arrays
         size = extra or (1,)  # MXNet draws one value when no shape is given
     result = draw(generator(target_ctx), *values, size=size)
     result = np.asarray(result).astype(np.dtype(default_dtype if dtype is None else dtype))

@@ -47,7 +47,7 @@ TYPE_FLAGS: dict[int, np.dtype] = {
 }
 FLAG_OF_DTYPE: dict[np.dtype, int] = {dtype: flag for flag, dtype in TYPE_FLAGS.items()}
 
-Loaded = Union[list, dict]
+Loaded = Union[list[Any], dict[str, Any]]
 
 
 class ParamsFileError(KVCliError, ValueError):
@@ -162,7 +162,7 @@ _MIN_ARRAY_BYTES = 12
 
 def loads(buf: bytes | bytearray | memoryview, source: str = "<bytes>") -> Loaded:
     """Arrays from the bytes of a ``.params`` file: a dict when the file names them, else a list."""
-    reader = Reader(buf, source)
+    reader = Reader(bytes(buf) if isinstance(buf, bytearray) else buf, source)
     header = reader.unpack("Q", "the file header")
     if header != LIST_MAGIC:
         raise reader.error(f"header is {header:#x}, not MXNet's {LIST_MAGIC:#x}")
@@ -207,7 +207,8 @@ def _array_bytes(value: Any, label: str) -> bytes:
     if stype != "default":
         write = STORAGE_WRITERS.get(stype)
         if write is None:
-            raise ParamsFileError(f"{label} is stored as {stype}, which this kvcli cannot write: convert it with .tostype('default')")
+            raise ParamsFileError(
+                f"{label} is stored as {stype}, which this kvcli cannot write: convert it with .tostype('default')")
         return struct.pack("<I", V2_MAGIC) + write(value)
     if data.ndim == 0:
         raise ParamsFileError(f"{label} is 0-d: MXNet 1.x reads a 0-d array back as a shapeless one: reshape it to (1,)")
@@ -234,7 +235,8 @@ def dumps(data: Any) -> bytes:
         names, values = [], list(data)
         labels = [f"array {i}" for i in range(len(values))]
     else:
-        raise ParamsFileError(f"nd.save takes an NDArray, a list of them or a dict of str to NDArray, not a {type(data).__name__}")
+        raise ParamsFileError(
+            f"nd.save takes an NDArray, a list of them or a dict of str to NDArray, not a {type(data).__name__}")
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(values))]
     parts += [_array_bytes(value, label) for value, label in zip(values, labels)]
     parts.append(struct.pack("<Q", len(names)))

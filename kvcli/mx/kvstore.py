@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import builtins
 import warnings
 from typing import Any, Callable
 
@@ -69,7 +70,7 @@ class KVStoreBase:
         raise NotImplementedError()
 
     @staticmethod
-    def register(klass: type) -> type:
+    def register(klass: builtins.type) -> builtins.type:  # builtins: ``type`` is a property here
         """Register ``klass`` under its lower-case class name (a decorator); a name already
         taken is replaced, with a warning, as in MXNet."""
         if not isinstance(klass, type):

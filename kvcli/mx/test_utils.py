@@ -74,7 +74,8 @@ def rand_ndarray(shape: Any, stype: str = "default", density: float | None = Non
         raise NDArrayError(f"rand_ndarray: unknown storage type {stype!r}: use 'default', 'row_sparse' or 'csr'")
     keep_probability = rng.uniform() if density is None else float(density)
     mask_shape = dims[:1] + (1,) * (len(dims) - 1) if stype == "row_sparse" else dims
-    dense[:] = dense * nd.array(rng.uniform(size=mask_shape) < keep_probability, ctx=context, dtype=values.dtype)
+    mask = nd.array(rng.uniform(size=mask_shape) < keep_probability, ctx=context, dtype=values.dtype)
+    dense[:] = dense * mask  # type: ignore[operator]  # NDArray's operators are set after the class
     to_sparse = getattr(dense, "tostype", None)
     if to_sparse is None:
         raise NDArrayError(f"rand_ndarray: storage type {stype!r} needs kvcli's sparse arrays (NDArray.tostype)")

@@ -206,9 +206,7 @@ class Optimizer:
     @property
     def learning_rate(self) -> float:
         """The current learning rate (the scheduler's at ``num_update`` when there is one)."""
-        if self.lr_scheduler is not None:
-            return self.lr_scheduler(self.num_update)
-        return self.lr
+        return self._base_lr()
 
     def set_learning_rate(self, lr: float) -> None:
         """Set the learning rate; refused (as in MXNet) when a scheduler drives it."""
@@ -268,7 +266,10 @@ class Optimizer:
             self.num_update = max(self._index_update_count[idx], self.num_update)
 
     def _base_lr(self) -> float:
-        return self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        assert self.lr is not None  # the constructor sets 0.01 when neither is given
+        return self.lr
 
     def _scale(self, values: list[float], indices: list[Key], mult: dict[Any, float], attribute: str) -> list[float]:
         for i, index in enumerate(indices):

@@ -332,6 +332,7 @@ class LARS(NumpyOptimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         momentum = self.momentum
+        assert self.cur_lr is not None and self.last_lr is not None  # _get_lr above set both
         if self.momentum > 0 and self.momentum_correction and self.last_lr != 0:
             momentum = self.momentum * (self.cur_lr / self.last_lr)
         sparse = is_row_sparse(grad)

@@ -238,7 +238,7 @@ def _parse_number(text: str, spec: str) -> float | int:
 
 def _user_args(opt: Optimizer) -> list[str]:
     """A user class's constructor arguments that its instance holds with a non-default value."""
-    parts = []
+    parts: list[str] = []
     try:
         signature = inspect.signature(type(opt).__init__)
     except (TypeError, ValueError):

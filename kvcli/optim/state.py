@@ -40,7 +40,7 @@ def _archive(state: dict[str, Any], name: str, spec: str | None) -> dict[str, np
 def dumps(state: dict[str, Any], name: str, spec: str | None) -> bytes:
     """``state`` (as from ``Optimizer.state_dict()``) as the bytes of a state file."""
     buffer = io.BytesIO()
-    np.savez(buffer, **_archive(state, name, spec))
+    np.savez(buffer, **_archive(state, name, spec))  # type: ignore[arg-type]  # numpy's stub types allow_pickle as a kwarg
     return buffer.getvalue()
 
 
