@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kvcli import nd_ops
+from kvcli._lazy import submodule_getattr
 from kvcli.nd_context import Context, cpu, current_context, gpu
 from kvcli.nd_ops import NDArrayError
 
@@ -455,12 +456,7 @@ def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
     return ndarray_io.loads(buf)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        module = importlib.import_module(_SUBMODULES[name])
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'kvcli.nd' has no attribute {name!r}")
+__getattr__ = submodule_getattr("kvcli.nd", _SUBMODULES, globals())
 
 
 __all__ = [

@@ -10,10 +10,8 @@ Each is also importable by MXNet's module path, e.g. ``import kvcli.mx.kvstore``
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from kvcli import __version__
+from kvcli._lazy import submodule_getattr
 from kvcli import nd
 from kvcli.errors import MXNetError
 from kvcli.mx import kv, optimizer
@@ -37,12 +35,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module = importlib.import_module(_LAZY[name])
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'kvcli.mx' has no attribute {name!r}")
+__getattr__ = submodule_getattr("kvcli.mx", _LAZY, globals())
 
 
 __all__ = [

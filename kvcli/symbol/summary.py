@@ -183,13 +183,8 @@ def summarize(result: ShapeResult) -> Summary:
                 if src in counted:
                     continue
                 counted.add(src)
-                shape = result.entry(src)
-                if shape is None:
-                    missing.append(nodes[src].name)
-                elif role == PARAM:
-                    params += _size(shape)
-                else:
-                    aux += _size(shape)
+                more_params, more_aux = _variable_size(result, src, role, missing)
+                params, aux = params + more_params, aux + more_aux
             elif listed is None:
                 if nodes[src].name not in previous:
                     previous.append(nodes[src].name)
@@ -205,19 +200,24 @@ def summarize(result: ShapeResult) -> Summary:
     # Parameters nobody consumes through a known slot still count (MXNet lists them).
     for i, role in roles.items():
         if role in (PARAM, AUX) and i not in counted:
-            shape = result.entry(i)
-            if shape is None:
-                unknown.append(nodes[i].name)
-            elif role == PARAM:
-                total_params += _size(shape)
-            else:
-                total_aux += _size(shape)
+            more_params, more_aux = _variable_size(result, i, role, unknown)
+            total_params, total_aux = total_params + more_params, total_aux + more_aux
     inputs = {nodes[i].name: result.entry(i) for i, r in roles.items() if r in (INPUT, LABEL)}
     outputs = dict(zip(output_names(graph), (result.entry(n, k) for n, k, _ in graph.heads)))
     exact = not unknown and not result.unknown_ops
     return Summary(source=graph.source, layers=layers, params=total_params, aux=total_aux,
                    exact=exact, inputs=inputs, outputs=outputs,
                    unknown_ops=dict(result.unknown_ops), unknown_params=unknown)
+
+
+def _variable_size(result: ShapeResult, node: int, role: str, unknown: list[str]) -> tuple[int, int]:
+    """(learnable params, aux states) that variable ``node`` of ``role`` holds; a variable of
+    unknown shape adds its name to ``unknown`` and counts 0."""
+    shape = result.entry(node)
+    if shape is None:
+        unknown.append(result.graph.nodes[node].name)
+        return 0, 0
+    return (_size(shape), 0) if role == PARAM else (0, _size(shape))
 
 
 def _size(shape: Shape) -> int:
