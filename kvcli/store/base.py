@@ -46,6 +46,7 @@ from kvcli.store.arrays import (  # noqa: F401 - as_numpy and is_value_list are 
 )
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
+from kvcli.store.compression_contract import CompressionContract
 
 
 UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
@@ -67,7 +68,7 @@ UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
 
 
 
-class KVStore(RowSparseContract, ABC):
+class KVStore(RowSparseContract, CompressionContract, ABC):
     """A store of arrays by key, shared by devices (MXNet's KVStore contract).
 
     ``init`` a key with an array; ``push`` one array (or a list of per-device arrays, summed
@@ -88,7 +89,7 @@ class KVStore(RowSparseContract, ABC):
         self._closed = False
         #: Row-sparse values of the backends that keep them in this process (local, device).
         self._sparse: dict[Key, RowSparse] = {}
-        self._compression: Any = None  # a kvcli.store.compression.GradientCompression
+        self._compression = None
         self._resetting = True  # whether the values being set start over (init) or are loaded
 
     # ------------------------------------------------------------------ backend hooks
@@ -114,16 +115,6 @@ class KVStore(RowSparseContract, ABC):
         spec = getattr(self._updater, "spec", None) if self._updater is not None else "assign"
         user_code = spec is None or str(spec).startswith("python:")
         return nullcontext() if user_code else deferred_interrupts()
-
-    def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
-        """With gradient compression on: what the receiver makes of each device's dense value
-        after 2-bit coding with that device's residual (MXNet compresses before the sum;
-        row-sparse values go as they are, as in MXNet). Backends that compress elsewhere
-        (``dist``: the worker's sum, per server) return ``arrays`` unchanged."""
-        return [
-            self._compression.round_trip(key, i, a) if isinstance(a, np.ndarray) else a
-            for i, a in enumerate(arrays)
-        ]
 
     def _apply(self, key: Key, merged: np.ndarray) -> None:
         """Make a reduced push take effect: assign it, or hand it to the updater."""
@@ -240,8 +231,9 @@ class KVStore(RowSparseContract, ABC):
             try:
                 merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
             except BaseException:
-                for k, saved in (residuals or {}).items():  # nothing was pushed: nor compressed
-                    self._compression.set_residuals(k, saved)
+                if self._compression is not None and residuals is not None:  # nothing was pushed: nor compressed
+                    for k, saved in residuals.items():
+                        self._compression.set_residuals(k, saved)
                 raise
             with self._uncut():
                 for (k, _), merged in zip(plan, merged_values):
@@ -329,42 +321,6 @@ class KVStore(RowSparseContract, ABC):
         from kvcli.errors import UnsupportedError
 
         raise UnsupportedError(f"unknown capability {capability!r}: the only one is {self.OPTIMIZER!r}")
-
-    def set_gradient_compression(self, compression_params: Any) -> None:
-        """Compress pushed gradients with MXNet's 2-bit scheme (see
-        :mod:`kvcli.store.compression`): ``{'type': '2bit', 'threshold': 0.5}``.
-
-        Supported by ``device`` and the distributed stores, as in MXNet; ``None`` turns it
-        off. Residuals are kept per key and device, and reset when a key is re-initialised.
-        """
-        from kvcli.store import resolve
-        from kvcli.store.compression import GradientCompression, parse_compression, require_support
-
-        spec = parse_compression(compression_params)
-        if spec is not None:
-            require_support(self.type, resolve(self.type).compression)
-        with self._lock:
-            self._check_open()
-            if spec is None:
-                self._compression = None
-            elif self._compression is None:
-                self._compression = GradientCompression(spec)
-            else:  # a new threshold keeps the residuals, as in MXNet
-                self._compression.spec = spec
-
-    def compression_residuals(self, key: Key) -> list[np.ndarray]:
-        """Copies of ``key``'s compression residuals, one per device (or server part)."""
-        return [] if self._compression is None else self._compression.residuals_of(key)
-
-    def set_compression_residuals(self, key: Key, residuals: Sequence[np.ndarray]) -> None:
-        """Restore residuals saved by :meth:`compression_residuals` (e.g. by a session)."""
-        if self._compression is not None:
-            self._compression.set_residuals(key, list(residuals))
-
-    @property
-    def gradient_compression(self) -> Any:
-        """The compression setting (a :class:`~kvcli.store.compression.CompressionSpec`), or None."""
-        return None if self._compression is None else self._compression.spec
 
     def row_sparse_pull(
         self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, row_ids: Any = None
