@@ -28,7 +28,7 @@ from kvcli.errors import OptimizerStateError, UpdaterError
 if TYPE_CHECKING:
     from kvcli.optim.updater import Updater
 
-Key = Any  # int | str, as in kvcli.store.base
+from kvcli.store.arrays import Key as Key  # noqa: E402  (int | str: one Key type for stores and optimizers)
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
 MASTER = "weight32"
 

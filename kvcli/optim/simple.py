@@ -10,7 +10,7 @@ import numpy as np
 
 from kvcli.errors import UpdaterError
 
-Key = Any
+from kvcli.store.arrays import Key  # noqa: E402  (one Key type for stores and optimizers)
 
 
 class StoreUpdater:

@@ -17,7 +17,7 @@ import numpy as np
 from kvcli.errors import OptimizerStateError
 
 STATE_FORMAT = 1
-Key = Any
+from kvcli.store.arrays import Key  # noqa: E402  (one Key type for stores and optimizers)
 
 
 def _archive(state: dict[str, Any], name: str, spec: str | None) -> dict[str, np.ndarray]:
