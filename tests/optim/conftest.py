@@ -37,6 +37,16 @@ def flatten_state(state: Any) -> list[Any]:
     return [np.asarray(state)]
 
 
+def state_arrays(state: Any) -> list[np.ndarray]:
+    """An optimizer state made of NDArrays (None / NDArray / nested tuples) as numpy arrays,
+    leaves in order (a None state has none)."""
+    if state is None:
+        return []
+    if isinstance(state, (tuple, list)):
+        return [leaf for item in state for leaf in state_arrays(item)]
+    return [state.asnumpy()]
+
+
 def kwargs_of(scenario: dict[str, Any]) -> dict[str, Any]:
     """The recorded keyword arguments as kvcli objects (schedules built, names keyed by int)."""
     from kvcli.mx import lr_scheduler

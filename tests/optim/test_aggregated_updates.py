@@ -14,20 +14,14 @@ import pytest
 import kvcli.mx as mx
 from kvcli.errors import UpdaterError
 
+from .conftest import state_arrays
+
 DATA = json.loads((Path(__file__).resolve().parent.parent / "data" / "mxnet_aggregated_update_reference.json").read_text())
 
 
 def _values(shape: list[int], offset: float) -> np.ndarray:
     n = int(np.prod(shape))
     return (np.sin(np.arange(n) * 0.7 + offset) * 0.9).reshape(shape)
-
-
-def _leaves(state: Any) -> list[np.ndarray]:
-    if state is None:
-        return []
-    if isinstance(state, (tuple, list)):
-        return [x for s in state for x in _leaves(s)]
-    return [state.asnumpy()]
 
 
 def test_reference_is_from_mxnet_191() -> None:
@@ -49,7 +43,7 @@ def test_list_update_matches_mxnet(case: dict[str, Any]) -> None:
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_allclose(got.asnumpy().astype(np.float64), expected, rtol=tol, atol=tol)
     for got_state, expected_state in zip(states, want["states"]):
-        leaves = _leaves(got_state)
+        leaves = state_arrays(got_state)
         assert len(leaves) == len(expected_state)
         for got, expected in zip(leaves, expected_state):
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

@@ -13,16 +13,10 @@ import pytest
 import kvcli.mx as mx
 from kvcli.errors import UpdaterError
 
+from .conftest import state_arrays
+
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "mxnet_row_sparse_weight_reference.json"
 DATA = json.loads(REFERENCE.read_text())
-
-
-def _leaves(state: Any) -> list[np.ndarray]:
-    if state is None:
-        return []
-    if isinstance(state, (tuple, list)):
-        return [x for s in state for x in _leaves(s)]
-    return [state.asnumpy()]
 
 
 def test_reference_is_from_mxnet_191() -> None:
@@ -42,7 +36,7 @@ def test_update_of_a_full_row_sparse_weight_matches_mxnet(case: dict[str, Any]) 
     assert weight.indices.asnumpy().tolist() == want["indices"]
     tol = 1e-3 if dtype == "float16" else 1e-6
     np.testing.assert_allclose(weight.asnumpy().astype(np.float64), want["weight"], rtol=tol, atol=tol)
-    got_state = _leaves(state)
+    got_state = state_arrays(state)
     assert len(got_state) == len(want["state"])
     for got, expected in zip(got_state, want["state"]):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)  # float32 state, master included
