@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from kvcli.store.arrays import Key
-from kvcli.store.compression import GradientCompression
+
+if TYPE_CHECKING:  # imported on first use: a store without compression never loads the coder
+    from kvcli.store.compression import GradientCompression
 
 
 class CompressionContract:
