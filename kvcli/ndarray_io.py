@@ -58,7 +58,7 @@ class ParamsFileError(KVCliError, ValueError):
 class Reader:
     """Little-endian fields from a byte buffer, each read checked against what is left."""
 
-    def __init__(self, buf: bytes | memoryview, source: str) -> None:
+    def __init__(self, buf: bytes | bytearray | memoryview, source: str) -> None:
         self.buf = memoryview(buf)
         self.pos = 0
         self.source = source
@@ -162,7 +162,7 @@ _MIN_ARRAY_BYTES = 12
 
 def loads(buf: bytes | bytearray | memoryview, source: str = "<bytes>") -> Loaded:
     """Arrays from the bytes of a ``.params`` file: a dict when the file names them, else a list."""
-    reader = Reader(bytes(buf) if isinstance(buf, bytearray) else buf, source)
+    reader = Reader(buf, source)
     header = reader.unpack("Q", "the file header")
     if header != LIST_MAGIC:
         raise reader.error(f"header is {header:#x}, not MXNet's {LIST_MAGIC:#x}")
