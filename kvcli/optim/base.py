@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 import numpy as np
 
 from kvcli.errors import OptimizerStateError, UpdaterError
+from kvcli.store.arrays import Key as Key  # int | str: one Key type for stores and optimizers
 
 if TYPE_CHECKING:
     from kvcli.optim.updater import Updater
 
-from kvcli.store.arrays import Key as Key  # noqa: E402  (int | str: one Key type for stores and optimizers)
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
 MASTER = "weight32"
 

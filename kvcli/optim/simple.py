@@ -9,8 +9,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from kvcli.errors import UpdaterError
-
-from kvcli.store.arrays import Key  # noqa: E402  (one Key type for stores and optimizers)
+from kvcli.store.arrays import Key
 
 
 class StoreUpdater:

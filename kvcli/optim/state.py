@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from kvcli.errors import OptimizerStateError
+from kvcli.store.arrays import Key
 
 STATE_FORMAT = 1
-from kvcli.store.arrays import Key  # noqa: E402  (one Key type for stores and optimizers)
 
 
 def _archive(state: dict[str, Any], name: str, spec: str | None) -> dict[str, np.ndarray]:
