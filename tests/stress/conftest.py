@@ -34,26 +34,28 @@ def run_kvcli(home: Path, *args: str, env: Optional[dict[str, str]] = None, time
     return shared_run(*args, home=home, env=env, timeout=timeout, cwd=cwd, input=input, preexec_fn=preexec_fn)
 
 
-def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    """Exit 1 with exactly one stderr line starting ``error:`` (no traceback); returns it."""
+def _the_one_stderr_line(proc: subprocess.CompletedProcess) -> str:
+    """Exit 1, no traceback, exactly one line on stderr: that line."""
     assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
     assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr[-4000:]
-    assert lines[0].startswith("error:"), lines[0]
-    for needle in needles:
-        assert needle in lines[0], lines[0]
     return lines[0]
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    """Exit 1 with exactly one stderr line starting ``error:`` (no traceback); returns it."""
+    line = _the_one_stderr_line(proc)
+    assert line.startswith("error:"), line
+    for needle in needles:
+        assert needle in line, line
+    return line
 
 
 def assert_one_json_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
     """Exit 1 with exactly one stderr line that is a JSON ``{"error": ..., "hint": ...}`` object
     (what a ``--json`` command prints on failure); returns the error text."""
-    assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
-    assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr[-4000:]
-    error = json.loads(lines[0])
+    error = json.loads(_the_one_stderr_line(proc))
     assert set(error) == {"error", "hint"} and isinstance(error["error"], str) and error["error"], error
     for needle in needles:
         assert needle in error["error"], error
