@@ -19,6 +19,7 @@ from kvcli.nd import NDArray
 from kvcli.nd_sparse import wrap as _as_nd
 from kvcli.store.base import Key
 from kvcli.store.base import KVStore as _CoreStore
+from kvcli.store.base import SingleWorker
 
 
 class KVStoreBase:
@@ -92,7 +93,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 @KVStoreBase.register
-class TestStore(KVStoreBase):
+class TestStore(SingleWorker, KVStoreBase):
     """MXNet's ``'teststore'``: no storage; ``broadcast`` copies, ``pushpull`` sums a list."""
 
     __test__ = False  # not a pytest test class
@@ -121,14 +122,6 @@ class TestStore(KVStoreBase):
     @property
     def type(self) -> str:
         return "teststore"
-
-    @property
-    def rank(self) -> int:
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        return 1
 
 
 class KVStore(KVStoreBase):

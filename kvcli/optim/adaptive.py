@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, Param, f32, is_row_sparse, lr_param, register, sum_sq
+from kvcli.optim.base import (LAZY_UPDATE, Key, Param, beta_params, eps_param, f32, is_row_sparse, lr_param,
+                              register, sum_sq)
 from kvcli.optim.sgd import NumpyOptimizer, _rows
-
-_EPS = "small value that avoids division by zero"
 
 
 def _zeros(weight: Any, dtype: Any = None) -> np.ndarray:
@@ -24,22 +23,8 @@ class Adam(NumpyOptimizer):
     """Adam (``adam_update``, bias correction folded into the learning rate); with a
     row-sparse gradient and ``lazy_update`` only the listed rows and their moments change."""
 
-    spec_params = (
-        lr_param(0.001),
-        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
-        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
-        Param("eps", "epsilon", "float", 1e-8, _EPS),
-        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
-    )
+    spec_params = (lr_param(0.001), *beta_params(0.9, 0.999), eps_param(1e-8), LAZY_UPDATE)
     state_names = ("mean", "var")
-
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
-        self.lazy_update = lazy_update
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return (_zeros(weight), _zeros(weight))
@@ -70,17 +55,8 @@ class Adam(NumpyOptimizer):
 class Adamax(NumpyOptimizer):
     """AdaMax, Adam's infinity-norm variant: ``u = max(beta2*u, |g|)``."""
 
-    spec_params = (
-        lr_param(0.002),
-        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
-        Param("beta2", "beta2", "float", 0.999, "infinity-norm decay"),
-    )
+    spec_params = (lr_param(0.002), *beta_params(0.9, 0.999, "infinity-norm decay"))
     state_names = ("mean", "var")
-
-    def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9, beta2: float = 0.999, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
 
     create_state = Adam.create_state
 
@@ -102,22 +78,12 @@ class Nadam(NumpyOptimizer):
     """Nesterov Adam. Its momentum schedule ``m_schedule`` is one number for the whole
     optimizer, multiplied at every update of any key (as in MXNet)."""
 
-    spec_params = (
-        lr_param(0.001),
-        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
-        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
-        Param("eps", "epsilon", "float", 1e-8, _EPS),
-        Param("schedule_decay", "schedule_decay", "float", 0.004, "momentum schedule decay"),
-    )
+    spec_params = (lr_param(0.001), *beta_params(0.9, 0.999), eps_param(1e-8),
+                   Param("schedule_decay", "schedule_decay", "float", 0.004, "momentum schedule decay"))
     state_names = ("mean", "var")
+    schedule_decay: float
 
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, schedule_decay: float = 0.004, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
-        self.schedule_decay = schedule_decay
+    def _post_init(self) -> None:
         self.m_schedule = 1.0
 
     create_state = Adam.create_state
@@ -154,19 +120,8 @@ class Nadam(NumpyOptimizer):
 class FTML(NumpyOptimizer):
     """Follow the Moving Leader (``ftml_update``)."""
 
-    spec_params = (
-        lr_param(0.01),
-        Param("beta1", "beta1", "float", 0.6, "first-moment decay"),
-        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
-        Param("eps", "epsilon", "float", 1e-8, _EPS),
-    )
+    spec_params = (lr_param(0.01, positional=False), *beta_params(0.6, 0.999), eps_param(1e-8))
     state_names = ("prev_d", "prev_v", "prev_z")
-
-    def __init__(self, beta1: float = 0.6, beta2: float = 0.999, epsilon: float = 1e-8, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return (_zeros(weight), _zeros(weight), _zeros(weight))
@@ -193,27 +148,18 @@ class LAMB(NumpyOptimizer):
     """Layer-wise adaptive moments (MXNet's ``multi_lamb_update``, the path its Updater takes)."""
 
     spec_params = (
-        lr_param(0.001),
-        Param("beta1", "beta1", "float", 0.9, "first-moment decay"),
-        Param("beta2", "beta2", "float", 0.999, "second-moment decay"),
-        Param("eps", "epsilon", "float", 1e-6, _EPS),
+        lr_param(0.001), *beta_params(0.9, 0.999), eps_param(1e-6),
         Param("lower_bound", "lower_bound", "optional", None, "lower bound of the weight norm"),
         Param("upper_bound", "upper_bound", "optional", None, "upper bound of the weight norm"),
         Param("bias_correction", "bias_correction", "bool", True, "correct the moments' bias"),
     )
     state_names = ("mean", "var")
+    lower_bound: float | None
+    upper_bound: float | None
+    bias_correction: bool
 
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
-                 lower_bound: float | None = None, upper_bound: float | None = None, bias_correction: bool = True,
-                 **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        self.bias_correction = bias_correction
-        self.aggregate_num = 45
+    def _post_init(self) -> None:
+        self.aggregate_num = 45  # MXNet's LAMB aggregates up to 45 weights per call
 
     create_state = Adam.create_state
 
@@ -277,12 +223,9 @@ class AdaGrad(NumpyOptimizer):
     """AdaGrad. A row-sparse gradient updates only its rows (MXNet's sparse
     ``adagrad_update``, which has no weight decay: it needs ``wd=0``)."""
 
-    spec_params = (lr_param(0.01), Param("eps", "eps", "float", 1e-7, _EPS, attr="float_stable_eps"))
+    spec_params = (lr_param(0.01, positional=False), eps_param(1e-7, "eps", attr="float_stable_eps"))
     state_names = ("history",)
-
-    def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.float_stable_eps = eps
+    float_stable_eps: float
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, np.float32)
@@ -320,19 +263,14 @@ class RMSProp(NumpyOptimizer):
         lr_param(0.001),
         Param("gamma1", "gamma1", "float", 0.9, "decay of the squared-gradient average"),
         Param("gamma2", "gamma2", "float", 0.9, "momentum (centered only)"),
-        Param("eps", "epsilon", "float", 1e-8, _EPS),
+        eps_param(1e-8),
         Param("centered", "centered", "bool", False, "Graves' centered variant"),
         Param("clip_weights", "clip_weights", "optional", None, "clip weights to [-c, c]"),
     )
-
-    def __init__(self, learning_rate: float = 0.001, gamma1: float = 0.9, gamma2: float = 0.9, epsilon: float = 1e-8,
-                 centered: bool = False, clip_weights: float | None = None, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.gamma1 = gamma1
-        self.gamma2 = gamma2
-        self.centered = centered
-        self.epsilon = epsilon
-        self.clip_weights = clip_weights
+    gamma1: float
+    gamma2: float
+    centered: bool
+    clip_weights: float | None
 
     def _state_names(self) -> tuple[str, ...]:
         return ("n", "g", "delta") if self.centered else ("n",)
@@ -369,17 +307,10 @@ class RMSProp(NumpyOptimizer):
 class AdaDelta(NumpyOptimizer):
     """AdaDelta (no learning rate: ``rho`` and ``epsilon`` set the step)."""
 
-    spec_params = (
-        lr_param(0.01),
-        Param("rho", "rho", "float", 0.9, "decay of the running averages"),
-        Param("eps", "epsilon", "float", 1e-5, _EPS),
-    )
+    spec_params = (lr_param(0.01, positional=False), Param("rho", "rho", "float", 0.9, "decay of the running averages"),
+                   eps_param(1e-5))
     state_names = ("acc_g", "acc_delta")
-
-    def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.rho = rho
-        self.epsilon = epsilon
+    rho: float
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return (np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32))

@@ -81,6 +81,16 @@ class LRScheduler:
             parts.append(f"{name}={value}")
         return ":".join(parts)
 
+    def _decay_over(self, max_update: int, final_lr: float) -> None:
+        """Poly and cosine: decay to ``final_lr`` over ``max_update`` updates (after warm-up)."""
+        if not isinstance(max_update, int):
+            raise UpdaterError(f"max_update must be a whole number, not {max_update!r}")
+        if max_update < 1:
+            raise UpdaterError("maximum number of updates must be strictly positive")
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = max_update - self.warmup_steps
+
     def _remember(self, args: dict[str, Any], defaults: dict[str, Any]) -> None:
         self._init_args = {k: v for k, v in args.items() if k not in defaults or v != defaults[k]}
 
@@ -176,15 +186,9 @@ class PolyScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2, final_lr: float = 0,
                  warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear") -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise UpdaterError(f"max_update must be a whole number, not {max_update!r}")
-        if max_update < 1:
-            raise UpdaterError("maximum number of updates must be strictly positive")
         self.power = pwr
         self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_over(max_update, final_lr)
         self._remember(
             dict(max_update=max_update, base_lr=base_lr, pwr=pwr, final_lr=final_lr, warmup_steps=warmup_steps,
                  warmup_begin_lr=warmup_begin_lr, warmup_mode=warmup_mode),
@@ -209,14 +213,8 @@ class CosineScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0, warmup_steps: int = 0,
                  warmup_begin_lr: float = 0, warmup_mode: str = "linear") -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise UpdaterError(f"max_update must be a whole number, not {max_update!r}")
-        if max_update < 1:
-            raise UpdaterError("maximum number of updates must be strictly positive")
         self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_over(max_update, final_lr)
         self._remember(
             dict(max_update=max_update, base_lr=base_lr, final_lr=final_lr, warmup_steps=warmup_steps,
                  warmup_begin_lr=warmup_begin_lr, warmup_mode=warmup_mode),

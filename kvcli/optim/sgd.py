@@ -8,13 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from kvcli.optim.base import Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, register, sum_sq
+from kvcli.optim.base import (LAZY_UPDATE, Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, momentum_param,
+                              register, sum_sq)
 
 
 class NumpyOptimizer(Optimizer):
     """Base of the built-ins: numpy arrays, clipping as MXNet's kernels do it."""
 
     numpy_native = True
+    # Arguments several built-ins take, as their generated constructors store them (each
+    # class's ``spec_params`` says which it takes; the class-specific ones are declared there).
+    beta1: float
+    beta2: float
+    epsilon: float
+    momentum: float
+    lazy_update: bool
 
     def _kernel_clip(self) -> float | None:
         """Kernels clip when Python passed a truthy ``clip_gradient`` and it is >= 0."""
@@ -92,18 +100,11 @@ class SGD(NumpyOptimizer):
     """SGD with momentum and weight decay (``sgd_update`` / ``sgd_mom_update``); with a
     row-sparse gradient and ``lazy_update`` only the listed rows (and their momentum) change."""
 
-    spec_params = (
-        lr_param(0.01),
-        Param("momentum", "momentum", "float", 0.0, "momentum"),
-        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
-    )
+    spec_params = (lr_param(0.01, positional=False), momentum_param(), LAZY_UPDATE)
     state_names = ("momentum",)
     master_first = False
 
-    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.momentum = momentum
-        self.lazy_update = lazy_update
+    def _post_init(self) -> None:
         self.aggregate_num = 4  # MXNet's MXNET_OPTIMIZER_AGGREGATION_SIZE default
 
     def create_state_multi_precision(self, index: Key, weight: Any) -> Any:
@@ -141,13 +142,9 @@ class ccSGD(SGD):  # noqa: N801 - MXNet's registered (deprecated) name
 class NAG(NumpyOptimizer):
     """Nesterov accelerated SGD (``nag_mom_update``; plain ``sgd_update`` without momentum)."""
 
-    spec_params = (lr_param(0.01), Param("momentum", "momentum", "float", 0.0, "momentum"))
+    spec_params = (lr_param(0.01, positional=False), momentum_param())
     state_names = ("momentum",)
     master_first = False
-
-    def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.momentum = momentum
 
     create_state_multi_precision = state_then_master
 
@@ -183,17 +180,9 @@ class NAG(NumpyOptimizer):
 class Signum(NumpyOptimizer):
     """Signum (``signum_update``); signSGD (``signsgd_update``) when momentum is 0."""
 
-    spec_params = (
-        lr_param(0.01),
-        Param("momentum", "momentum", "float", 0.9, "momentum"),
-        Param("wd_lh", "wd_lh", "float", 0.0, "decoupled weight decay"),
-    )
+    spec_params = (lr_param(0.01), momentum_param(0.9), Param("wd_lh", "wd_lh", "float", 0.0, "decoupled weight decay"))
     state_names = ("momentum",)
-
-    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.momentum = momentum
-        self.wd_lh = wd_lh
+    wd_lh: float
 
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
@@ -223,18 +212,13 @@ class DCASGD(NumpyOptimizer):
     wd*w + lamda*g*g*(w - w_prev))``.
     """
 
-    spec_params = (
-        lr_param(0.01),
-        Param("momentum", "momentum", "float", 0.0, "momentum"),
-        Param("lamda", "lamda", "float", 0.04, "delay compensation"),
-    )
+    spec_params = (lr_param(0.01, positional=False), momentum_param(),
+                   Param("lamda", "lamda", "float", 0.04, "delay compensation"))
     state_names = ("momentum", "previous_weight")
+    lamda: float
 
-    def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.momentum = momentum
+    def _post_init(self) -> None:
         self.weight_previous: dict[Key, Any] = {}
-        self.lamda = lamda
 
     def create_state(self, index: Key, weight: Any) -> Any:
         momentum = np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
@@ -263,7 +247,7 @@ class SGLD(NumpyOptimizer):
     kvcli's, not MXNet's).
     """
 
-    spec_params = (lr_param(0.01),)
+    spec_params = (lr_param(0.01, positional=False),)
     state_names = ("unused",)  # create_state returns None
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
@@ -283,9 +267,7 @@ class LARS(NumpyOptimizer):
     multi-SGD for dense gradients; ``_get_lars`` + lazy SGD for row-sparse ones)."""
 
     spec_params = (
-        lr_param(0.01),
-        Param("momentum", "momentum", "float", 0.0, "momentum"),
-        Param("lazy_update", "lazy_update", "bool", True, "row-sparse: update listed rows only"),
+        lr_param(0.01, positional=False), momentum_param(), LAZY_UPDATE,
         Param("eta", "eta", "float", 0.001, "LARS coefficient"),
         Param("eps", "eps", "float", 0.0, "LARS epsilon"),
         Param("momentum_correction", "momentum_correction", "bool", True, "scale momentum when lr changes"),
@@ -293,16 +275,12 @@ class LARS(NumpyOptimizer):
     state_names = ("momentum",)
     master_first = False
     _NO_LARS = ("gamma", "beta", "bias")
+    eta: float
+    eps: float
+    momentum_correction: bool
 
-    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0,
-                 momentum_correction: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.momentum = momentum
-        self.momentum_correction = momentum_correction
-        self.lazy_update = lazy_update
+    def _post_init(self) -> None:
         self.aggregate_num = 4
-        self.eta = eta
-        self.eps = eps
         self.skip = 0
         self.last_lr: float | None = None
         self.cur_lr: float | None = None
@@ -384,8 +362,8 @@ class LBSGD(NumpyOptimizer):
     """
 
     spec_params = (
-        lr_param(0.01),
-        Param("momentum", "momentum", "float", 0.0, "momentum"),
+        lr_param(0.01, positional=False),
+        momentum_param(),
         Param("warmup_strategy", "warmup_strategy", "str", "linear", "lr warm-up", _WARMUP),
         Param("warmup_epochs", "warmup_epochs", "int", 5, "warm-up epochs"),
         Param("batch_scale", "batch_scale", "int", 1, "pushes per macro-batch"),

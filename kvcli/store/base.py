@@ -68,7 +68,21 @@ UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
 
 
 
-class KVStore(RowSparseContract, CompressionContract, ABC):
+class SingleWorker:
+    """What a store of one process reports to MXNet code: rank 0 of 1 worker."""
+
+    @property
+    def rank(self) -> int:
+        """This worker's rank among :attr:`num_workers` (0 for a single-process store)."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """How many workers push to this store (1 for a single-process store)."""
+        return 1
+
+
+class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
     """A store of arrays by key, shared by devices (MXNet's KVStore contract).
 
     ``init`` a key with an array; ``push`` one array (or a list of per-device arrays, summed
@@ -474,16 +488,6 @@ class KVStore(RowSparseContract, CompressionContract, ABC):
             self._on_reset(k)
             if not self._info:
                 self._key_kind = None
-
-    @property
-    def rank(self) -> int:
-        """This worker's rank among :attr:`num_workers` (0 for a single-process store)."""
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        """How many workers push to this store (1 for a single-process store)."""
-        return 1
 
     def barrier(self) -> None:
         """Wait until every worker reaches this point (nothing to wait for here)."""

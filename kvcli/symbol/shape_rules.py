@@ -24,6 +24,23 @@ def rule(*names: str) -> Callable[[Rule], Rule]:
     return register
 
 
+def data_rule(*names: str) -> Callable[[Callable[[Attrs, Shape, Shapes, Shapes], None]], Rule]:
+    """Decorator for a rule that can only work from its data input's shape: ``fn(a, data,
+    ins, outs)`` runs once ``ins[0]`` is known (until then the node waits, as MXNet's do)."""
+    def register(fn: Callable[[Attrs, Shape, Shapes, Shapes], None]) -> Rule:
+        def from_data(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+            data = ins[0]
+            if data is not None:
+                fn(a, data, ins, outs)
+
+        from_data.__name__ = from_data.__qualname__ = fn.__name__
+        from_data.__doc__ = fn.__doc__
+        attach_shape_rule(from_data, *names)
+        return from_data
+
+    return register
+
+
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise AttrError(f"axis {axis} is out of range for a {ndim}-d input")
@@ -288,11 +305,8 @@ def _reverse_spec(spec: Shape) -> Shape:
     return tuple(v for g in reversed(groups) for v in g)
 
 
-@rule("Reshape", "reshape")
-def _reshape(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("Reshape", "reshape")
+def _reshape(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     spec = a.optional_ints("shape")
     if spec is None:  # the deprecated target_shape / keep_highest form
         target = a.ints("target_shape")
@@ -304,43 +318,31 @@ def _reshape(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     outs[0] = reshape_target(data, spec, a.bool("reverse"))
 
 
-@rule("transpose")
-def _transpose(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("transpose")
+def _transpose(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     axes = a.optional_ints("axes") or tuple(reversed(range(len(data))))
     if sorted(_axis(x, len(data)) for x in axes) != list(range(len(data))):
         raise AttrError(f"axes {axes} is not a permutation of a {len(data)}-d input")
     outs[0] = tuple(data[_axis(x, len(data))] for x in axes)
 
 
-@rule("SwapAxis", "swapaxes")
-def _swapaxis(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("SwapAxis", "swapaxes")
+def _swapaxis(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     d1, d2 = _axis(a.int("dim1", 0), len(data)), _axis(a.int("dim2", 0), len(data))
     out = list(data)
     out[d1], out[d2] = out[d2], out[d1]
     outs[0] = tuple(out)
 
 
-@rule("expand_dims")
-def _expand_dims(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("expand_dims")
+def _expand_dims(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     axis = a.int("axis")
     axis = _axis(axis, len(data) + 1)
     outs[0] = (*data[:axis], 1, *data[axis:])
 
 
-@rule("squeeze")
-def _squeeze(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("squeeze")
+def _squeeze(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     axes = a.optional_ints("axis")
     drop = {_axis(x, len(data)) for x in axes} if axes else {i for i, d in enumerate(data) if d == 1}
     for i in drop:
@@ -385,11 +387,8 @@ def _broadcast(a: Attrs, ins: Shapes, outs: Shapes) -> None:
         outs[0] = broadcast(ins[0], ins[1])
 
 
-@rule("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "sum_axis", "max_axis", "min_axis")
-def _reduce(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "sum_axis", "max_axis", "min_axis")
+def _reduce(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     axes = a.optional_ints("axis")
     keep = a.bool("keepdims")
     if axes is None:
@@ -430,11 +429,8 @@ def _embedding(a: Attrs, ins: Shapes, outs: Shapes) -> None:
         outs[0] = (*ins[0], dim)
 
 
-@rule("SoftmaxOutput", "Softmax")
-def _softmax_output(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("SoftmaxOutput", "Softmax")
+def _softmax_output(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     outs[0] = data
     if ins[1] is None:
         if a.bool("multi_output"):
@@ -443,11 +439,8 @@ def _softmax_output(a: Attrs, ins: Shapes, outs: Shapes) -> None:
             ins[1] = data[:-1] or (1,)
 
 
-@rule("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput")
-def _regression(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput")
+def _regression(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     outs[0] = data
     if ins[1] is None:
         ins[1] = data
@@ -461,11 +454,8 @@ def _svm(a: Attrs, ins: Shapes, outs: Shapes) -> None:
             ins[1] = ins[0][:-1] or (1,)
 
 
-@rule("SliceChannel", "split")
-def _slice_channel(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("SliceChannel", "split")
+def _slice_channel(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     n = a.int("num_outputs")
     axis = _axis(a.int("axis", 1), len(data))
     if n <= 0 or data[axis] % n:
@@ -493,11 +483,8 @@ def rnn_param_size(mode: str, layers: int, input_size: int, state: int, bidirect
     return first + (layers - 1) * other
 
 
-@rule("RNN")
-def _rnn(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("RNN")
+def _rnn(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     mode = a.str("mode").lower()
     if mode not in _RNN_GATES:
         raise AttrError(f"unknown RNN mode {mode!r}")
@@ -529,11 +516,8 @@ def _warpctc(a: Attrs, ins: Shapes, outs: Shapes) -> None:
         ins[1] = (a.int("label_length") * (data[0] // a.int("input_length")),)
 
 
-@rule("MultiBoxPrior", "_contrib_MultiBoxPrior")
-def _multibox_prior(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    data = ins[0]
-    if data is None:
-        return
+@data_rule("MultiBoxPrior", "_contrib_MultiBoxPrior")
+def _multibox_prior(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     sizes, ratios = a.floats("sizes", (1.0,)), a.floats("ratios", (1.0,))
     anchors = len(sizes) + len(ratios) - 1
     outs[0] = (1, data[2] * data[3] * anchors, 4)
