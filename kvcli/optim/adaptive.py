@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import (LAZY_UPDATE, Key, Param, beta_params, eps_param, f32, is_row_sparse, lr_param,
-                              register, sum_sq)
+from kvcli.optim.base import Key, f32, is_row_sparse, register, sum_sq
+from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
 from kvcli.optim.sgd import NumpyOptimizer, _rows
 
 

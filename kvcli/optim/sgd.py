@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from kvcli.optim.base import (LAZY_UPDATE, Key, Optimizer, Param, densify, f32, is_row_sparse, lr_param, momentum_param,
-                              register, sum_sq)
+from kvcli.optim.base import Key, Optimizer, densify, f32, is_row_sparse, register, sum_sq
+from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
 
 
 class NumpyOptimizer(Optimizer):

@@ -13,7 +13,8 @@ import math
 from typing import Any
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import COMMON_PARAMS, Optimizer, Param, registered
+from kvcli.optim.base import Optimizer, registered
+from kvcli.optim.params import COMMON_PARAMS, Param
 from kvcli.optim.lr_scheduler import SCHEDULE_HELP, LRScheduler, parse_schedule
 from kvcli.optim.simple import Assign, PythonUpdater, ScaleAdd, StoreUpdater, Sum, load_attribute
 

@@ -12,7 +12,7 @@ import pytest
 
 import kvcli
 from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.optim.base import COMMON_PARAMS
+from kvcli.optim.params import COMMON_PARAMS
 from kvcli.optim.spec import builtin_optimizers, params_of, parse_updater, spec_help
 from kvcli.session import Session
 from tests.cli.conftest import KVCLI, kvcli_env
