@@ -67,7 +67,6 @@ to the restarted server, and the keys' optimizer state starts afresh, as for any
 
 from __future__ import annotations
 
-import warnings
 import time
 import uuid
 from typing import Any, Sequence
@@ -311,19 +310,20 @@ class DistStore(DistState, DistRowSparse, KVStore):
         with self._lock:
             self._check_open()
             if out is None:
-                keys = self._keys_of(key)
-            else:  # validate exactly as the base class does before fetching anything
-                pairs = self._pair(key, out, "pull")
-                with warnings.catch_warnings():  # the base class warns once, below
-                    warnings.simplefilter("ignore")
-                    for k, o in pairs:
-                        self._pull_targets(k, o, ignore_sparse)
-                keys = [k for k, _ in pairs]
-            self._prefetched = self._fetch(keys)  # all keys from all servers at once
+                self._prefetched = self._fetch(self._keys_of(key))  # all keys from all servers at once
+                try:
+                    return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+                finally:
+                    self._prefetched = {}
+            # the base class's pull, with every output checked before anything is fetched
+            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
+            self._prefetched = self._fetch([k for k, _, _ in plan])
             try:
-                return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+                for k, buffers, targets in plan:
+                    self._copy_out(k, buffers, targets)
             finally:
                 self._prefetched = {}
+            return out
 
     def save_optimizer_states(self, fname: Any, dump_optimizer: bool = False) -> None:
         """Gather the optimizer state from the servers and write it (see the base class)."""
