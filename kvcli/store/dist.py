@@ -199,6 +199,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._pools: dict[int, PushPool] = {}
         #: The servers' value segments this worker has mapped (pulls copy out of them).
         self._pulled = Mappings()
+        #: (key, server) -> (step, where) of results this worker's own push completed.
+        self._fresh: dict[tuple[Key, int], tuple[int, ShmPart]] = {}
         if not config.get(config.DIST_NO_SHM):
             here = self._ray.get_runtime_context().get_node_id()
             pings = self._call([s.ping.remote() for s in self._servers], "asking the kvcli servers where they run")
@@ -302,8 +304,12 @@ class DistStore(DistState, DistRowSparse, KVStore):
             for server, applied in answers:  # push segments the servers are done with
                 pool = self._pools.get(server)
                 if pool is not None and server in sent:
-                    for pushed, count in zip(sent[server], applied):
+                    for pushed, (count, where) in zip(sent[server], applied):
                         pool.settle(pushed, count)
+                        if where is not None and count >= self._seq[pushed]:
+                            # this push completed the dist_sync step: its result stays put
+                            # until this worker pushes again, so the next pull reads it here
+                            self._fresh[pushed, server] = (count, where)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
         """Pull (see :meth:`KVStore.pull`), after this worker's pushes have been applied."""
@@ -344,6 +350,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._seq[key] = 0
         for pool in self._pools.values():  # the servers drop pending pushes of a re-init key
             pool.forget(key)
+        self._forget_fresh(key)
         if self._rank != 0:
             return
         for server, rows in layout:
@@ -469,6 +476,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._seq.pop(key, None)
         for pool in self._pools.values():
             pool.forget(key)
+        self._forget_fresh(key)
         if self._rank != 0:
             return
         for server, _ in layout:
@@ -476,6 +484,10 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
             )
         self._wait_inflight()
+
+    def _forget_fresh(self, key: Key) -> None:
+        for fresh in [f for f in self._fresh if f[0] == key]:
+            del self._fresh[fresh]
 
     def _shutdown(self) -> None:
         self._inflight.clear()
@@ -496,10 +508,17 @@ class DistStore(DistState, DistRowSparse, KVStore):
         fetched together (zero-copy, read-only, from this node's object store).
         """
         asked: dict[int, list[tuple[Key, int]]] = {}
+        parts: dict[tuple[Key, int], np.ndarray] = {}
+        mapped: set[str] = set()
         for key in dict.fromkeys(keys):
             need = self._seq.get(key, 0)
             for server, _ in self._layouts[key]:
-                asked.setdefault(server, []).append((key, need))
+                fresh = self._fresh.pop((key, server), None)
+                if fresh is not None and fresh[0] == need:  # once: a later pull asks the server
+                    parts[key, server] = self._pulled.view(fresh[1])
+                    mapped.add(fresh[1].name)
+                else:
+                    asked.setdefault(server, []).append((key, need))
         calls = [
             (server, self._servers[server].pull_many.remote(self._rank, needs, self._timeout, server in self._pools))
             for server, needs in asked.items()
@@ -507,8 +526,6 @@ class DistStore(DistState, DistRowSparse, KVStore):
         answers = {server: self._call(ref, f"pull from kvcli server {server}") for server, ref in calls}
         refs = [a[0] for server in answers for a in answers[server] if isinstance(a, list)]
         fetched = iter(self._call(refs, "pull") if refs else [])
-        parts: dict[tuple[Key, int], np.ndarray] = {}
-        mapped: set[str] = set()
         for server, needs in asked.items():
             pool = self._pools.get(server)
             for (key, need), answer in zip(needs, answers[server]):

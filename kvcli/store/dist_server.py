@@ -271,7 +271,7 @@ class KeyServer:
 
     async def push_many(
         self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None = None
-    ) -> list[int]:
+    ) -> list[tuple[int, ShmPart | None]]:
         """Rank ``rank``'s pushes of one step to the keys held here, in one call.
 
         Each item is ``(key, seq, value, compressed)``: the ``seq``-th push of ``key``
@@ -280,8 +280,10 @@ class KeyServer:
         value holds 2-bit codes (see :mod:`kvcli.store.compression`), decoded here first.
         A value may also be a :class:`ShmPart` in the worker's push segment (same node):
         it is read there, and the worker reuses the segment only once this server has
-        applied the push (the answer: per item, how many of the rank's pushes of the key
-        are applied). ``retired`` names push segments the worker has freed.
+        applied the push. The answer, per item: how many of the rank's pushes of the key
+        are applied, and where the value lies in shared memory (None when it does not): a
+        worker whose push completed the step copies the result from there at its next pull
+        without asking again. ``retired`` names push segments the worker has freed.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
         """
@@ -309,7 +311,7 @@ class KeyServer:
             self._changes.notify()
         if failure is not None:
             raise failure
-        return [s.applied[rank] if (s := self.slots.get(item[0])) is not None else 0 for item in items]
+        return [(s.applied[rank], s.shm) if (s := self.slots.get(item[0])) is not None else (0, None) for item in items]
 
     def _record(self, key: Key, rank: int, seq: int, value: np.ndarray, ref: Any) -> None:
         """Check and keep one push; apply what it completes."""

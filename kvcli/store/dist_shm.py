@@ -16,6 +16,9 @@ through Ray's object store at all; the actor calls carry only :class:`ShmPart` d
   worker pushes only after its pull has copied, so nobody reads a value being written.
   A re-``init`` gets a fresh region, never the old one. ``dist_async`` values change on
   any push, so their pulls keep the object-store copy.
+* **one call per step** — a push that completes a ``dist_sync`` step (a lone worker, or
+  the last rank to push) is answered with where the result lies, so the next pull copies
+  it without asking the server (once; a later pull asks again, and sees a restart).
 
 Worker and server segments are :class:`~kvcli.store.shm.SharedArray` segments: the
 creating process unlinks them when done (a store's close, a key's delete or re-init) and

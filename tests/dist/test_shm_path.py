@@ -84,3 +84,29 @@ def test_a_lone_store_frees_its_and_its_servers_segments(ray_cluster):
         assert (kv.pull("w") == 1).all()
         assert set(leftover_segments()) - before  # the worker's push segment and the server's arena
     assert set(leftover_segments()) - before == set()
+
+
+def test_a_push_that_completes_the_step_lets_the_next_pull_skip_the_server(ray_cluster):
+    with kvcli.create("dist_sync") as kv:
+        kv.set_updater(shm_workers.accumulate)
+        kv.init("w", np.zeros(1000, np.float32))
+        kv.push("w", np.full(1000, 2.0, np.float32))
+        assert list(kv._fresh) == [("w", 0)]  # one worker: its push completed step 1
+        asked = []
+        server = kv._servers[0]
+        original = server.pull_many
+
+        class Spy:
+            def remote(self, *args):
+                asked.append(args)
+                return original.remote(*args)
+
+        server.pull_many = Spy()
+        try:
+            assert (kv.pull("w") == 2).all() and asked == []  # read where the server keeps it
+            assert (kv.pull("w") == 2).all() and len(asked) == 1  # once only: then the server is asked
+        finally:
+            server.pull_many = original
+        kv.init("w", np.ones(1000, np.float32))
+        assert kv._fresh == {}  # a re-init forgets it
+        assert (kv.pull("w") == 1).all()
