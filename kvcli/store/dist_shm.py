@@ -38,7 +38,7 @@ import numpy as np
 
 from kvcli.errors import DistributedError
 from kvcli.store.arrays import Key
-from kvcli.store.shm import SHM_DIR, SharedArray, attach, check_space
+from kvcli.store.shm import SHM_DIR, SharedArray, attach
 
 #: Offsets inside a segment are multiples of this (cache lines; SIMD-friendly starts).
 ALIGN = 64
@@ -123,8 +123,8 @@ class Arenas:
     """A server's shared memory for the values it holds: regions bump-allocated in arenas.
 
     A region is never handed out twice: a freed one (deleted or re-initialised key) only
-    lowers its arena's live count, and an arena with nothing live is unlinked (the pages
-    go when the last mapping of them does). So memory stays below about twice what is live.
+    lowers its arena's live count, and an arena with nothing live (other than the one being
+    filled) is unlinked; its pages go when the last mapping of them does.
     """
 
     def __init__(self) -> None:
@@ -133,14 +133,14 @@ class Arenas:
 
     def allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[ShmPart, np.ndarray]:
         """A new region for an array of ``shape``/``dtype`` (SharedMemoryError if it does not fit)."""
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        size = _aligned(max(nbytes, 1))
+        size = _aligned(max(math.prod(shape) * dtype.itemsize, 1))
+        shared = size <= ARENA_BYTES // 4  # small values share arenas; a big one has its own
         arena = self._current
-        if arena is None or arena.used + size > arena.segment.nbytes:
-            check_space(max(size, ARENA_BYTES if size <= ARENA_BYTES // 4 else size), "a kvcli server's values")
-            arena = _Arena(SharedArray((ARENA_BYTES if size <= ARENA_BYTES // 4 else size,), np.dtype("u1")))
+        if not shared or arena is None or arena.used + size > arena.segment.nbytes:
+            # SharedArray reserves the pages up front: a full /dev/shm is a SharedMemoryError here
+            arena = _Arena(SharedArray((ARENA_BYTES if shared else size,), np.dtype("u1")))
             self._arenas[arena.segment.name] = arena
-            if size <= ARENA_BYTES // 4:
+            if shared:
                 if self._current is not None and self._current.live == 0:
                     self._unlink(self._current)
                 self._current = arena
