@@ -106,6 +106,9 @@ DIST_TIMEOUT = _declare(Variable("KVCLI_DIST_TIMEOUT", "float", 60.0,
 BIGARRAY_BOUND = _declare(Variable("KVCLI_BIGARRAY_BOUND", "int", 1_000_000,
                                    "arrays of at least this many elements are split by rows over the servers "
                                    "(default 1,000,000, MXNet's MXNET_KVSTORE_BIGARRAY_BOUND)", low=1, high=1 << 62))
+DIST_NO_SHM = _declare(Variable("KVCLI_DIST_NO_SHM", "flag", False,
+                                "set to send dist values through Ray's object store even between a worker "
+                                "and a server on the same node (default: shared memory there)"))
 
 
 def raw(variable: Variable) -> str | None:

@@ -45,10 +45,16 @@ Semantics (MXNet's):
   own residual and sends only the 2-bit codes; the server decodes them and sums the workers
   (see :mod:`kvcli.store.compression`). ``broadcast`` is a collective ``init`` and a pull.
 
-Values travel through Ray's object store: a push puts the array there (``ray.put``) and
-hands the server a reference (numpy arrays are read zero-copy from shared memory on the same
-node); a pull gets back a reference to a copy the server put there — one copy per step,
-shared by every worker that pulls it.
+Where values travel depends on where the actors run. Between a worker and a server on the
+*same Ray node* (the usual single machine), dense values go through shared memory: the
+worker copies its push into a reused segment of its own and the server reads it there;
+a ``dist_sync`` server keeps its values in shared memory and a pull copies them out; the
+calls carry only descriptors (:mod:`kvcli.store.dist_shm`). ``KVCLI_DIST_NO_SHM`` turns
+this off. Otherwise (other nodes, ``dist_async`` pulls, row-sparse and compressed pushes)
+values travel through Ray's object store: a push puts the array there (``ray.put``) and
+hands the server a reference; a pull gets back a reference to a copy the server put
+there — one copy per step, shared by every worker that pulls it. Small values travel
+inline in the calls.
 
 **Server restarts.** Servers are started with ``max_restarts=server_restarts`` (default 1).
 Ray restarts a dead server with no values and no updater. Any operation that was in flight
@@ -61,8 +67,6 @@ to the restarted server, and the keys' optimizer state starts afresh, as for any
 
 from __future__ import annotations
 
-import copy
-import warnings
 import time
 import uuid
 from typing import Any, Sequence
@@ -70,7 +74,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import DistributedError, KVCliError, ShapeMismatchError, StoreError
+from kvcli.errors import DistributedError, KVCliError, StoreError
 from kvcli.store.base import Key, KVStore
 from kvcli.store.dist_group import (
     DEFAULT_SERVER_RESTARTS,
@@ -87,8 +91,10 @@ from kvcli.store.dist_group import (
     start_group,
 )
 from kvcli.store.dist_server import INLINE_BYTES
+from kvcli.store.dist_shm import Mappings, PushPool, ShmPart
 from kvcli.store.local import sum_into
 from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
+from kvcli.store.dist_state import DistState
 
 ENV_GROUP = config.GROUP.name
 ENV_RANK = config.RANK.name
@@ -113,7 +119,7 @@ ANSWER_GRACE = 15.0
 
 
 # ---------------------------------------------------------------------- the store
-class DistStore(DistRowSparse, KVStore):
+class DistStore(DistState, DistRowSparse, KVStore):
     """A worker's handle on a distributed store (see the module docstring)."""
 
     def __init__(
@@ -189,6 +195,16 @@ class DistStore(DistRowSparse, KVStore):
         self._outbox: dict[int, list[tuple[Key, int, Any, Any]]] = {}
         self._prefetched: dict[Key, np.ndarray] = {}
         self._barriers = 0
+        #: Push segments per server on this node (servers elsewhere have none).
+        self._pools: dict[int, PushPool] = {}
+        #: The servers' value segments this worker has mapped (pulls copy out of them).
+        self._pulled = Mappings()
+        #: (key, server) -> (step, where) of results this worker's own push completed.
+        self._fresh: dict[tuple[Key, int], tuple[int, ShmPart]] = {}
+        if not config.get(config.DIST_NO_SHM):
+            here = self._ray.get_runtime_context().get_node_id()
+            pings = self._call([s.ping.remote() for s in self._servers], "asking the kvcli servers where they run")
+            self._pools = {i: PushPool() for i, ping in enumerate(pings) if ping["node"] == here}
 
     def _join(self, group: str, num_workers: int | None, num_servers: int, restarts: int) -> Group:
         """Find a launched group; rank 0 starts it when nobody has (a manual launch)."""
@@ -278,31 +294,42 @@ class DistStore(DistRowSparse, KVStore):
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
         """Push (see :meth:`KVStore.push`); returns once every server has the values."""
         with self._lock:
+            sent: dict[int, list[Key]] = {}
             try:
                 super().push(key, value, priority)
-                self._send_pushes()
+                sent = self._send_pushes()
             finally:
                 self._outbox = {}
-                self._wait_inflight()
+                answers = self._wait_inflight()
+            for server, applied in answers:  # push segments the servers are done with
+                pool = self._pools.get(server)
+                if pool is not None and server in sent:
+                    for pushed, (count, where) in zip(sent[server], applied):
+                        pool.settle(pushed, count)
+                        if where is not None and count >= self._seq[pushed]:
+                            # this push completed the dist_sync step: its result stays put
+                            # until this worker pushes again, so the next pull reads it here
+                            self._fresh[pushed, server] = (count, where)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
         """Pull (see :meth:`KVStore.pull`), after this worker's pushes have been applied."""
         with self._lock:
             self._check_open()
             if out is None:
-                keys = self._keys_of(key)
-            else:  # validate exactly as the base class does before fetching anything
-                pairs = self._pair(key, out, "pull")
-                with warnings.catch_warnings():  # the base class warns once, below
-                    warnings.simplefilter("ignore")
-                    for k, o in pairs:
-                        self._pull_targets(k, o, ignore_sparse)
-                keys = [k for k, _ in pairs]
-            self._prefetched = self._fetch(keys)  # all keys from all servers at once
+                self._prefetched = self._fetch(self._keys_of(key))  # all keys from all servers at once
+                try:
+                    return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+                finally:
+                    self._prefetched = {}
+            # the base class's pull, with every output checked before anything is fetched
+            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
+            self._prefetched = self._fetch([k for k, _, _ in plan])
             try:
-                return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
+                for k, buffers, targets in plan:
+                    self._copy_out(k, buffers, targets)
             finally:
                 self._prefetched = {}
+            return out
 
     def save_optimizer_states(self, fname: Any, dump_optimizer: bool = False) -> None:
         """Gather the optimizer state from the servers and write it (see the base class)."""
@@ -321,6 +348,9 @@ class DistStore(DistRowSparse, KVStore):
         layout = layout_of(key, array.shape, self._num_servers, self._bound)
         self._layouts[key] = layout
         self._seq[key] = 0
+        for pool in self._pools.values():  # the servers drop pending pushes of a re-init key
+            pool.forget(key)
+        self._forget_fresh(key)
         if self._rank != 0:
             return
         for server, rows in layout:
@@ -358,26 +388,54 @@ class DistStore(DistRowSparse, KVStore):
                 part, decode = packed
             else:
                 decode = None
-            # Small parts travel inside the call; a big one is put in the object store once
-            # (the only copy a push makes) and goes by reference.
-            value = part if part.nbytes <= INLINE_BYTES else [self._ray.put(part)]
+            if server in self._pools and decode is None:
+                value = part  # packed into a push segment by _send_pushes
+            else:
+                value = self._travelling(part)
             self._outbox.setdefault(server, []).append((key, seq, value, decode))
 
     def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
         return arrays  # compressed after the worker's own sum, per server part (in _apply)
 
-    def _send_pushes(self) -> None:
-        """One call per server carries every key of this push."""
+    def _travelling(self, part: np.ndarray) -> Any:
+        """A part as it goes to a server without shared memory: small ones inside the call,
+        a big one put in the object store once (the only copy a push makes), by reference."""
+        return part if part.nbytes <= INLINE_BYTES else [self._ray.put(part)]
+
+    def _send_pushes(self) -> dict[int, list[Key]]:
+        """One call per server carries every key of this push; returns the keys per server.
+
+        For a server on this node, the dense uncompressed parts are packed into one push
+        segment; when every segment of its pool still holds unapplied pushes (this worker
+        pushed several steps without pulling), this push goes through the object store.
+        """
         outbox, self._outbox = self._outbox, {}
         for server, items in outbox.items():
+            pool = self._pools.get(server)
+            if pool is None:
+                continue
+            local = [i for i, item in enumerate(items) if item[3] is None and isinstance(item[2], np.ndarray)]
+            if not local:
+                continue
+            packed = pool.pack([(items[i][0], items[i][1], items[i][2]) for i in local])
+            parts: list[ShmPart | None] = list(packed) if packed is not None else [None] * len(local)
+            for i, where in zip(local, parts):
+                key, seq, array, decode = items[i]
+                items[i] = (key, seq, self._travelling(array) if where is None else where, decode)
+        for server, items in outbox.items():
+            pool = self._pools.get(server)
+            retired: list[str] = []
+            if pool is not None:
+                retired, pool.retired = pool.retired, []
             keys = ", ".join(repr(item[0]) for item in items[:3]) + (", ..." if len(items) > 3 else "")
             self._inflight.append(
                 (
-                    self._servers[server].push_many.remote(self._rank, items),
+                    self._servers[server].push_many.remote(self._rank, items, retired),
                     f"push of key{'s' * (len(items) > 1)} {keys} to kvcli server {server}",
                     server,
                 )
             )
+        return {server: [item[0] for item in items] for server, items in outbox.items()}
 
     def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
         """With gradient compression on: this worker's part compressed with its residual,
@@ -416,6 +474,9 @@ class DistStore(DistRowSparse, KVStore):
     def _forget(self, key: Key) -> None:
         layout = self._layouts.pop(key, [])
         self._seq.pop(key, None)
+        for pool in self._pools.values():
+            pool.forget(key)
+        self._forget_fresh(key)
         if self._rank != 0:
             return
         for server, _ in layout:
@@ -424,8 +485,18 @@ class DistStore(DistRowSparse, KVStore):
             )
         self._wait_inflight()
 
+    def _forget_fresh(self, key: Key) -> None:
+        for fresh in [f for f in self._fresh if f[0] == key]:
+            del self._fresh[fresh]
+
     def _shutdown(self) -> None:
         self._inflight.clear()
+        for server, pool in self._pools.items():
+            pool.close()
+            if not self._group.owned:  # the group lives on: let the server unmap them now
+                self._servers[server].release.remote(self._rank)
+        self._pools = {}
+        self._pulled = Mappings()
         if self._group.owned:
             self._group.stop(self._ray)
 
@@ -437,21 +508,35 @@ class DistStore(DistRowSparse, KVStore):
         fetched together (zero-copy, read-only, from this node's object store).
         """
         asked: dict[int, list[tuple[Key, int]]] = {}
+        parts: dict[tuple[Key, int], np.ndarray] = {}
+        mapped: set[str] = set()
         for key in dict.fromkeys(keys):
             need = self._seq.get(key, 0)
             for server, _ in self._layouts[key]:
-                asked.setdefault(server, []).append((key, need))
+                fresh = self._fresh.pop((key, server), None)
+                if fresh is not None and fresh[0] == need:  # once: a later pull asks the server
+                    parts[key, server] = self._pulled.view(fresh[1])
+                    mapped.add(fresh[1].name)
+                else:
+                    asked.setdefault(server, []).append((key, need))
         calls = [
-            (server, self._servers[server].pull_many.remote(self._rank, needs, self._timeout))
+            (server, self._servers[server].pull_many.remote(self._rank, needs, self._timeout, server in self._pools))
             for server, needs in asked.items()
         ]
         answers = {server: self._call(ref, f"pull from kvcli server {server}") for server, ref in calls}
         refs = [a[0] for server in answers for a in answers[server] if isinstance(a, list)]
         fetched = iter(self._call(refs, "pull") if refs else [])
-        parts: dict[tuple[Key, int], np.ndarray] = {}
         for server, needs in asked.items():
-            for (key, _), answer in zip(needs, answers[server]):
-                parts[key, server] = next(fetched) if isinstance(answer, list) else answer
+            pool = self._pools.get(server)
+            for (key, need), answer in zip(needs, answers[server]):
+                if isinstance(answer, ShmPart):  # read-only view of the server's value
+                    parts[key, server] = self._pulled.view(answer)
+                    mapped.add(answer.name)
+                else:
+                    parts[key, server] = next(fetched) if isinstance(answer, list) else answer
+                if pool is not None:  # applied: the push segment holding it is free again
+                    pool.settle(key, need)
+        self._pulled.keep_only(mapped, limit=64)
         values: dict[Key, Any] = {}
         for key in dict.fromkeys(keys):
             pieces = [parts[key, server] for server, _ in self._layouts[key]]
@@ -496,82 +581,6 @@ class DistStore(DistRowSparse, KVStore):
             raise DistributedError(
                 f"{what}: the actor died or is restarting ({type(error).__name__}: {reason}); {lost}"
             ) from None
-
-    def _ship_updater(self, servers: Sequence[int]) -> None:
-        """Send the updater (and each server's share of its state) to ``servers``."""
-        updater = self._updater
-        shares: list[dict[str, Any] | None] = [None] * self._num_servers
-        shipped: Any = updater
-        if updater is not None and hasattr(updater, "state_dict"):
-            state = updater.state_dict()
-            shipped = copy.copy(updater)  # the same settings, without carrying all the state
-            shipped.load_state_dict({"states": {}, "counts": {}})
-            shares = list(self._split_state(state))
-        calls = []
-        for server in servers:
-            try:
-                ref = self._servers[server].set_updater.remote(shipped, shares[server])
-            except Exception as error:  # Ray could not serialise it
-                raise DistributedError(
-                    f"the updater {updater!r} cannot be sent to the servers ({type(error).__name__}: "
-                    f"{error}); use a spec string or a module-level function"
-                ) from None
-            calls.append((ref, f"set_updater on kvcli server {server}"))
-        for ref, what in calls:
-            self._call(ref, what)
-
-    def _split_state(self, state: dict[str, Any]) -> list[dict[str, Any]]:
-        shares: list[dict[str, Any]] = [{"states": {}, "counts": {}} for _ in range(self._num_servers)]
-        for key in set(state["states"]) | set(state["counts"]):
-            for server, rows in self._layouts.get(key, []):
-                arrays = state["states"].get(key)
-                if arrays is not None:
-                    shares[server]["states"][key] = {
-                        n: (a if rows is None else a[rows]) for n, a in arrays.items()
-                    }
-                if key in state["counts"]:
-                    shares[server]["counts"][key] = state["counts"][key]
-        return shares
-
-    def _merge_states(self, states: list[dict[str, Any] | None]) -> dict[str, Any]:
-        merged: dict[str, Any] = {"states": {}, "counts": {}}
-        for key, layout in self._layouts.items():
-            parts = [(states[s] or {"states": {}, "counts": {}}, rows) for s, rows in layout]
-            arrays = [p["states"].get(key) for p, _ in parts]
-            if all(a is not None for a in arrays):
-                merged["states"][key] = {
-                    name: arrays[0][name] if len(arrays) == 1 else np.concatenate([a[name] for a in arrays], axis=0)
-                    for name in arrays[0]
-                }
-            counts = [p["counts"].get(key) for p, _ in parts]
-            if counts[0] is not None:
-                merged["counts"][key] = counts[0]
-        return merged
-
-    def _check_servers_hold(self, keys: list[Key]) -> None:
-        """After init on rank != 0: the servers must hold rank 0's value with our shape."""
-        wanted: dict[int, list[Key]] = {}
-        for key in keys:
-            for server, _ in self._layouts[key]:
-                wanted.setdefault(server, []).append(key)
-        for server, server_keys in wanted.items():
-            held = self._call(self._servers[server].info.remote(server_keys), f"init check on kvcli server {server}")
-            for key in server_keys:
-                rows = dict(self._layouts[key])[server]
-                info = self._info[key]
-                expect = info.shape if rows is None else (len(range(*rows.indices(info.shape[0]))), *info.shape[1:])
-                if held[key] is None:
-                    raise DistributedError(
-                        f"init of key {key!r} on rank {self._rank}: rank 0 did not initialise it; init is "
-                        "collective: every worker calls it with the same keys, shapes and dtypes"
-                    )
-                shape, dtype = held[key]
-                if tuple(shape) != tuple(expect) or dtype != str(info.dtype):
-                    raise ShapeMismatchError(
-                        f"init of key {key!r} on rank {self._rank}: this worker has {info.describe()} but "
-                        f"rank 0 initialised a different value (server {server} holds shape {tuple(shape)}, "
-                        f"dtype {dtype}); every worker must init the key with the same shape and dtype"
-                    )
 
     def server_stats(self) -> list[dict[Key, dict[str, Any]]]:
         """Per server: the keys it holds, their shapes and push counters (for debugging)."""

@@ -21,6 +21,8 @@ ENV_ADDRESS = config.RAY_ADDRESS.name
 DEFAULT_TIMEOUT = config.DIST_TIMEOUT.default
 #: How many times Ray restarts a dead server (which comes back without values).
 DEFAULT_SERVER_RESTARTS = 1
+#: Seconds :meth:`Group.stop` gives the servers to free their shared memory before the kill.
+STOP_GRACE = 5.0
 
 
 # ---------------------------------------------------------------------- Ray plumbing
@@ -88,7 +90,12 @@ class Group:
             actor.mark_gone.remote(rank, reason)
 
     def stop(self, ray: Any) -> None:
-        """Kill the group's actors (used by whoever started them)."""
+        """Kill the group's actors (used by whoever started them), after the servers have
+        unlinked their shared memory (a kill leaves no time for it)."""
+        try:
+            ray.wait([s.close.remote() for s in self.servers], num_returns=len(self.servers), timeout=STOP_GRACE)
+        except Exception:  # a dead server: Ray's resource tracker or sweep_orphans frees its memory
+            pass
         for actor in (*self.servers, self.coordinator):
             try:
                 ray.kill(actor, no_restart=True)

@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
+from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError, SharedMemoryError
+from kvcli.store.dist_shm import Arenas, Mappings, ShmPart
 from kvcli.store.local import sum_into
 from kvcli.store.sparse import RowSparse, merge
 from kvcli.store.arrays import Key
@@ -89,6 +90,9 @@ class _Slot:
     #: copy put in the object store, so W workers pulling one step cost one copy, not W.
     version: int = 0
     snapshot: tuple[int, Any] | None = None
+    #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
+    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist_shm`).
+    shm: ShmPart | None = None
 
     def __post_init__(self) -> None:
         self.applied = [0] * self.num_workers
@@ -134,6 +138,10 @@ class KeyServer:
         self.slots: dict[Key, _Slot] = {}
         self.gone: dict[int, str] = {}
         self._changes = _Changes()
+        self._arenas = Arenas()
+        #: Per rank: that worker's push segments mapped here (workers on this node).
+        self._mapped: dict[int, Mappings] = {}
+        self._shm_warned = False
 
     # ------------------------------------------------------------------ helpers
     def _name(self) -> str:
@@ -184,14 +192,37 @@ class KeyServer:
                 f"dist_{mode}: every worker must create the same store type"
             )
         old = self.slots.get(key)
-        held = value.copy() if isinstance(value, RowSparse) else np.array(value, copy=True, order="C")
-        self.slots[key] = _Slot(held, self.num_workers)
+        shm = None
+        if isinstance(value, RowSparse):
+            held: np.ndarray | RowSparse = value.copy()
+        elif self.mode == "sync":
+            shm, held = self._shared(key, value)
+        else:
+            held = np.array(value, copy=True, order="C")
+        self.slots[key] = _Slot(held, self.num_workers, shm=shm)
+        if old is not None and old.shm is not None:
+            self._arenas.free(old.shm)  # a fresh region: a late reader of the old one is unharmed
         forget = getattr(self.updater, "reset", None)
         if reset and forget is not None:
             forget(key)
         if old is not None:
             self._changes.notify()  # pulls waiting on the old value must fail, not hang
         return self.needs_updater
+
+    def _shared(self, key: Key, value: np.ndarray) -> tuple[ShmPart | None, np.ndarray]:
+        """A copy of ``value`` in this server's shared memory (and where), or, when
+        ``/dev/shm`` is full, on the heap with a warning: then workers pull it through the
+        object store."""
+        try:
+            part, held = self._arenas.allocate(tuple(value.shape), np.dtype(value.dtype))
+        except SharedMemoryError as error:
+            if not self._shm_warned:
+                self._shm_warned = True
+                warnings.warn(f"{self._name()}: key {key!r} and later ones are pulled through Ray's "
+                              f"object store: {error}", RuntimeWarning, stacklevel=2)
+            return None, np.array(value, copy=True, order="C")
+        np.copyto(held, value)
+        return part, held
 
     async def info(self, keys: list[Key]) -> dict[Key, tuple[tuple[int, ...], str] | None]:
         """Shape and dtype of each key's part held here (None when missing)."""
@@ -202,7 +233,10 @@ class KeyServer:
 
     async def delete(self, key: Key) -> None:
         """Forget ``key`` (no error when it is not here)."""
-        if self.slots.pop(key, None) is not None:
+        slot = self.slots.pop(key, None)
+        if slot is not None:
+            if slot.shm is not None:
+                self._arenas.free(slot.shm)
             reset = getattr(self.updater, "reset", None)
             if reset is not None:
                 reset(key)
@@ -223,24 +257,50 @@ class KeyServer:
     async def mark_gone(self, rank: int, reason: str) -> None:
         """Record that ``rank`` will push no more (it died or exited); waiters fail at once."""
         self.gone[rank] = reason
+        self._mapped.pop(rank, None)  # its push segments: nothing more will come from them
         self._changes.notify()
 
-    async def push_many(self, rank: int, items: list[tuple[Key, int, Any, Any]]) -> None:
+    async def close(self) -> None:
+        """Unlink this server's shared memory (its group is stopping; Ray kills it next)."""
+        self._arenas.close()
+        self._mapped.clear()
+
+    async def release(self, rank: int) -> None:
+        """Unmap rank ``rank``'s push segments (its store closed)."""
+        self._mapped.pop(rank, None)
+
+    async def push_many(
+        self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None = None
+    ) -> list[tuple[int, ShmPart | None]]:
         """Rank ``rank``'s pushes of one step to the keys held here, in one call.
 
         Each item is ``(key, seq, value, compressed)``: the ``seq``-th push of ``key``
         (already summed over the worker's devices), ``value`` an array sent inline or
         ``[ObjectRef]`` for a big one; ``compressed`` is ``(shape, threshold)`` when the
         value holds 2-bit codes (see :mod:`kvcli.store.compression`), decoded here first.
+        A value may also be a :class:`ShmPart` in the worker's push segment (same node):
+        it is read there, and the worker reuses the segment only once this server has
+        applied the push. The answer, per item: how many of the rank's pushes of the key
+        are applied, and where the value lies in shared memory (None when it does not): a
+        worker whose push completed the step copies the result from there at its next pull
+        without asking again. ``retired`` names push segments the worker has freed.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
         """
+        mapped = self._mapped.setdefault(rank, Mappings())
+        if retired:
+            mapped.drop(retired)
         refs = [item[2][0] for item in items if isinstance(item[2], list)]
         resolved = iter(await asyncio.gather(*refs)) if refs else iter(())
         failure: BaseException | None = None
         try:
             for key, seq, value, compressed in items:
-                array, ref = (next(resolved), value[0]) if isinstance(value, list) else (value, None)
+                if isinstance(value, ShmPart):
+                    array, ref = mapped.view(value), None
+                elif isinstance(value, list):
+                    array, ref = next(resolved), value[0]
+                else:
+                    array, ref = value, None
                 try:
                     if compressed is not None:
                         array, ref = _decoded(array, compressed), None
@@ -251,6 +311,7 @@ class KeyServer:
             self._changes.notify()
         if failure is not None:
             raise failure
+        return [(s.applied[rank], s.shm) if (s := self.slots.get(item[0])) is not None else (0, None) for item in items]
 
     def _record(self, key: Key, rank: int, seq: int, value: np.ndarray, ref: Any) -> None:
         """Check and keep one push; apply what it completes."""
@@ -302,7 +363,7 @@ class KeyServer:
             self._apply_sparse(key, slot, arrays, step)
             return
         if self.updater is None:
-            if len(pushes) == 1 and pushes[0][1] is not None:
+            if len(pushes) == 1 and pushes[0][1] is not None and slot.shm is None:
                 # Assign of one push that came through the object store: that object *is*
                 # the new value; keep it (read-only) and hand it to pullers — no copy at all.
                 slot.value = arrays[0]
@@ -340,18 +401,24 @@ class KeyServer:
             assert isinstance(merged, RowSparse)  # a dense sum of a dense key took the branch above
             merged.to_dense(out=slot.value)
 
-    async def pull_many(self, rank: int, needs: list[tuple[Key, int]], timeout: float) -> list[Any]:
+    async def pull_many(
+        self, rank: int, needs: list[tuple[Key, int]], timeout: float, local: bool = False
+    ) -> list[Any]:
         """Each key's value once rank ``rank``'s ``need``-th push to it is applied.
 
         A small value comes back inline; a big one as ``[ObjectRef]`` of a copy put in the
         object store here, taken before any later push changes it and shared by every
-        worker that pulls the same step.
+        worker that pulls the same step. A ``local`` worker (on this node) gets a
+        :class:`ShmPart` for a value held in shared memory and copies it out itself.
         """
         import ray
 
         results: list[Any] = []
         for key, need in needs:
             slot = await self._applied_slot(key, rank, need, timeout)
+            if local and slot.shm is not None:
+                results.append(slot.shm)
+                continue
             if isinstance(slot.value, np.ndarray) and slot.value.nbytes <= INLINE_BYTES:
                 results.append(slot.value.copy())  # a later push must not change what we send
                 continue

@@ -1,0 +1,252 @@
+"""The node-local data path of ``dist_sync`` / ``dist_async``: values in shared memory.
+
+When a worker and a key server run on the same Ray node, their arrays do not travel
+through Ray's object store at all; the actor calls carry only :class:`ShmPart` descriptors
+(segment name, offset, shape, dtype), and the bytes move by one ``memcpy`` each way:
+
+* **push** — the worker packs all of one push's parts for a server into one of its own
+  persistent, reused segments (:class:`PushPool`); the server reads them there while it
+  sums the step. A segment is written again only once the worker knows the server has
+  applied every push it holds (the push's answer or a later pull says so); until then the
+  next push uses another segment of the pool.
+* **pull** — the server keeps a ``dist_sync`` key's value in its own shared memory
+  (:class:`Arenas`: many keys packed per segment, the pages stay mapped and warm) and
+  answers a pull with where it is; the worker copies it out from a mapping it keeps.
+  In ``dist_sync`` a value changes only after *every* worker pushed the next step, and a
+  worker pushes only after its pull has copied, so nobody reads a value being written.
+  A re-``init`` gets a fresh region, never the old one. ``dist_async`` values change on
+  any push, so their pulls keep the object-store copy.
+* **one call per step** — a push that completes a ``dist_sync`` step (a lone worker, or
+  the last rank to push) is answered with where the result lies, so the next pull copies
+  it without asking the server (once; a later pull asks again, and sees a restart).
+
+Worker and server segments are :class:`~kvcli.store.shm.SharedArray` segments: the
+creating process unlinks them when done (a store's close, a key's delete or re-init) and
+Python's resource tracker does if it dies; :func:`~kvcli.store.shm.sweep_orphans` reclaims
+what a killed process group left. Other processes only attach (:func:`~kvcli.store.shm.attach`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from kvcli.errors import DistributedError
+from kvcli.store.arrays import Key
+from kvcli.store.shm import SHM_DIR, SharedArray, attach
+
+#: Offsets inside a segment are multiples of this (cache lines; SIMD-friendly starts).
+ALIGN = 64
+#: Size of one server arena: small values share it, a bigger one gets a segment of its own.
+ARENA_BYTES = 32 << 20
+#: Push segments a worker keeps per server (pushes not yet applied hold one each).
+POOL_SEGMENTS = 4
+
+
+def _aligned(size: int) -> int:
+    return (size + ALIGN - 1) // ALIGN * ALIGN
+
+
+class ShmPart(NamedTuple):
+    """Where an array lies in a shared-memory segment. It travels in actor calls, a
+    hundred of them per call with many small keys: a tuple pickles about three times
+    faster there than a dataclass."""
+
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+
+    def view(self, segment: np.ndarray) -> np.ndarray:
+        """The array inside ``segment`` (a uint8 mapping of the whole segment)."""
+        dtype = np.dtype(self.dtype)
+        stop = self.offset + math.prod(self.shape) * dtype.itemsize
+        return segment[self.offset:stop].view(dtype).reshape(self.shape)
+
+
+class Mappings:
+    """Segments of other processes this one has mapped, by name (mapped once, reused)."""
+
+    def __init__(self) -> None:
+        self._segments: dict[str, np.ndarray] = {}
+
+    def view(self, part: ShmPart, writable: bool = False) -> np.ndarray:
+        segment = self._segments.get(part.name)
+        if segment is None:
+            try:
+                segment = _attach_bytes(part.name)
+            except FileNotFoundError:
+                raise DistributedError(
+                    f"shared-memory segment {part.name} is gone: the process that made it exited or "
+                    "freed it (a worker or server died or closed its store)"
+                ) from None
+            self._segments[part.name] = segment
+        array = part.view(segment)
+        if not writable:
+            array.flags.writeable = False
+        return array
+
+    def drop(self, names: Any) -> None:
+        """Unmap (once their last view is gone) the segments ``names``."""
+        for name in names:
+            self._segments.pop(name, None)
+
+    def keep_only(self, names: set[str], limit: int) -> None:
+        """Past ``limit`` mappings, drop those not in ``names`` (segments freed meanwhile)."""
+        if len(self._segments) > limit:
+            self.drop([n for n in self._segments if n not in names])
+
+    def __len__(self) -> int:
+        return len(self._segments)
+
+
+def _attach_bytes(name: str) -> np.ndarray:
+    """A whole segment as uint8 (its size read from the segment itself)."""
+    size = os.stat(os.path.join(SHM_DIR, name)).st_size
+    return attach(name, (size,), "u1")
+
+
+# ---------------------------------------------------------------------- server side
+@dataclass
+class _Arena:
+    segment: SharedArray
+    used: int = 0
+    live: int = 0
+
+
+class Arenas:
+    """A server's shared memory for the values it holds: regions bump-allocated in arenas.
+
+    A region is never handed out twice: a freed one (deleted or re-initialised key) only
+    lowers its arena's live count, and an arena with nothing live (other than the one being
+    filled) is unlinked; its pages go when the last mapping of them does.
+    """
+
+    def __init__(self) -> None:
+        self._arenas: dict[str, _Arena] = {}
+        self._current: _Arena | None = None
+
+    def allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[ShmPart, np.ndarray]:
+        """A new region for an array of ``shape``/``dtype`` (SharedMemoryError if it does not fit)."""
+        size = _aligned(max(math.prod(shape) * dtype.itemsize, 1))
+        shared = size <= ARENA_BYTES // 4  # small values share arenas; a big one has its own
+        arena = self._current
+        if not shared or arena is None or arena.used + size > arena.segment.nbytes:
+            # SharedArray reserves the pages up front: a full /dev/shm is a SharedMemoryError here
+            arena = _Arena(SharedArray((ARENA_BYTES if shared else size,), np.dtype("u1")))
+            self._arenas[arena.segment.name] = arena
+            if shared:
+                if self._current is not None and self._current.live == 0:
+                    self._unlink(self._current)
+                self._current = arena
+        part = ShmPart(arena.segment.name, arena.used, tuple(shape), dtype.str)
+        arena.used += size
+        arena.live += 1
+        return part, part.view(arena.segment.array)
+
+    def free(self, part: ShmPart) -> None:
+        """Give back ``part``'s region; its arena goes when nothing in it is live."""
+        arena = self._arenas.get(part.name)
+        if arena is None:
+            return
+        arena.live -= 1
+        if arena.live == 0 and arena is not self._current:
+            self._unlink(arena)
+
+    def _unlink(self, arena: _Arena) -> None:
+        self._arenas.pop(arena.segment.name, None)
+        arena.segment.free()
+
+    def close(self) -> None:
+        """Unlink every arena (the server is going away)."""
+        for arena in list(self._arenas.values()):
+            self._unlink(arena)
+        self._current = None
+
+    def names(self) -> list[str]:
+        return sorted(self._arenas)
+
+
+# ---------------------------------------------------------------------- worker side
+@dataclass
+class _PushSegment:
+    segment: SharedArray
+    #: (key, seq) of each push it carries; free once the server has applied them all.
+    holds: dict[Key, int] = field(default_factory=dict)
+
+
+class PushPool:
+    """A worker's reused push segments for one server (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._segments: list[_PushSegment] = []
+        #: key -> how many of this worker's pushes of it the server is known to have applied.
+        self.applied: dict[Key, int] = {}
+        #: Names of segments freed since the last push: the server unmaps them.
+        self.retired: list[str] = []
+        self._finalizer = weakref.finalize(self, _free_all, self._segments)
+
+    def settle(self, key: Key, applied: int) -> None:
+        """The server has applied ``applied`` of this worker's pushes of ``key``."""
+        if applied > self.applied.get(key, 0):
+            self.applied[key] = applied
+
+    def forget(self, key: Key) -> None:
+        """``key`` was re-initialised or deleted: the server dropped its pending pushes."""
+        self.applied.pop(key, None)
+        for held in self._segments:
+            held.holds.pop(key, None)
+
+    def _free(self, held: _PushSegment) -> bool:
+        return all(self.applied.get(k, 0) >= seq for k, seq in held.holds.items())
+
+    def pack(self, items: list[tuple[Key, int, np.ndarray]]) -> list[ShmPart] | None:
+        """Copy the parts into a free segment; their descriptors, or None when all
+        :data:`POOL_SEGMENTS` still hold pushes the server has not applied."""
+        offsets = []
+        total = 0
+        for _, _, array in items:
+            offsets.append(total)
+            total += _aligned(max(array.nbytes, 1))
+        free = [s for s in self._segments if self._free(s)]
+        held = next((s for s in free if s.segment.nbytes >= total), None)
+        if held is None:
+            if free:  # too small: replace it by a bigger one
+                self._segments.remove(free[0])
+                self._drop(free[0])
+            elif len(self._segments) >= POOL_SEGMENTS:
+                return None
+            size = max(total, 1)
+            held = _PushSegment(SharedArray((size + size // 4,), np.dtype("u1")))
+            self._segments.append(held)
+        held.holds = {}
+        buffer = held.segment.array
+        parts = []
+        for (key, seq, array), offset in zip(items, offsets):
+            part = ShmPart(held.segment.name, offset, tuple(array.shape), array.dtype.str)
+            np.copyto(part.view(buffer), array, casting="no")
+            held.holds[key] = max(seq, held.holds.get(key, 0))
+            parts.append(part)
+        return parts
+
+    def _drop(self, held: _PushSegment) -> None:
+        self.retired.append(held.segment.name)
+        held.segment.free()
+
+    def close(self) -> None:
+        """Unlink every segment (the store is closing)."""
+        self._finalizer()
+
+    def names(self) -> list[str]:
+        return [s.segment.name for s in self._segments]
+
+
+def _free_all(segments: list[_PushSegment]) -> None:
+    for held in segments:
+        held.segment.free()
+    segments.clear()
