@@ -123,9 +123,11 @@ class LiveStore(SessionAttrs):
         """Each command on a live store of a kept group renews the group's record; a group the
         holder stopped meanwhile (idle, or the session was reset elsewhere) means a new store."""
         group = getattr(self._store, "group", None) if self._store is not None else None
+        if not isinstance(group, str):  # no store, or not a dist one
+            return
         from kvcli.store.dist_group import KEPT_PREFIX
 
-        if not (isinstance(group, str) and group.startswith(KEPT_PREFIX)):
+        if not group.startswith(KEPT_PREFIX):
             return
         from kvcli.store import cluster
 
