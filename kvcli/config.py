@@ -103,6 +103,10 @@ NUM_SERVERS = _declare(Variable("KVCLI_NUM_SERVERS", "int", None,
 DIST_TIMEOUT = _declare(Variable("KVCLI_DIST_TIMEOUT", "float", 60.0,
                                  "seconds a worker waits for the others before failing (default 60)",
                                  low=0.001, high=86400.0))
+DIST_IDLE = _declare(Variable("KVCLI_DIST_IDLE", "float", 300.0,
+                              "seconds the server actors of a dist session stay up in the home's Ray cluster "
+                              "(`kvcli cluster up`) after its last command, so the next one-shot command finds "
+                              "them (default 300; 0: stop them after each command)", low=0.0, high=7 * 86400.0))
 BIGARRAY_BOUND = _declare(Variable("KVCLI_BIGARRAY_BOUND", "int", 1_000_000,
                                    "arrays of at least this many elements are split by rows over the servers "
                                    "(default 1,000,000, MXNet's MXNET_KVSTORE_BIGARRAY_BOUND)", low=1, high=1 << 62))

@@ -94,6 +94,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     # The CLI's array work is elementwise (no BLAS); starting OpenBLAS's thread pool would
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
     try:
@@ -118,4 +119,16 @@ def main(argv: Optional[list[str]] = None) -> None:
             pass
         code = 0
     sys.stdout.flush()
+    if argv_given is None and _joined_ray_cluster():
+        # A process that joined the home's cluster has nothing left to tell it: its session
+        # is committed and its Ray calls answered. Ray's exit handlers (disconnect, worker
+        # teardown) would cost half a second of a one-shot command; the cluster sees the
+        # driver leave and ends its job either way (kept servers are detached).
+        sys.stderr.flush()
+        os._exit(code)
     raise SystemExit(code)
+
+
+def _joined_ray_cluster() -> bool:
+    dist_group = sys.modules.get("kvcli.store.dist_group")
+    return dist_group is not None and bool(dist_group.joined_cluster())

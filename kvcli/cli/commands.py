@@ -111,6 +111,9 @@ def _starting(session: Any) -> str:
     """What a status line adds while the session's store is not running yet (device workers
     take seconds to start)."""
     start = session.store_start() if hasattr(session, "store_start") else None
+    if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
+        output.note("no Ray cluster is running for this home: this command starts and stops one of its own "
+                    "(~10 s); `kvcli cluster up` keeps one running, which commands join in under a second")
     return {
         None: "",
         "store": "; starting the store",
@@ -435,6 +438,9 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     finally:
         lock.release()
     shutil.rmtree(gone, ignore_errors=True)
+    from kvcli.store import cluster
+
+    cluster.expire_kept(home, path)  # the home's cluster stops the session's kept servers
     if options.json:
         output.print_json({"deleted": name, "home": str(home)})
     else:

@@ -63,6 +63,7 @@ class LiveStore(SessionAttrs):
     def _store_for(self, manifest: Manifest, keys: Sequence[Key]) -> Any:
         """The live store, holding the committed values of ``keys`` (loaded if needed)."""
         self._close_store_if_changed(manifest)
+        self._renew_kept_group()
         if self._store is None:
             import kvcli
 
@@ -79,6 +80,7 @@ class LiveStore(SessionAttrs):
                     options["address"] = running.address
                     # Ray reads its auth token from the environment when it connects
                     os.environ.update(cluster.join_environment(self.home))
+                    options.update(self._kept_group(manifest, options, running.address))
             self._store = kvcli.create(manifest.store_type, **options)
             self._store_sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
             self._loaded = {}
@@ -98,6 +100,39 @@ class LiveStore(SessionAttrs):
             store.load(key, array)  # not a user init: the optimizer state stays
             self._loaded[key] = entry.signature
         return store
+
+    def _kept_group(self, manifest: Manifest, options: dict[str, Any], address: str) -> dict[str, Any]:
+        """The store options that join this session's kept group in the home's cluster,
+        started if need be ({} with ``KVCLI_DIST_IDLE=0``: the store starts its own servers
+        and stops them when it closes)."""
+        idle = config.get(config.DIST_IDLE)
+        if not idle:
+            return {}
+        from kvcli.store import cluster
+        from kvcli.store.dist_group import connect, keep_group, kept_group_id
+
+        kind = manifest.store_type
+        servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
+        group = kept_group_id(self.path, kind, servers)
+        cluster.note_kept(self.home, group, self.path, idle)  # before: the holder must not reap it meanwhile
+        connect(address, kind)
+        keep_group(group, servers, "sync" if kind == "dist_sync" else "async", config.get(config.DIST_TIMEOUT))
+        return {"group": group, "rank": 0, "num_workers": 1, "member": group}
+
+    def _renew_kept_group(self) -> None:
+        """Each command on a live store of a kept group renews the group's record; a group the
+        holder stopped meanwhile (idle, or the session was reset elsewhere) means a new store."""
+        group = getattr(self._store, "group", None) if self._store is not None else None
+        if not isinstance(group, str):  # no store, or not a dist one
+            return
+        from kvcli.store.dist_group import KEPT_PREFIX
+
+        if not group.startswith(KEPT_PREFIX):
+            return
+        from kvcli.store import cluster
+
+        if not cluster.note_kept(self.home, group, self.path, config.get(config.DIST_IDLE)):
+            self.close()
 
     @staticmethod
     def _updater_signature(manifest: Manifest) -> tuple[str, str | None, str | None]:

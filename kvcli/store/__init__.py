@@ -43,7 +43,7 @@ SESSION_OPTION_SPECS: dict[str, OptionSpec] = {
 #: Options of the distributed types (see :mod:`kvcli.store.dist`).
 DIST_OPTIONS = (
     "address", "group", "rank", "num_workers", "num_servers", "timeout", "bigarray_bound",
-    "server_restarts",
+    "server_restarts", "member",
 )
 
 

@@ -10,6 +10,13 @@ session (a terminal's Ctrl-C never reaches it) and writes ``cluster.json`` in th
 (its pid, the address, the CPUs) once Ray is up; a dist session of that home with no
 address of its own joins that address. A holder that died leaves a stale file, which
 :func:`status` recognises (its pid is gone) and :func:`start` replaces.
+
+A dist session keeps its server actors in the cluster between commands (detached actors, see
+:func:`kvcli.store.dist_group.keep_group`), so a one-shot command joins in well under a second
+instead of starting them. Each command records its use in ``HOME/kept/<group>.json`` (the
+session and its idle time, ``KVCLI_DIST_IDLE``); the holder stops a group whose record has
+not been renewed for that long, or which ``kvcli reset`` / ``kvcli delete`` expired
+(:func:`expire_kept`), and ``cluster down`` stops them all with Ray.
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ INFO_FILE = "cluster.json"
 TOKEN_FILE = "cluster.token"
 #: Seconds ``start`` waits for Ray to come up (first start on a cold machine is the slowest).
 START_TIMEOUT = 120.0
+#: The folder of the records of kept groups (one ``<group>.json`` each, its mtime the last use).
+KEPT_DIR = "kept"
+#: Seconds between the holder's looks at the kept groups' records.
+REAP_EVERY = 1.0
 #: Seconds ``stop`` waits for the holder to shut Ray down before killing it.
 STOP_TIMEOUT = 30.0
 
@@ -124,7 +135,105 @@ def stop(home: Path) -> ClusterInfo | None:
     if info is not None:
         _terminate(info.pid)
     token_path(home).unlink(missing_ok=True)
+    for path, _record in _kept_records(home):  # the groups went with Ray
+        path.unlink(missing_ok=True)
     return info
+
+
+def note_kept(home: Path, group: str, session: Path, idle: float) -> bool:
+    """Record that ``session`` uses the kept ``group`` now (for ``idle`` more seconds).
+
+    Returns whether the record was there already: False means the group is new, or the
+    holder stopped it since the last command (a live store on it must be made again).
+    """
+    folder = Path(home) / KEPT_DIR
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{group}.json"
+    existed = path.exists()
+    partial = folder / f".{group}.{os.getpid()}.tmp"
+    partial.write_text(json.dumps({"session": str(Path(session).resolve()), "idle": idle}))
+    os.replace(partial, path)  # the reaper reads a whole record or none; the mtime is now
+    return existed
+
+
+def expire_kept(home: Path, session: Path) -> int:
+    """Mark every kept group of ``session`` idle, so the holder stops it within a second
+    (``reset`` / ``delete`` of the session); returns how many there were."""
+    count = 0
+    for path, record in _kept_records(home):
+        if record.get("session") == str(Path(session).resolve()):
+            partial = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps({**record, "idle": 0}))
+            os.replace(partial, path)
+            count += 1
+    return count
+
+
+def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
+    records = []
+    for path in sorted((Path(home) / KEPT_DIR).glob("*.json")):
+        try:
+            records.append((path, dict(json.loads(path.read_text()))))
+        except (OSError, ValueError, TypeError):  # gone or being replaced: seen next time
+            continue
+    return records
+
+
+def reap_idle(home: Path, now: float | None = None) -> list[str]:
+    """Stop the kept groups whose record is older than its idle time (the holder calls it;
+    needs a Ray connection); returns the groups stopped."""
+    from kvcli.store.dist_group import stop_group
+
+    now = time.time() if now is None else now
+    stopped = []
+    for path, record in _kept_records(home):
+        try:
+            expired = path.stat().st_mtime + float(record.get("idle", 0)) <= now
+        except (OSError, ValueError, TypeError):
+            continue
+        if not expired:
+            continue
+        busy = _session_lock(record)
+        if busy is None:  # a command of the session is running (it may be starting the group)
+            continue
+        try:
+            if _claim(path, now):
+                stop_group(path.stem)
+                stopped.append(path.stem)
+        finally:
+            busy.release()
+    return stopped
+
+
+def _session_lock(record: dict[str, Any]) -> Any:
+    """The session's lock, taken exclusively at once (None: a command holds it)."""
+    from kvcli.errors import SessionError
+    from kvcli.session.files import _FileLock
+    from kvcli.session.names import LOCK
+
+    lock = _FileLock(Path(str(record.get("session"))) / LOCK, 0.0)
+    try:
+        lock.acquire(shared=False)
+    except SessionError:
+        if Path(str(record.get("session"))).is_dir():
+            return None
+        # the session was deleted: nothing can be using its group
+    return lock
+
+
+def _claim(path: Path, now: float) -> bool:
+    """Take an expired record away (True), unless a command renewed it meanwhile."""
+    claimed = path.with_name(f".{path.stem}.reaping")
+    try:
+        os.rename(path, claimed)  # a command renewing it from now on makes a new record
+        renewed = claimed.stat().st_mtime + float(json.loads(claimed.read_text()).get("idle", 0)) > now
+    except (OSError, ValueError, TypeError):
+        return False
+    if renewed:  # a command came between the look and the claim: keep it
+        os.replace(claimed, path)
+        return False
+    claimed.unlink(missing_ok=True)
+    return not path.exists()  # renewed since the claim: the command uses the group
 
 
 def _terminate(pid: int) -> None:
@@ -176,15 +285,23 @@ def _hold(path: Path, cpus: int) -> None:
     partial = path.with_name(path.name + ".tmp")
     partial.write_text(json.dumps(asdict(info)))
     os.replace(partial, path)  # readers see the whole file or none
+    reaped = time.monotonic()
     try:
         while not stopping:
             time.sleep(0.2)
+            if time.monotonic() - reaped < REAP_EVERY:
+                continue
+            reaped = time.monotonic()
+            try:
+                reap_idle(path.parent)
+            except Exception as error:  # a failed stop is retried next time; the holder stays up
+                print(f"kvcli cluster: stopping idle groups failed: {error}", file=sys.stderr, flush=True)
     finally:
         ray.shutdown()
 
 
-__all__ = ["ClusterInfo", "INFO_FILE", "TOKEN_FILE", "info_path", "join_environment", "start", "status", "stop",
-           "token_path"]
+__all__ = ["ClusterInfo", "INFO_FILE", "KEPT_DIR", "TOKEN_FILE", "expire_kept", "info_path", "join_environment",
+           "note_kept", "reap_idle", "start", "status", "stop", "token_path"]
 
 if __name__ == "__main__":
     _hold(Path(sys.argv[1]), int(sys.argv[2]))

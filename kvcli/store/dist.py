@@ -23,7 +23,9 @@ variables, set by :func:`kvcli.store.launch.launch` / ``kvcli launch``:
 The same names, lower-case without the prefix, are options of ``kvcli.create`` (declared
 in :data:`kvcli.store.DIST_OPTIONS`: ``address``,
 ``group``, ``rank``, ``num_workers``, ``num_servers``, ``timeout``, ``bigarray_bound``) plus
-``server_restarts``; an option wins over the variable. A store created without a launcher is
+``server_restarts`` and ``member`` (a stable id to register this rank with: the commands of
+one session, one after another, re-join their kept group as the same worker); an option wins
+over the variable. A store created without a launcher is
 a group of one worker that starts its own servers and stops them in :meth:`close`.
 
 Semantics (MXNet's):
@@ -134,6 +136,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         timeout: float | None = None,
         bigarray_bound: int | None = None,
         server_restarts: int | None = None,
+        member: str | None = None,
     ) -> None:
         super().__init__()
         if kind not in ("dist_sync", "dist_async"):
@@ -167,7 +170,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
             self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
         try:
             joined = self._call(
-                self._group.coordinator.register.remote(self._rank, uuid.uuid4().hex, self._mode),
+                self._group.coordinator.register.remote(self._rank, member or uuid.uuid4().hex, self._mode),
                 f"joining kvcli group {self._group.id!r}",
                 COORDINATOR_LOST,
             )

@@ -5,12 +5,14 @@ of a key. :class:`kvcli.store.dist.DistStore` is the worker that uses them.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
 import uuid
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kvcli import config
@@ -47,6 +49,7 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
     ray = import_ray(kind)
     if ray.is_initialized():
         return ray
+    global _joined
     address = address or config.get(config.RAY_ADDRESS)
     try:
         ray.init(
@@ -61,7 +64,18 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
             f"{kind}: cannot connect to {where}: {error}; start one with `ray start --head` "
             f"or unset {ENV_ADDRESS} to start a local one"
         ) from None
+    _joined = address is not None
     return ray
+
+
+#: Whether :func:`connect` joined a running cluster (rather than starting a private one).
+_joined = False
+
+
+def joined_cluster() -> bool:
+    """Whether this process joined a Ray cluster that runs without it (its exit ends only
+    its own Ray job there, so it may skip Ray's shutdown: see ``kvcli.cli.app.main``)."""
+    return _joined
 
 
 def cluster_address(ray: Any) -> str:
@@ -126,13 +140,15 @@ def start_group(
     server_restarts: int = DEFAULT_SERVER_RESTARTS,
     timeout: float = DEFAULT_TIMEOUT,
     server_resources: dict[str, float] | None = None,
+    detached: bool = False,
 ) -> Group:
     """Start a group's coordinator and servers (the launcher does this; so does a lone store).
 
     The actors need no CPU (``num_cpus=0``) so that servers and workers fit on a small
     machine; they live as long as this process or until :meth:`Group.stop`.
     ``server_resources`` (Ray custom resources, e.g. ``{"kvcli_server": 0.01}``) places the
-    coordinator and servers on the nodes that offer them.
+    coordinator and servers on the nodes that offer them. ``detached`` actors outlive this
+    process (a session's kept group, see :func:`keep_group`) until killed or Ray stops.
     """
     ray = import_ray("dist")
     if num_workers < 1:
@@ -142,7 +158,9 @@ def start_group(
     group = group or uuid.uuid4().hex[:12]
     namespace = namespace_of(group)
     try:
-        placement = {"resources": dict(server_resources)} if server_resources else {}
+        placement: dict[str, Any] = {"resources": dict(server_resources)} if server_resources else {}
+        if detached:
+            placement["lifetime"] = "detached"
         coordinator = _actor_class("Coordinator").options(
             name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0, **placement
         ).remote(num_workers, num_servers)
@@ -191,6 +209,58 @@ def find_group(group: str, timeout: float) -> Group | None:
                     ) from None
                 time.sleep(0.1)
     return Group(group, coordinator, servers, owned=False)
+
+
+# ---------------------------------------------------------------------- kept groups
+#: Prefix of the groups that dist sessions keep in the home's cluster between commands.
+KEPT_PREFIX = "kept-"
+
+
+def kept_group_id(session_path: Path, kind: str, num_servers: int) -> str:
+    """The group a session keeps: one per session folder, store type and server count (a
+    session that changes either gets a new group; the old one idles out)."""
+    digest = hashlib.sha256(f"{Path(session_path).resolve()}|{kind}|{num_servers}".encode()).hexdigest()[:16]
+    return f"{KEPT_PREFIX}{digest}"
+
+
+def keep_group(group: str, num_servers: int, mode: str, timeout: float, server_restarts: int = DEFAULT_SERVER_RESTARTS) -> Group:
+    """The session's kept group of one worker, found alive or started detached.
+
+    Only the actors are reused, never their values: the session reloads every key it uses
+    from its folder, and the updater with its state, so the folder stays the one truth. A
+    group with a dead or missing actor is stopped and started again.
+    """
+    ray = import_ray("dist")
+    try:
+        found = find_group(group, min(timeout, 2.0))
+        if found is not None:
+            ray.get([found.coordinator.config.remote(), *(s.ping.remote() for s in found.servers)], timeout=timeout)
+            return found
+    except Exception:  # a dead actor or one that never came: start afresh
+        stop_group(group)
+    try:
+        return start_group(1, num_servers, group=group, mode=mode, server_restarts=server_restarts,
+                           timeout=timeout, detached=True)
+    except DistributedError:
+        found = find_group(group, timeout)  # a concurrent command of the same session won the race
+        if found is None:
+            raise
+        return found
+
+
+def stop_group(group: str) -> bool:
+    """Kill whatever actors of ``group`` are running; returns whether there were any."""
+    ray = import_ray("dist")
+    namespace = namespace_of(group)
+    actors = []
+    for name in ("coordinator", *(f"server-{i}" for i in range(1024))):
+        try:
+            actors.append(ray.get_actor(name, namespace=namespace))
+        except ValueError:
+            if name != "coordinator":
+                break
+    Group(group, None, actors, owned=True).stop(ray)
+    return bool(actors)
 
 
 def _home(key: Key, num_servers: int) -> int:

@@ -84,3 +84,104 @@ def test_a_stale_cluster_file_is_not_a_cluster(tmp_path: Path) -> None:
     assert cluster.status(tmp_path) is None
     done = kvcli(tmp_path, "cluster", "status")
     assert done.returncode == 0 and "no Ray cluster is running" in done.stdout
+
+
+#: Run in a fresh process that joins the home's cluster: prints the ids of a kept group's
+#: actors (or "none"), after optionally overwriting key "w" on server 0 with ``TAMPER``.
+PROBE = """
+import json, os, sys
+from pathlib import Path
+from kvcli.store import cluster
+home = Path(sys.argv[1])
+os.environ.update(cluster.join_environment(home))
+import numpy as np, ray
+ray.init(address=cluster.status(home).address, include_dashboard=False, logging_level="ERROR")
+from kvcli.store.dist_group import find_group
+group = find_group(sys.argv[2], 5.0)
+if group is None:
+    print("none")
+else:
+    if len(sys.argv) > 3:
+        ray.get(group.servers[0].init.remote("w", np.full(3, float(sys.argv[3]), np.float32), "sync"))
+    print(json.dumps([a._actor_id.hex() for a in (group.coordinator, *group.servers)]))
+"""
+
+
+def probe(home: Path, group: str, *tamper: str) -> str:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(home), group, *tamper], capture_output=True, text=True,
+                          timeout=120, env={k: v for k, v in os.environ.items() if k not in UNSET})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def kept_groups(home: Path) -> list[str]:
+    return sorted(path.stem for path in (home / "kept").glob("*.json"))
+
+
+def test_a_dist_session_keeps_its_servers_in_the_cluster_and_never_trusts_their_values(tmp_path: Path) -> None:
+    up = kvcli(tmp_path, "--json", "cluster", "up", "--cpus", "1")
+    assert up.returncode == 0, up.stderr
+    try:
+        assert kvcli(tmp_path, "--type", "dist_sync", "init", "w", "ones(3)").returncode == 0
+        [group] = kept_groups(tmp_path)
+        actors = probe(tmp_path, group)
+        assert actors != "none"
+        pushed = kvcli(tmp_path, "push", "w", "ones(3)*2", "--devices", "2")
+        assert pushed.returncode == 0, pushed.stderr
+        assert probe(tmp_path, group) == actors  # the same coordinator and server, found again
+        # A server holding something else than the session folder is not believed: every
+        # command loads its keys from the folder.
+        assert probe(tmp_path, group, "-7") == actors
+        pulled = kvcli(tmp_path, "--json", "pull", "w")
+        assert pulled.returncode == 0, pulled.stderr
+        assert json.loads(pulled.stdout)["value"] == [4.0, 4.0, 4.0]
+        # reset expires the kept group: the holder stops it within a second or two
+        assert kvcli(tmp_path, "reset", "--yes").returncode == 0
+        deadline = time.monotonic() + 20
+        while kept_groups(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert kept_groups(tmp_path) == []
+        assert probe(tmp_path, group) == "none"
+    finally:
+        assert kvcli(tmp_path, "cluster", "down").returncode == 0
+    assert not (tmp_path / "kept").exists() or kept_groups(tmp_path) == []
+
+
+def test_kept_servers_stop_after_KVCLI_DIST_IDLE_and_the_next_command_starts_new_ones(tmp_path: Path) -> None:
+    up = kvcli(tmp_path, "--json", "cluster", "up", "--cpus", "1")
+    assert up.returncode == 0, up.stderr
+    saved = os.environ.get("KVCLI_DIST_IDLE")
+    os.environ["KVCLI_DIST_IDLE"] = "1"
+    try:
+        assert kvcli(tmp_path, "--type", "dist_async", "init", "w", "ones(3)*5").returncode == 0
+        [group] = kept_groups(tmp_path)
+        deadline = time.monotonic() + 20
+        while kept_groups(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert kept_groups(tmp_path) == [] and probe(tmp_path, group) == "none"
+        pulled = kvcli(tmp_path, "--json", "pull", "w")
+        assert pulled.returncode == 0, pulled.stderr
+        assert json.loads(pulled.stdout)["value"] == [5.0, 5.0, 5.0]
+        os.environ["KVCLI_DIST_IDLE"] = "0"  # 0: no kept servers, each command starts its own
+        deadline = time.monotonic() + 20
+        while kept_groups(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pushed = kvcli(tmp_path, "push", "w", "ones(3)")
+        assert pushed.returncode == 0, pushed.stderr
+        assert kept_groups(tmp_path) == []
+        assert json.loads(kvcli(tmp_path, "--json", "pull", "w").stdout)["value"] == [1.0, 1.0, 1.0]
+    finally:
+        if saved is None:
+            os.environ.pop("KVCLI_DIST_IDLE", None)
+        else:
+            os.environ["KVCLI_DIST_IDLE"] = saved
+        assert kvcli(tmp_path, "cluster", "down").returncode == 0
+
+
+def test_without_a_cluster_a_dist_command_says_in_one_line_how_to_start_one(tmp_path: Path) -> None:
+    done = kvcli(tmp_path, "--type", "dist_sync", "init", "w", "ones(3)")
+    assert done.returncode == 0, done.stderr
+    hints = [line for line in done.stderr.splitlines() if "kvcli cluster up" in line]
+    assert hints == ["no Ray cluster is running for this home: this command starts and stops one of its own (~10 s); "
+                     "`kvcli cluster up` keeps one running, which commands join in under a second"]
+    assert not (tmp_path / "kept").exists()  # a private runtime keeps nothing

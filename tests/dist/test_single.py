@@ -192,3 +192,19 @@ def test_store_closes_its_servers(ray_cluster):
         ray_cluster.get(servers[0].ping.remote(), timeout=10)
     with pytest.raises(StoreError, match="closed"):
         kv.pull(1)
+
+
+@pytest.mark.parametrize("name", ["dist_device_sync", "dist_sync_device"])
+def test_mxnet_device_sync_names_are_dist_sync_and_keep_their_type_name(ray_cluster, name):
+    from kvcli import mx
+
+    kv = mx.kv.create(name)
+    try:
+        assert (kv.type, kv.rank, kv.num_workers) == (name, 0, 1)  # MXNet's kv.type is the name given
+        kv.init(3, mx.nd.zeros((2, 2)))
+        kv.push(3, [mx.nd.ones((2, 2)), mx.nd.ones((2, 2)) * 2])  # two devices: summed on the worker
+        out = mx.nd.zeros((2, 2))
+        kv.pull(3, out=out)
+        assert out.asnumpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    finally:
+        kv.store.close()
