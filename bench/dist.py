@@ -147,7 +147,7 @@ def main() -> None:
 
     import ray
 
-    ray.init(include_dashboard=False, logging_level=logging.WARNING)
+    ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING)
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:

@@ -50,7 +50,10 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
     if ray.is_initialized():
         return ray
     global _joined
-    address = address or config.get(config.RAY_ADDRESS)
+    # "local", not None: Ray's own default joins whatever cluster /tmp/ray/ray_current_cluster
+    # names (another user's `ray start`, or a dead one, which hangs for minutes); kvcli joins a
+    # cluster only when told to (KVCLI_RAY_ADDRESS, --ray-address, a session's kept cluster).
+    address = address or config.get(config.RAY_ADDRESS) or "local"
     try:
         ray.init(
             address=address,
@@ -59,12 +62,12 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
             ignore_reinit_error=True,
         )
     except (ConnectionError, RuntimeError, ValueError) as error:
-        where = f"the Ray cluster at {address!r}" if address else "a new local Ray instance"
+        where = "a new local Ray instance" if address == "local" else f"the Ray cluster at {address!r}"
         raise DistributedError(
             f"{kind}: cannot connect to {where}: {error}; start one with `ray start --head` "
             f"or unset {ENV_ADDRESS} to start a local one"
         ) from None
-    _joined = address is not None
+    _joined = address != "local"
     return ray
 
 

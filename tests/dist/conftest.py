@@ -25,6 +25,7 @@ def ray_cluster() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         ray.init(
+            address="local",
             num_cpus=2,
             include_dashboard=False,
             logging_level=logging.WARNING,

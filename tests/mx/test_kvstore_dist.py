@@ -29,7 +29,7 @@ def ray_cluster():
     ray.cloudpickle.register_pickle_by_value(dist_workers)  # the workers need no sys.path
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
     yield ray
     if started:
         ray.shutdown()

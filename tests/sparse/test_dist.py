@@ -33,7 +33,7 @@ def ray_session() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
+        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env={"env_vars": {"PYTHONPATH": path}})
     # the launched worker function below lives in this test module: ship it by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
