@@ -92,7 +92,8 @@ DOT = _declare(Variable("KVCLI_DOT", "path", None, "graphviz's `dot` program to 
 # ---------------------------------------------------------------------- distributed (set by `kvcli launch`)
 RAY_ADDRESS = _declare(Variable("KVCLI_RAY_ADDRESS", "str", None,
                                 "the Ray cluster (`auto`, `HOST:PORT`, `ray://...`; default: the one this "
-                                "process is connected to, else a local one); same as --ray-address"))
+                                "process is connected to, else a new local one, never a cluster Ray finds on its own in "
+                                "`/tmp/ray`); same as --ray-address"))
 GROUP = _declare(Variable("KVCLI_GROUP", "str", None, "the worker group id (set by the launcher)"))
 RANK = _declare(Variable("KVCLI_RANK", "int", 0, "this worker's rank (set by the launcher; default 0)",
                          low=0, high=1 << 20))
