@@ -1,7 +1,7 @@
 """A two-node Ray cluster on this machine (``ray.cluster_utils.Cluster``: each node has its
 own raylet and object store) running a kvcli job; prints one JSON line for the test.
 
-    python multinode_job.py results|fault FLAG_FILE
+    python multinode_job.py results|fault|serverfault FLAG_FILE
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def train(steps: int, flag: str) -> dict:
         seen = []
         for step in range(steps):
             if kv.rank == 1 and flag and step == 1:
-                open(flag, "w").close()  # the test removes this rank's node now
-                time.sleep(120)
+                open(flag, "w").close()  # the test removes this rank's node (or the servers') now
+                time.sleep(120 if not flag.endswith("server") else 3)
             kv.push("w", np.full((1000, 300), kv.rank + 1, np.float32))
             seen.append(float(kv.pull("w")[0, 0]))
         servers = [s.ping.remote() for s in kv._servers]
@@ -52,11 +52,15 @@ def main(mode: str, flag: str) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))
     os.environ["PYTHONPATH"] = path
+    head_resources = {"rank0": 1} if mode == "serverfault" else {"servers": 1, "rank0": 1}
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 1, "resources": {"servers": 1, "rank0": 1}, "object_store_memory": 80 << 20},
+        head_node_args={"num_cpus": 1, "resources": head_resources, "object_store_memory": 80 << 20},
     )
     other = cluster.add_node(num_cpus=1, resources={"rank1": 1}, object_store_memory=80 << 20)
+    servers_node = None
+    if mode == "serverfault":  # the servers on a node of their own, which the test removes
+        servers_node = cluster.add_node(num_cpus=1, resources={"servers": 1}, object_store_memory=80 << 20)
     ray.init(address=cluster.address, logging_level=logging.WARNING, runtime_env={"env_vars": {"PYTHONPATH": path}})
     cluster.wait_for_nodes()
     nodes = {"head": ray.get_runtime_context().get_node_id(), "other": other.node_id}
@@ -66,10 +70,13 @@ def main(mode: str, flag: str) -> None:
     if mode == "results":
         report["results"] = launch(train, 2, args=(3, ""), timeout=60, **placement)
     else:
+        doomed = servers_node if servers_node is not None else other
+        flag = flag + "-server" if servers_node is not None else flag
+
         def remove_when_flagged() -> None:
             while not os.path.exists(flag):
                 time.sleep(0.05)
-            cluster.remove_node(other)
+            cluster.remove_node(doomed)
 
         threading.Thread(target=remove_when_flagged, daemon=True).start()
         try:

@@ -1,6 +1,6 @@
 """dist_sync across two Ray nodes (each with its own object store): servers on one node,
-workers split over both; results equal one node's, and a node lost mid-step is a clear
-error on the other worker, not a hang."""
+workers split over both; results equal one node's, and a node lost mid-step (a worker's, or
+the servers' own) is a clear error on the workers, not a hang."""
 
 from __future__ import annotations
 
@@ -46,3 +46,15 @@ def test_a_worker_node_removed_mid_step_fails_the_job_clearly(tmp_path: Path) ->
     assert "rank 1: " in error and "rank 0: DistributedError" in error
     assert "cannot complete step 2: rank 1 failed" in error
     assert report["seconds"] < 90  # the other rank was told, not left to time out
+
+
+def test_the_servers_node_removed_mid_step_is_a_clear_error_on_every_rank(tmp_path: Path) -> None:
+    # Servers alone on a third node; removing it makes Ray restart (or try to restart) them
+    # without their values: every rank must say so, name the fix, and not wait for a timeout.
+    report = run_job("serverfault", tmp_path)
+    error = report["error"]
+    assert error is not None and error.startswith("2 of 2 workers failed: ")
+    assert "rank 0: DistributedError" in error and "rank 1: DistributedError" in error
+    assert error.count("kvcli server 0: the actor died or is restarting") == 2
+    assert error.count("call init(...) again on every worker") == 2
+    assert report["seconds"] < 45  # told, not left to the 60 s timeout
