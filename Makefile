@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kvcli-installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test test-all test-stress check bench install clean
+.PHONY: test-dist demo test test-all test-stress check bench install clean
 
 install: $(STAMP)
 
@@ -39,7 +39,12 @@ demo: $(STAMP)
 
 # pytest exits 5 when it collects no test: say so plainly instead of failing obscurely.
 test: $(STAMP)
-	@$(BIN)/python -m pytest -q; rc=$$?; \
+	@$(BIN)/python -m pytest -q --ignore=tests/dist; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
+
+# The Ray suite in tests/dist (multi-process and two- and three-node clusters; about 3.5 minutes).
+test-dist: $(STAMP)
+	@$(BIN)/python -m pytest -q tests/dist; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
 test-all: $(STAMP)
