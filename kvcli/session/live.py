@@ -109,14 +109,14 @@ class LiveStore(SessionAttrs):
         if not idle:
             return {}
         from kvcli.store import cluster
-        from kvcli.store.dist_group import connect, keep_group, kept_group_id
+        from kvcli.store.dist_group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
         servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
         group = kept_group_id(self.path, kind, servers)
         cluster.note_kept(self.home, group, self.path, idle)  # before: the holder must not reap it meanwhile
         connect(address, kind)
-        keep_group(group, servers, "sync" if kind == "dist_sync" else "async", config.get(config.DIST_TIMEOUT))
+        keep_group(group, servers, mode_of(kind), config.get(config.DIST_TIMEOUT))
         return {"group": group, "rank": 0, "num_workers": 1, "member": group}
 
     def _renew_kept_group(self) -> None:

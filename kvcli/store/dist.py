@@ -89,6 +89,7 @@ from kvcli.store.dist_group import (
     find_group,
     import_ray,
     layout_of,
+    mode_of,
     namespace_of,
     start_group,
 )
@@ -142,7 +143,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         if kind not in ("dist_sync", "dist_async"):
             raise StoreError(f"unknown distributed store type {kind!r}: use dist_sync or dist_async")
         self.type = kind
-        self._mode = "sync" if kind == "dist_sync" else "async"
+        self._mode = mode_of(kind)
         self._ray = connect(address, kind)
         self._timeout = float(timeout if timeout is not None else config.get(config.DIST_TIMEOUT))
         if not self._timeout > 0:

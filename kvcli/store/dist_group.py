@@ -81,6 +81,11 @@ def joined_cluster() -> bool:
     return _joined
 
 
+def mode_of(kind: str) -> str:
+    """The servers' mode for a canonical distributed type: ``"sync"`` or ``"async"``."""
+    return "sync" if kind == "dist_sync" else "async"
+
+
 def cluster_address(ray: Any) -> str:
     """The address other processes pass to ``ray.init`` to join this process's cluster."""
     return str(ray.get_runtime_context().gcs_address)
