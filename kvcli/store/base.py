@@ -585,6 +585,8 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
     def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray | RowSparse]:
         info = self._info_of(key)
+        if type(value) is np.ndarray and value.shape == info.shape and value.dtype == info.dtype:
+            return [value]  # the usual case: one array that fits (checked below otherwise)
         values = list(value) if is_value_list(value) else [value]
         arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v, key) for v in values]
         for index, array in enumerate(arrays):

@@ -69,6 +69,7 @@ to the restarted server, and the keys' optimizer state starts afresh, as for any
 
 from __future__ import annotations
 
+import pickle
 import time
 import uuid
 from typing import Any, Sequence
@@ -93,8 +94,8 @@ from kvcli.store.dist_group import (
     namespace_of,
     start_group,
 )
-from kvcli.store.dist_server import INLINE_BYTES
-from kvcli.store.dist_shm import Mappings, PushPool, ShmPart
+from kvcli.store.dist_server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
+from kvcli.store.dist_shm import Mappings, PushPool, Results, ShmPart
 from kvcli.store.local import sum_into
 from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 from kvcli.store.dist_state import DistState
@@ -119,6 +120,12 @@ COORDINATOR_LOST = (
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
 
+
+
+def unpacked(answer: Any) -> Any:
+    """A server's answer, unpickled when :meth:`KeyServer.packed` sent it as bytes (no
+    answer of a server method is bytes otherwise)."""
+    return pickle.loads(answer) if isinstance(answer, bytes) else answer
 
 
 # ---------------------------------------------------------------------- the store
@@ -203,8 +210,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._pools: dict[int, PushPool] = {}
         #: The servers' value segments this worker has mapped (pulls copy out of them).
         self._pulled = Mappings()
-        #: (key, server) -> (step, where) of results this worker's own push completed.
-        self._fresh: dict[tuple[Key, int], tuple[int, ShmPart]] = {}
+        #: Where this worker reads dist_sync results on its node without asking.
+        self._results = Results(self._pulled)
         if not config.get(config.DIST_NO_SHM):
             here = self._ray.get_runtime_context().get_node_id()
             pings = self._call([s.ping.remote() for s in self._servers], "asking the kvcli servers where they run")
@@ -310,10 +317,11 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 if pool is not None and server in sent:
                     for pushed, (count, where) in zip(sent[server], applied):
                         pool.settle(pushed, count)
-                        if where is not None and count >= self._seq[pushed]:
-                            # this push completed the dist_sync step: its result stays put
-                            # until this worker pushes again, so the next pull reads it here
-                            self._fresh[pushed, server] = (count, where)
+                        if where is not None:
+                            # a dist_sync result stays put until this worker pushes again: the
+                            # next pull reads it there once it is applied (this push's answer
+                            # may say so already: it completed the step)
+                            self._results.learn(pushed, server, where, applied=count)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
         """Pull (see :meth:`KVStore.pull`), after this worker's pushes have been applied."""
@@ -354,7 +362,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._seq[key] = 0
         for pool in self._pools.values():  # the servers drop pending pushes of a re-init key
             pool.forget(key)
-        self._forget_fresh(key)
+        self._results.forget(key)
         if self._rank != 0:
             return
         for server, rows in layout:
@@ -434,7 +442,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
             keys = ", ".join(repr(item[0]) for item in items[:3]) + (", ..." if len(items) > 3 else "")
             self._inflight.append(
                 (
-                    self._servers[server].push_many.remote(self._rank, items, retired),
+                    self._invoke(server, "push_many", self._rank, items, retired),
                     f"push of key{'s' * (len(items) > 1)} {keys} to kvcli server {server}",
                     server,
                 )
@@ -480,7 +488,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._seq.pop(key, None)
         for pool in self._pools.values():
             pool.forget(key)
-        self._forget_fresh(key)
+        self._results.forget(key)
         if self._rank != 0:
             return
         for server, _ in layout:
@@ -488,10 +496,6 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
             )
         self._wait_inflight()
-
-    def _forget_fresh(self, key: Key) -> None:
-        for fresh in [f for f in self._fresh if f[0] == key]:
-            del self._fresh[fresh]
 
     def _shutdown(self) -> None:
         self._inflight.clear()
@@ -501,6 +505,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 self._servers[server].release.remote(self._rank)
         self._pools = {}
         self._pulled = Mappings()
+        self._results = Results(self._pulled)
         if self._group.owned:
             self._group.stop(self._ray)
 
@@ -512,22 +517,20 @@ class DistStore(DistState, DistRowSparse, KVStore):
         fetched together (zero-copy, read-only, from this node's object store).
         """
         asked: dict[int, list[tuple[Key, int]]] = {}
-        parts: dict[tuple[Key, int], np.ndarray] = {}
-        mapped: set[str] = set()
-        for key in dict.fromkeys(keys):
-            need = self._seq.get(key, 0)
-            for server, _ in self._layouts[key]:
-                fresh = self._fresh.pop((key, server), None)
-                if fresh is not None and fresh[0] == need:  # once: a later pull asks the server
-                    parts[key, server] = self._pulled.view(fresh[1])
-                    mapped.add(fresh[1].name)
-                else:
-                    asked.setdefault(server, []).append((key, need))
+        wanted = [(key, server, self._seq.get(key, 0)) for key in dict.fromkeys(keys) for server, _ in self._layouts[key]]
+        # results on this node that are (or within moments will be) applied: read in place
+        parts = self._results.ready([w for w in wanted if w[1] in self._pools], self._num_workers)
+        mapped = {self._results.where(key, server).name for key, server in parts}
+        for key, server, need in wanted:
+            if (key, server) in parts:
+                self._pools[server].settle(key, need)
+            else:
+                asked.setdefault(server, []).append((key, need))
         calls = [
-            (server, self._servers[server].pull_many.remote(self._rank, needs, self._timeout, server in self._pools))
+            (server, self._invoke(server, "pull_many", self._rank, needs, self._timeout, server in self._pools))
             for server, needs in asked.items()
         ]
-        answers = {server: self._call(ref, f"pull from kvcli server {server}") for server, ref in calls}
+        answers = {server: unpacked(self._call(ref, f"pull from kvcli server {server}")) for server, ref in calls}
         refs = [a[0] for server in answers for a in answers[server] if isinstance(a, list)]
         fetched = iter(self._call(refs, "pull") if refs else [])
         for server, needs in asked.items():
@@ -536,6 +539,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 if isinstance(answer, ShmPart):  # read-only view of the server's value
                     parts[key, server] = self._pulled.view(answer)
                     mapped.add(answer.name)
+                    self._results.learn(key, server, answer, applied=need, read=need)
                 else:
                     parts[key, server] = next(fetched) if isinstance(answer, list) else answer
                 if pool is not None:  # applied: the push segment holding it is free again
@@ -548,6 +552,22 @@ class DistStore(DistState, DistRowSparse, KVStore):
             values[key] = pieces[0] if len(pieces) == 1 else join_parts(pieces, self._layouts[key])
         return values
 
+    def _invoke(self, server: int, method: str, *args: Any) -> Any:
+        """``servers[server].method.remote(*args)``: a call that may wait for other workers
+        in the servers' :data:`WAIT_GROUP`, and through the server's ``packed`` when no
+        argument holds an ObjectRef (see :meth:`KeyServer.packed`; read its answer with
+        :func:`unpacked`)."""
+        actor = self._servers[server]
+        # of the packed methods, only push_many's items can carry a reference (``[ref]``)
+        refs = method == "push_many" and any(isinstance(item[2], list) for item in args[1])
+        packed = method in PACKED_METHODS and not refs
+        call = actor.packed if packed else getattr(actor, method)
+        if method in WAITING_METHODS:
+            call = call.options(concurrency_group=WAIT_GROUP)
+        if packed:
+            return call.remote(method, pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL))
+        return call.remote(*args)
+
     def _wait_inflight(self) -> list[tuple[int, Any]]:
         """Wait for the calls queued by the hooks; returns (server, answer) pairs."""
         calls, self._inflight = self._inflight, []
@@ -555,7 +575,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         first_error: BaseException | None = None
         for ref, what, server in calls:  # wait for all, so none is left running; raise the first
             try:
-                answers.append((server, self._call(ref, what)))
+                answers.append((server, unpacked(self._call(ref, what))))
             except BaseException as error:
                 first_error = first_error or error
         if first_error is not None:

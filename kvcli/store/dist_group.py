@@ -135,7 +135,8 @@ def _actor_class(name: str) -> Any:
 
         from kvcli.store import dist_server
 
-        _ACTOR_CLASSES[name] = ray.remote(getattr(dist_server, name))
+        cls = getattr(dist_server, name)
+        _ACTOR_CLASSES[name] = ray.remote(**dist_server.SERVER_ACTOR_OPTIONS)(cls) if name == "KeyServer" else ray.remote(cls)
     return _ACTOR_CLASSES[name]
 
 

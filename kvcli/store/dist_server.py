@@ -1,9 +1,14 @@
 """The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
 
-These are plain classes; :mod:`kvcli.store.dist` turns them into Ray actors with
-``ray.remote(...)`` at run time, so importing this module does not need Ray. Both are asyncio
-actors: a pull or a barrier that has to wait for other workers awaits without blocking the
-pushes that will release it.
+These are plain classes; :mod:`kvcli.store.dist_group` turns them into Ray actors with
+``ray.remote(...)`` at run time, so importing this module does not need Ray. A key server
+is a *threaded* actor (:data:`SERVER_ACTOR_OPTIONS`): every call runs under the server's
+lock, and a pull that has to wait for other workers' pushes waits on a condition, in a
+thread of its own concurrency group, so it never holds up the pushes that will release it.
+(An asyncio actor would do the same with one thread, but Ray spends about 1.5 ms of the
+actor's CPU per asyncio call against 0.65 ms per threaded one, measured here: with a few
+calls per step and 2 cores, that was most of a small-keys step.) The coordinator, whose
+barriers are few, stays an asyncio actor.
 
 A :class:`KeyServer` holds the values of the keys (or row ranges of big keys) hashed to it.
 Each worker numbers its pushes per key (1, 2, ...); the server keeps, per key and rank, the
@@ -21,6 +26,9 @@ is applied, so ``push; pull`` on every worker sees that step's result, as in MXN
 from __future__ import annotations
 
 import asyncio
+import functools
+import pickle
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -39,11 +47,50 @@ from kvcli.store.arrays import Key
 #: go through the object store by reference (Ray inlines up to 100 KiB itself).
 INLINE_BYTES = 256 * 1024
 
+#: Concurrency group of the key server's calls that wait for other workers (pulls).
+WAIT_GROUP = "wait"
+#: How a key server becomes a Ray actor: threads for short calls (pushes, inits), and
+#: more for pulls waiting on other workers (one per worker and server at a time, more with
+#: row_sparse_pull); a wait beyond these queues, but never blocks the pushes it awaits.
+SERVER_ACTOR_OPTIONS: dict[str, Any] = {"max_concurrency": 4, "concurrency_groups": {WAIT_GROUP: 32}}
+#: The key server's methods that may wait for other workers: called in :data:`WAIT_GROUP`.
+WAITING_METHODS = frozenset({"pull_many", "pull_rows"})
+
+#: The methods a worker may call through :meth:`KeyServer.packed`: those a step calls,
+#: with a hundred small descriptors in their arguments and answers.
+PACKED_METHODS = frozenset({"push_many", "pull_many"})
+
 #: What a restarted server says about a key it lost.
 RESTART_HINT = (
     "it was restarted by Ray and lost its values and optimizer: call init(...) for the key "
     "again on every worker"
 )
+
+
+class _ThreadChanges:
+    """The lock a (threaded) key server's state is under, and "something changed" for the
+    calls waiting in it: a waiting call releases the lock until it is notified."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition(threading.RLock())
+
+    def notify(self) -> None:
+        self.lock.notify_all()
+
+    def wait_until(self, done: Callable[[], bool], deadline: float) -> bool:
+        """Wait until ``done()`` or the monotonic ``deadline``; returns ``done()``."""
+        return self.lock.wait_for(done, max(0.0, deadline - time.monotonic()))
+
+
+def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a :class:`KeyServer` method under the server's lock (calls run in threads)."""
+
+    @functools.wraps(method)
+    def run(self: "KeyServer", *args: Any, **kwargs: Any) -> Any:
+        with self._changes.lock:
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class _Changes:
@@ -93,6 +140,9 @@ class _Slot:
     #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
     #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist_shm`).
     shm: ShmPart | None = None
+    #: Its step counter there, ``[applied, failed]``: written after the value, so a worker
+    #: that sees its step there can read the value without asking.
+    counter: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.applied = [0] * self.num_workers
@@ -137,7 +187,7 @@ class KeyServer:
         self.updater: Callable[[Key, np.ndarray, np.ndarray], None] | None = None
         self.slots: dict[Key, _Slot] = {}
         self.gone: dict[int, str] = {}
-        self._changes = _Changes()
+        self._changes = _ThreadChanges()
         self._arenas = Arenas()
         #: Per rank: that worker's push segments mapped here (workers on this node).
         self._mapped: dict[int, Mappings] = {}
@@ -165,7 +215,8 @@ class KeyServer:
         return "; ".join(f"rank {r} {self.gone[r]}" for r in gone)
 
     # ------------------------------------------------------------------ API
-    async def ping(self) -> dict[str, Any]:
+    @_locked
+    def ping(self) -> dict[str, Any]:
         """Health and status: restart flag, mode, key count."""
         import ray
 
@@ -178,7 +229,24 @@ class KeyServer:
             "keys": len(self.slots),
         }
 
-    async def init(self, key: Key, value: np.ndarray, mode: str, reset: bool = True) -> bool:
+    def packed(self, method: str, blob: bytes) -> Any:
+        """``method(*pickle.loads(blob))``, answered as pickled bytes when the answer holds no
+        ObjectRef (else as it is: only Ray's serialiser can carry a reference).
+
+        Why: Ray's own serialisation of call arguments and answers costs about 1 ms per
+        call with a hundred small tuples (one step of many small keys), ``pickle`` a tenth
+        of that; this is the per-call cost that bounds many-small-keys steps. The worker
+        sends a call this way only when its arguments hold no ObjectRef either.
+        """
+        if method not in PACKED_METHODS:
+            raise DistributedError(f"{self._name()}: {method!r} cannot be called packed (only {sorted(PACKED_METHODS)})")
+        answer = getattr(self, method)(*pickle.loads(blob))
+        if any(isinstance(item, list) for item in answer):  # [ObjectRef] of a big value
+            return answer
+        return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @_locked
+    def init(self, key: Key, value: np.ndarray, mode: str, reset: bool = True) -> bool:
         """Set ``key``'s value (a copy), reset its push counters and (unless ``reset`` is
         False: the value was loaded, not initialised) its optimizer state.
 
@@ -192,14 +260,14 @@ class KeyServer:
                 f"dist_{mode}: every worker must create the same store type"
             )
         old = self.slots.get(key)
-        shm = None
+        shm = counter = None
         if isinstance(value, RowSparse):
             held: np.ndarray | RowSparse = value.copy()
         elif self.mode == "sync":
-            shm, held = self._shared(key, value)
+            shm, held, counter = self._shared(key, value)
         else:
             held = np.array(value, copy=True, order="C")
-        self.slots[key] = _Slot(held, self.num_workers, shm=shm)
+        self.slots[key] = _Slot(held, self.num_workers, shm=shm, counter=counter)
         if old is not None and old.shm is not None:
             self._arenas.free(old.shm)  # a fresh region: a late reader of the old one is unharmed
         forget = getattr(self.updater, "reset", None)
@@ -209,29 +277,31 @@ class KeyServer:
             self._changes.notify()  # pulls waiting on the old value must fail, not hang
         return self.needs_updater
 
-    def _shared(self, key: Key, value: np.ndarray) -> tuple[ShmPart | None, np.ndarray]:
-        """A copy of ``value`` in this server's shared memory (and where), or, when
-        ``/dev/shm`` is full, on the heap with a warning: then workers pull it through the
-        object store."""
+    def _shared(self, key: Key, value: np.ndarray) -> tuple[ShmPart | None, np.ndarray, np.ndarray | None]:
+        """A copy of ``value`` in this server's shared memory (where, the copy, its step
+        counter), or, when ``/dev/shm`` is full, on the heap with a warning: then workers
+        pull it through the object store."""
         try:
-            part, held = self._arenas.allocate(tuple(value.shape), np.dtype(value.dtype))
+            part, held, counter = self._arenas.allocate(tuple(value.shape), np.dtype(value.dtype))
         except SharedMemoryError as error:
             if not self._shm_warned:
                 self._shm_warned = True
                 warnings.warn(f"{self._name()}: key {key!r} and later ones are pulled through Ray's "
                               f"object store: {error}", RuntimeWarning, stacklevel=2)
-            return None, np.array(value, copy=True, order="C")
+            return None, np.array(value, copy=True, order="C"), None
         np.copyto(held, value)
-        return part, held
+        return part, held, counter
 
-    async def info(self, keys: list[Key]) -> dict[Key, tuple[tuple[int, ...], str] | None]:
+    @_locked
+    def info(self, keys: list[Key]) -> dict[Key, tuple[tuple[int, ...], str] | None]:
         """Shape and dtype of each key's part held here (None when missing)."""
         return {
             k: (tuple(s.value.shape), str(s.value.dtype)) if (s := self.slots.get(k)) is not None else None
             for k in keys
         }
 
-    async def delete(self, key: Key) -> None:
+    @_locked
+    def delete(self, key: Key) -> None:
         """Forget ``key`` (no error when it is not here)."""
         slot = self.slots.pop(key, None)
         if slot is not None:
@@ -242,34 +312,39 @@ class KeyServer:
                 reset(key)
             self._changes.notify()
 
-    async def set_updater(self, updater: Any, state: dict[str, Any] | None) -> None:
+    @_locked
+    def set_updater(self, updater: Any, state: dict[str, Any] | None) -> None:
         """Replace the updater (None: assign); ``state`` is this server's share of its state."""
         if state is not None:
             updater.load_state_dict(state)
         self.updater = updater
         self.needs_updater = False
 
-    async def get_state(self) -> dict[str, Any] | None:
+    @_locked
+    def get_state(self) -> dict[str, Any] | None:
         """The updater's state (``state_dict()``) for the keys held here, or None."""
         state_dict = getattr(self.updater, "state_dict", None)
         return None if state_dict is None else state_dict()
 
-    async def mark_gone(self, rank: int, reason: str) -> None:
+    @_locked
+    def mark_gone(self, rank: int, reason: str) -> None:
         """Record that ``rank`` will push no more (it died or exited); waiters fail at once."""
         self.gone[rank] = reason
         self._mapped.pop(rank, None)  # its push segments: nothing more will come from them
         self._changes.notify()
 
-    async def close(self) -> None:
+    @_locked
+    def close(self) -> None:
         """Unlink this server's shared memory (its group is stopping; Ray kills it next)."""
         self._arenas.close()
         self._mapped.clear()
 
-    async def release(self, rank: int) -> None:
+    @_locked
+    def release(self, rank: int) -> None:
         """Unmap rank ``rank``'s push segments (its store closed)."""
         self._mapped.pop(rank, None)
 
-    async def push_many(
+    def push_many(
         self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None = None
     ) -> list[tuple[int, ShmPart | None]]:
         """Rank ``rank``'s pushes of one step to the keys held here, in one call.
@@ -287,11 +362,22 @@ class KeyServer:
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
         """
+        refs = [item[2][0] for item in items if isinstance(item[2], list)]
+        if refs:  # fetched before taking the lock: other calls go on meanwhile
+            import ray
+
+            resolved = iter(ray.get(refs))
+        else:
+            resolved = iter(())
+        with self._changes.lock:
+            return self._push_locked(rank, items, retired, resolved)
+
+    def _push_locked(
+        self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None, resolved: Any
+    ) -> list[tuple[int, ShmPart | None]]:
         mapped = self._mapped.setdefault(rank, Mappings())
         if retired:
             mapped.drop(retired)
-        refs = [item[2][0] for item in items if isinstance(item[2], list)]
-        resolved = iter(await asyncio.gather(*refs)) if refs else iter(())
         failure: BaseException | None = None
         try:
             for key, seq, value, compressed in items:
@@ -346,7 +432,14 @@ class KeyServer:
             pushes = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
             for r in workers:
                 slot.applied[r] += 1
-            self._apply(key, slot, pushes, step)
+            try:
+                self._apply(key, slot, pushes, step)
+            except BaseException:
+                if slot.counter is not None:
+                    slot.counter[1] = step  # watchers stop waiting and ask: the pull raises the error
+                raise
+            if slot.counter is not None:
+                slot.counter[0] = step  # after the value: a watcher that sees it reads the result
 
     def _apply_async(self, key: Key, slot: _Slot, rank: int) -> None:
         while slot.applied[rank] + 1 in slot.pending[rank]:
@@ -401,7 +494,8 @@ class KeyServer:
             assert isinstance(merged, RowSparse)  # a dense sum of a dense key took the branch above
             merged.to_dense(out=slot.value)
 
-    async def pull_many(
+    @_locked
+    def pull_many(
         self, rank: int, needs: list[tuple[Key, int]], timeout: float, local: bool = False
     ) -> list[Any]:
         """Each key's value once rank ``rank``'s ``need``-th push to it is applied.
@@ -415,7 +509,7 @@ class KeyServer:
 
         results: list[Any] = []
         for key, need in needs:
-            slot = await self._applied_slot(key, rank, need, timeout)
+            slot = self._applied_slot(key, rank, need, timeout)
             if local and slot.shm is not None:
                 results.append(slot.shm)
                 continue
@@ -427,19 +521,20 @@ class KeyServer:
             results.append([slot.snapshot[1]])
         return results
 
-    async def pull_rows(self, key: Key, rank: int, need: int, timeout: float, rows: np.ndarray) -> RowSparse:
+    @_locked
+    def pull_rows(self, key: Key, rank: int, need: int, timeout: float, rows: np.ndarray) -> RowSparse:
         """The rows ``rows`` (sorted ids counted from this range's start) of a row-sparse
         key, once rank ``rank``'s ``need``-th push is applied: only those rows travel."""
-        slot = await self._applied_slot(key, rank, need, timeout)
+        slot = self._applied_slot(key, rank, need, timeout)
         if not isinstance(slot.value, RowSparse):
             raise DistributedError(f"row_sparse_pull of key {key!r}: {self._name()} holds a dense value for it")
         return slot.value.rows(rows)
 
-    async def _applied_slot(self, key: Key, rank: int, need: int, timeout: float) -> _Slot:
+    def _applied_slot(self, key: Key, rank: int, need: int, timeout: float) -> _Slot:
         """The slot of ``key`` once rank ``rank``'s ``need``-th push is applied."""
         slot = self._slot(key, "pull")
         if need > slot.applied[rank]:
-            await self._wait_applied(key, slot, rank, need, timeout)
+            self._wait_applied(key, slot, rank, need, timeout)
         error = slot.errors.get(need) if self.mode == "sync" else None
         if error is not None:  # every rank learns that the step it pushed to failed
             raise DistributedError(
@@ -448,7 +543,7 @@ class KeyServer:
             )
         return slot
 
-    async def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
+    def _wait_applied(self, key: Key, slot: _Slot, rank: int, need: int, timeout: float) -> None:
         def missing() -> list[int]:
             if self.mode != "sync":
                 return []
@@ -461,7 +556,7 @@ class KeyServer:
                 or self._gone_message(missing()) is not None
             )
 
-        done = await self._changes.wait_until(settled, time.monotonic() + timeout)
+        done = self._changes.wait_until(settled, time.monotonic() + timeout)
         kind = f"dist_{self.mode}"
         if self.slots.get(key) is not slot:
             raise DistributedError(
@@ -482,7 +577,8 @@ class KeyServer:
             "raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
         )
 
-    async def stats(self) -> dict[Key, dict[str, Any]]:
+    @_locked
+    def stats(self) -> dict[Key, dict[str, Any]]:
         """Per key: the shape held here and the push counters (for tests and debugging)."""
         return {
             k: {"shape": tuple(s.value.shape), "applied": list(s.applied), "pending": [sorted(p) for p in s.pending]}

@@ -16,9 +16,12 @@ through Ray's object store at all; the actor calls carry only :class:`ShmPart` d
   worker pushes only after its pull has copied, so nobody reads a value being written.
   A re-``init`` gets a fresh region, never the old one. ``dist_async`` values change on
   any push, so their pulls keep the object-store copy.
-* **one call per step** — a push that completes a ``dist_sync`` step (a lone worker, or
-  the last rank to push) is answered with where the result lies, so the next pull copies
-  it without asking the server (once; a later pull asks again, and sees a restart).
+* **one call per step** — a pull reads a ``dist_sync`` step's result without asking the
+  server when it knows the step is applied (:class:`Results`): the push that completed it
+  (a lone worker, or the last rank to push) was answered so; any other rank watches the
+  value's *step counter*, which the server writes in shared memory after the value, for a
+  few milliseconds before it asks. Each step is read that way once; a later pull of the
+  same step asks the server again (and so learns of a restart).
 
 Worker and server segments are :class:`~kvcli.store.shm.SharedArray` segments: the
 creating process unlinks them when done (a store's close, a key's delete or re-init) and
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -46,6 +51,18 @@ ALIGN = 64
 ARENA_BYTES = 32 << 20
 #: Push segments a worker keeps per server (pushes not yet applied hold one each).
 POOL_SEGMENTS = 4
+#: How long a pull watches the servers' step counters before it asks them instead, per
+#: worker of the job (a call costs about 1 ms; in lockstep, the other workers' pushes land
+#: within a few ms, more with more workers on the same cores).
+WATCH_SECONDS_PER_WORKER = 0.003
+#: Sleeps between two looks at a counter: a sleep, not a spin (the 2 cores of a small
+#: machine are busy with the server and the other workers meanwhile), growing from the
+#: first to the last so that a long watch costs few wake-ups.
+WATCH_POLL_SECONDS = (50e-6, 500e-6)
+#: Whether a worker may trust a step counter it reads in shared memory: the server writes
+#: the value, then the counter, and x86-64 keeps stores in that order for every reader.
+#: Elsewhere (weaker memory orders) a pull asks the server unless a push's answer said so.
+WATCH_COUNTERS = platform.machine().lower() in ("x86_64", "amd64")
 
 
 def _aligned(size: int) -> int:
@@ -55,18 +72,30 @@ def _aligned(size: int) -> int:
 class ShmPart(NamedTuple):
     """Where an array lies in a shared-memory segment. It travels in actor calls, a
     hundred of them per call with many small keys: a tuple pickles about three times
-    faster there than a dataclass."""
+    faster there than a dataclass.
+
+    ``counter`` is the offset of the value's step counter in the same segment (a server's
+    ``dist_sync`` value; -1 when there is none): two int64, the last step applied and the
+    last step whose update failed, written by the server after the value.
+    """
 
     name: str
     offset: int
     shape: tuple[int, ...]
     dtype: str
+    counter: int = -1
 
     def view(self, segment: np.ndarray) -> np.ndarray:
         """The array inside ``segment`` (a uint8 mapping of the whole segment)."""
-        dtype = np.dtype(self.dtype)
-        stop = self.offset + math.prod(self.shape) * dtype.itemsize
-        return segment[self.offset:stop].view(dtype).reshape(self.shape)
+        return np.ndarray(self.shape, self.dtype, segment, self.offset)
+
+    def counter_view(self, segment: np.ndarray) -> np.ndarray:
+        """The step counter inside ``segment``: ``[applied, failed]`` as int64."""
+        return segment[self.counter:self.counter + COUNTER_BYTES].view(np.int64)
+
+
+#: Bytes of a step counter (two int64: the last step applied, the last step that failed).
+COUNTER_BYTES = 16
 
 
 class Mappings:
@@ -76,20 +105,24 @@ class Mappings:
         self._segments: dict[str, np.ndarray] = {}
 
     def view(self, part: ShmPart, writable: bool = False) -> np.ndarray:
-        segment = self._segments.get(part.name)
-        if segment is None:
-            try:
-                segment = _attach_bytes(part.name)
-            except FileNotFoundError:
-                raise DistributedError(
-                    f"shared-memory segment {part.name} is gone: the process that made it exited or "
-                    "freed it (a worker or server died or closed its store)"
-                ) from None
-            self._segments[part.name] = segment
-        array = part.view(segment)
+        array = part.view(self.segment(part.name))
         if not writable:
             array.flags.writeable = False
         return array
+
+    def segment(self, name: str) -> np.ndarray:
+        """The whole segment ``name`` as uint8, mapped on first use."""
+        segment = self._segments.get(name)
+        if segment is None:
+            try:
+                segment = _attach_bytes(name)
+            except FileNotFoundError:
+                raise DistributedError(
+                    f"shared-memory segment {name} is gone: the process that made it exited or "
+                    "freed it (a worker or server died or closed its store)"
+                ) from None
+            self._segments[name] = segment
+        return segment
 
     def drop(self, names: Any) -> None:
         """Unmap (once their last view is gone) the segments ``names``."""
@@ -131,9 +164,11 @@ class Arenas:
         self._arenas: dict[str, _Arena] = {}
         self._current: _Arena | None = None
 
-    def allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[ShmPart, np.ndarray]:
-        """A new region for an array of ``shape``/``dtype`` (SharedMemoryError if it does not fit)."""
-        size = _aligned(max(math.prod(shape) * dtype.itemsize, 1))
+    def allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[ShmPart, np.ndarray, np.ndarray]:
+        """A new region for an array of ``shape``/``dtype`` and its step counter (zero):
+        where, the array, the counter (SharedMemoryError if it does not fit)."""
+        value_size = _aligned(max(math.prod(shape) * dtype.itemsize, 1))
+        size = value_size + ALIGN  # the counter in a cache line of its own, after the value
         shared = size <= ARENA_BYTES // 4  # small values share arenas; a big one has its own
         arena = self._current
         if not shared or arena is None or arena.used + size > arena.segment.nbytes:
@@ -144,10 +179,12 @@ class Arenas:
                 if self._current is not None and self._current.live == 0:
                     self._unlink(self._current)
                 self._current = arena
-        part = ShmPart(arena.segment.name, arena.used, tuple(shape), dtype.str)
+        part = ShmPart(arena.segment.name, arena.used, tuple(shape), dtype.str, arena.used + value_size)
         arena.used += size
         arena.live += 1
-        return part, part.view(arena.segment.array)
+        counter = part.counter_view(arena.segment.array)
+        counter[:] = 0
+        return part, part.view(arena.segment.array), counter
 
     def free(self, part: ShmPart) -> None:
         """Give back ``part``'s region; its arena goes when nothing in it is live."""
@@ -173,6 +210,86 @@ class Arenas:
 
 
 # ---------------------------------------------------------------------- worker side
+class Results:
+    """Where a worker reads ``dist_sync`` results on its node without asking the server.
+
+    Per (key, server part) it remembers where the server keeps the value (from any
+    answer), the last step an answer said was applied, and the last step it read without
+    asking: a pull reads a step that way once, and a later pull of the same step asks the
+    server (which is how a pull learns that a server restarted). A step is known applied
+    when an answer said so (the push that completed it), or, where :data:`WATCH_COUNTERS`,
+    when the value's counter says so: :meth:`ready` watches the counters for up to
+    :data:`WATCH_SECONDS_PER_WORKER` per worker (the other workers' pushes are usually
+    that close) before the
+    pull asks the servers for the rest.
+    """
+
+    def __init__(self, mappings: Mappings) -> None:
+        self._mappings = mappings
+        #: (key, server) -> where, a read-only view of the value there, its counter (or None).
+        self._where: dict[tuple[Key, int], tuple[ShmPart, np.ndarray, np.ndarray | None]] = {}
+        self._known: dict[tuple[Key, int], int] = {}
+        self._read: dict[tuple[Key, int], int] = {}
+
+    def learn(self, key: Key, server: int, where: ShmPart, applied: int | None = None, read: int | None = None) -> None:
+        """An answer said where ``key``'s part on ``server`` lies (and how many of this
+        worker's pushes of it are applied; ``read``: a pull's answer, that step is read)."""
+        held = self._where.get((key, server))
+        if held is None or held[0] != where:
+            try:
+                segment = self._mappings.segment(where.name)
+            except DistributedError:  # freed already (the key re-initialised): ask next time
+                return
+            value = where.view(segment)
+            value.flags.writeable = False
+            counter = where.counter_view(segment) if WATCH_COUNTERS and where.counter >= 0 else None
+            self._where[key, server] = (where, value, counter)
+        if applied is not None and applied > self._known.get((key, server), -1):
+            self._known[key, server] = applied
+        if read is not None:
+            self._read[key, server] = read
+
+    def where(self, key: Key, server: int) -> ShmPart:
+        """Where ``key``'s part on ``server`` lies (learnt before)."""
+        return self._where[key, server][0]
+
+    def forget(self, key: Key) -> None:
+        """``key`` was re-initialised or deleted: its parts lie elsewhere now."""
+        for table in (self._where, self._known, self._read):
+            for gone in [k for k in table if k[0] == key]:
+                del table[gone]
+
+    def ready(self, wanted: list[tuple[Key, int, int]], workers: int) -> dict[tuple[Key, int], np.ndarray]:
+        """Of ``wanted`` (key, server, step), the parts readable here without asking, as
+        read-only views (for a moment: the caller copies them before it pushes again);
+        in a job of several ``workers``, after watching the counters of the others for a while."""
+        found: dict[tuple[Key, int], np.ndarray] = {}
+        watched: list[tuple[tuple[Key, int], int, np.ndarray, np.ndarray]] = []
+        for key, server, need in wanted:
+            part = (key, server)
+            held = self._where.get(part)
+            if held is None or self._read.get(part, -1) >= need:
+                continue
+            _, value, counter = held
+            if self._known.get(part, -1) >= need or (counter is not None and counter[0] >= need):
+                found[part] = value
+                self._read[part] = need
+            elif counter is not None and counter[1] < need:
+                watched.append((part, need, value, counter))
+        if workers > 1 and watched:
+            deadline = time.monotonic() + WATCH_SECONDS_PER_WORKER * workers
+            pause, longest = WATCH_POLL_SECONDS
+            for part, need, value, counter in watched:  # in push order: one wait covers most
+                while counter[0] < need and counter[1] < need and time.monotonic() < deadline:
+                    time.sleep(pause)
+                    pause = min(pause * 1.5, longest)
+                if counter[0] >= need:
+                    found[part] = value
+                    self._read[part] = need
+        return found
+
+
+
 @dataclass
 class _PushSegment:
     segment: SharedArray
@@ -224,13 +341,16 @@ class PushPool:
             size = max(total, 1)
             held = _PushSegment(SharedArray((size + size // 4,), np.dtype("u1")))
             self._segments.append(held)
-        held.holds = {}
+        holds: dict[Key, int] = {}
+        held.holds = holds
         buffer = held.segment.array
+        name = held.segment.name
         parts = []
         for (key, seq, array), offset in zip(items, offsets):
-            part = ShmPart(held.segment.name, offset, tuple(array.shape), array.dtype.str)
-            np.copyto(part.view(buffer), array, casting="no")
-            held.holds[key] = max(seq, held.holds.get(key, 0))
+            part = ShmPart(name, offset, array.shape, array.dtype.str)
+            np.copyto(np.ndarray(array.shape, array.dtype, buffer, offset), array, casting="no")
+            if holds.get(key, 0) < seq:
+                holds[key] = seq
             parts.append(part)
         return parts
 

@@ -37,6 +37,7 @@ class DistRowSparse:
         def _write(self, key: Key, value: Any) -> None: ...
         def _read(self, key: Key) -> Any: ...
         def _call(self, ref: Any, what: str, lost: str = ...) -> Any: ...
+        def _invoke(self, server: int, method: str, *args: Any) -> Any: ...
 
     def _write_sparse(self, key: Key, value: RowSparse) -> None:
         self._write(key, value)  # the layout and init calls are the same as a dense key's
@@ -71,7 +72,7 @@ class DistRowSparse:
                     local = ids[lo:hi] - part.start
                     if not len(local):
                         continue
-                calls.append(self._servers[server].pull_rows.remote(key, self._rank, need, self._timeout, local))
+                calls.append(self._invoke(server, "pull_rows", key, self._rank, need, self._timeout, local))
         got = iter(self._call(calls, f"row_sparse_pull of key {key!r}") if calls else [])
         result = []
         for ids in rows:

@@ -131,6 +131,8 @@ class RowSparseContract:
         """The dense buffers and row-sparse outputs a pull writes (checked); row-sparse
         outputs are left out while ``ignore_sparse``."""
         info = self._info_of(key)
+        if type(out) is np.ndarray and out.shape == info.shape and out.dtype == info.dtype and out.flags.writeable:
+            return [out], []  # the usual case: one array that fits (checked below otherwise)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         if not outs:
             raise ArityError(f"pull of key {key!r} got an empty list of outputs: pass at least one")

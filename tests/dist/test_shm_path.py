@@ -86,27 +86,47 @@ def test_a_lone_store_frees_its_and_its_servers_segments(ray_cluster):
     assert set(leftover_segments()) - before == set()
 
 
+def _count_pulls(kv: Any) -> list[tuple[Any, ...]]:
+    """Record the pull_many calls ``kv`` makes to its servers from now on."""
+    asked: list[tuple[Any, ...]] = []
+    invoke = kv._invoke
+
+    def spy(server: int, method: str, *args: Any) -> Any:
+        if method == "pull_many":
+            asked.append(args)
+        return invoke(server, method, *args)
+
+    kv._invoke = spy
+    return asked
+
+
 def test_a_push_that_completes_the_step_lets_the_next_pull_skip_the_server(ray_cluster):
     with kvcli.create("dist_sync") as kv:
         kv.set_updater(shm_workers.accumulate)
         kv.init("w", np.zeros(1000, np.float32))
-        kv.push("w", np.full(1000, 2.0, np.float32))
-        assert list(kv._fresh) == [("w", 0)]  # one worker: its push completed step 1
-        asked = []
-        server = kv._servers[0]
-        original = server.pull_many
+        kv.push("w", np.full(1000, 2.0, np.float32))  # one worker: its push completes step 1
+        asked = _count_pulls(kv)
+        assert (kv.pull("w") == 2).all() and asked == []  # read where the server keeps it
+        assert (kv.pull("w") == 2).all() and len(asked) == 1  # once only: then the server is asked
+        kv.push("w", np.full(1000, 1.0, np.float32))
+        assert (kv.pull("w") == 3).all() and len(asked) == 1
+        kv.init("w", np.ones(1000, np.float32))  # a re-init: the value lies elsewhere now
+        assert (kv.pull("w") == 1).all() and len(asked) == 2
+        kv.push("w", np.full(1000, 1.0, np.float32))
+        assert (kv.pull("w") == 2).all() and len(asked) == 2  # and is learnt again
 
-        class Spy:
-            def remote(self, *args):
-                asked.append(args)
-                return original.remote(*args)
 
-        server.pull_many = Spy()
-        try:
-            assert (kv.pull("w") == 2).all() and asked == []  # read where the server keeps it
-            assert (kv.pull("w") == 2).all() and len(asked) == 1  # once only: then the server is asked
-        finally:
-            server.pull_many = original
-        kv.init("w", np.ones(1000, np.float32))
-        assert kv._fresh == {}  # a re-init forgets it
-        assert (kv.pull("w") == 1).all()
+def test_a_rank_that_pushed_first_reads_the_step_from_its_counter(ray_cluster):
+    results = launch(shm_workers.first_pusher_reads_counter, 2)
+    for rank, result in enumerate(results):
+        assert result["values"] == [1.0 + 2.0, 2 * (1.0 + 2.0)]  # rank 0's pushes 1, rank 1's 2, per step
+    # rank 0 pushed first both times and read the step's sum from the counter, no call;
+    # rank 1's push completed the step, whose answer said so: no call either
+    assert [r["pulls_asked"] for r in results] == [0, 0]
+
+
+def test_a_failed_update_reaches_the_rank_that_waits_for_the_step(ray_cluster):
+    results = launch(shm_workers.watch_a_failing_step, 2)
+    for result in results:
+        assert "updater failed" in result["error"] and "step 1" in result["error"]
+    assert results[0]["seconds"] < 5.0  # as soon as rank 1's push failed, not at the timeout (20 s)
