@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import socket
 import statistics
@@ -147,7 +146,9 @@ def main() -> None:
 
     import ray
 
-    ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING)
+    from kvcli.store.dist_group import ray_init_options
+
+    ray.init(**ray_init_options("local"))  # as kvcli starts Ray (its workers at nice 0)
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:

@@ -267,9 +267,9 @@ def _alive(pid: int) -> bool:
 
 def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
-    import logging
-
     import ray
+
+    from kvcli.store.dist_group import ray_init_options
 
     stopping = False
 
@@ -278,7 +278,7 @@ def _hold(path: Path, cpus: int) -> None:
         stopping = True
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ray.init(address="local", num_cpus=cpus or None, include_dashboard=False, logging_level=logging.WARNING)
+    ray.init(num_cpus=cpus or None, **ray_init_options("local"))
     signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
     cpus_granted = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
     info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address), cpus_granted, time.time())

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import pickle
 import threading
 import time
@@ -215,6 +216,10 @@ class KeyServer:
         return "; ".join(f"rank {r} {self.gone[r]}" for r in gone)
 
     # ------------------------------------------------------------------ API
+    def pid(self) -> int:
+        """This server's process id (for tests and debugging)."""
+        return os.getpid()
+
     @_locked
     def ping(self) -> dict[str, Any]:
         """Health and status: restart flag, mode, key count."""

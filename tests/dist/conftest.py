@@ -17,7 +17,7 @@ NO_RAY = "Ray is not installed: pip install 'kvcli[dist]' to run the distributed
 def ray_cluster() -> Iterator[Any]:
     """``ray``, connected to a local cluster started for this session."""
     ray = pytest.importorskip("ray", reason=NO_RAY)
-    import logging
+    from kvcli.store.dist_group import ray_init_options
 
     # Ray's worker processes import the launched functions (tests/dist/workers.py) and
     # the example by module name, so they need these folders on their path.
@@ -25,10 +25,8 @@ def ray_cluster() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         ray.init(
-            address="local",
             num_cpus=2,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
+            **ray_init_options("local"),
             runtime_env={"env_vars": {"PYTHONPATH": path}},
         )
     yield ray

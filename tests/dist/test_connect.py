@@ -49,3 +49,35 @@ def test_an_explicit_address_wins(fake_ray: _FakeRay, monkeypatch: pytest.Monkey
     monkeypatch.setenv("KVCLI_RAY_ADDRESS", "auto")
     dist_group.connect("127.0.0.1:6379")
     assert fake_ray.addresses == ["127.0.0.1:6379"]
+
+
+def test_a_local_instance_runs_the_servers_at_nice_zero(ray_cluster: Any) -> None:
+    """Ray runs its workers at nice 15 by default; kvcli starts Ray with 0, or a busy machine
+    leaves its servers a few percent of a core (see dist_group.LOCAL_RAY_SYSTEM_CONFIG).
+    The session's cluster comes from the same ``ray_init_options`` as ``connect()``'s."""
+    import os
+
+    import kvcli
+
+    with kvcli.create("dist_sync") as kv:
+        pid = ray_cluster.get(kv._servers[0].pid.remote())
+        assert os.getpriority(os.PRIO_PROCESS, pid) == 0
+
+
+def test_only_a_started_instance_gets_kvcli_settings() -> None:
+    assert dist_group.ray_init_options("local")["_system_config"] == {"worker_niceness": 0}
+    assert "_system_config" not in dist_group.ray_init_options("auto")  # Ray refuses them when joining
+
+
+def test_a_failed_start_and_a_failed_join_say_different_things(fake_ray: _FakeRay, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvcli.errors import DistributedError
+
+    def refuse(address: Any = None, **kwargs: Any) -> None:
+        raise ConnectionError("nope")
+
+    monkeypatch.setattr(fake_ray, "init", refuse)
+    with pytest.raises(DistributedError, match="cannot start a local Ray instance: nope") as started:
+        dist_group.connect()
+    assert "KVCLI_RAY_ADDRESS" not in str(started.value)  # nothing to unset: none was set
+    with pytest.raises(DistributedError, match=r"cannot connect to the Ray cluster at 'auto': nope.*ray start --head"):
+        dist_group.connect("auto")

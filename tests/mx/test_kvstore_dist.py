@@ -22,14 +22,14 @@ pytestmark = [pytest.mark.dist, pytest.mark.timeout(180)]
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A local 2-CPU Ray (or the one another test module started)."""
-    import logging
+    from kvcli.store.dist_group import ray_init_options
 
     import ray
 
     ray.cloudpickle.register_pickle_by_value(dist_workers)  # the workers need no sys.path
     started = not ray.is_initialized()
     if started:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+        ray.init(num_cpus=2, **ray_init_options("local"))
     yield ray
     if started:
         ray.shutdown()

@@ -4,7 +4,6 @@ row in rank order."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcl
 
 import kvcli  # noqa: E402
 import kvcli.mx as mx  # noqa: E402
+from kvcli.store.dist_group import ray_init_options  # noqa: E402
 from kvcli.store.launch import launch  # noqa: E402
 from kvcli.store.local import sum_into  # noqa: E402
 from kvcli.store.sparse import RowSparse  # noqa: E402
@@ -33,8 +33,7 @@ def ray_session() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
-                 runtime_env={"env_vars": {"PYTHONPATH": path}})
+        ray.init(num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}}, **ray_init_options("local"))
     # the launched worker function below lives in this test module: ship it by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield ray
