@@ -152,10 +152,11 @@ def main() -> None:
         "On one Ray node the dist rows take the shared-memory path (`kvcli/store/dist_shm.py`): the",
         "actor calls carry only descriptors, a push is one copy into a reused worker segment and one",
         "sum by the server into its value (kept in its own shared memory), a pull one copy into",
-        "`out`, and a push that completes the step spares the pull's call. What is left is those",
-        "copies and Ray's own cost per actor call (1-1.5 ms idle, more under load); the object-store",
-        "path (`KVCLI_DIST_NO_SHM=1`, and always between nodes) is unchanged. `device` works in place",
-        "in shared memory, so it stays faster.",
+        "`out`, with no call when the push that completed the step said so or the value's step",
+        "counter in shared memory shows it applied. Key servers are threaded Ray actors, and Ray's",
+        "workers run at nice 0. What is left is those copies and one Ray call per push; the",
+        "object-store path (`KVCLI_DIST_NO_SHM=1`, and always between nodes) is unchanged. `device`",
+        "works in place in shared memory, so it stays faster.",
         "",
     ]
     args.output.write_text("\n".join(lines) + _kept_sections(args.output), encoding="utf-8")

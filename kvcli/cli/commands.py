@@ -418,7 +418,7 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     import os
     import shutil
 
-    from kvcli.session import LOCK, _FileLock, _lock_timeout, check_session_name, default_home
+    from kvcli.session import check_session_name, default_home, session_lock
 
     name = check_session_name(name)
     home = Path(options.home).expanduser() if options.home else default_home()
@@ -430,7 +430,7 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
         raise SessionError(f"session {name!r} is the one this shell has open: delete it from another terminal")
     count = len(_session_keys(name, home))
     confirm(f"delete session {name!r} and its {output.plural(count, 'key')}?", yes, options)
-    lock = _FileLock(path / LOCK, _lock_timeout())
+    lock = session_lock(path)
     lock.acquire(shared=False)  # no command of another process is half-way through it
     gone = path.with_name(f".deleted-{name}-{os.getpid()}")
     try:

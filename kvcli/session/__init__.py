@@ -37,12 +37,11 @@ store requests), :mod:`~kvcli.session.manifest` (the manifest and its JSON),
 from kvcli.session.core import Session, ValuesFor, list_sessions
 from kvcli.session.files import (
     DiskError,
-    _FileLock,
-    _lock_timeout,
     check_npy,
     corrupted,
     disk_error,
     read_npy,
+    session_lock,
     write_npy,
 )
 from kvcli.session.manifest import KeyEntry, Manifest
@@ -64,7 +63,7 @@ from kvcli.session.names import (
 __all__ = [
     "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
-    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "write_npy",
-    # for kvcli's own CLI (sessions delete takes the lock; the shell checks addresses)
-    "_FileLock", "_is_local_address", "_lock_timeout",
+    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_lock", "write_npy",
+    # for kvcli's own CLI (the shell checks addresses)
+    "_is_local_address",
 ]

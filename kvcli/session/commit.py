@@ -18,9 +18,8 @@ from kvcli.npyio import remove_quietly
 from kvcli.session.files import (
     DiskError,
     _crash_point,
-    _FileLock,
     _fsync_dir,
-    _lock_timeout,
+    session_lock,
     _new_file,
     _remove_empty_dir,
     _same_size,
@@ -30,7 +29,7 @@ from kvcli.session.files import (
 )
 from kvcli.session.live import LiveStore
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
-from kvcli.session.names import DATA, LOCK, MANIFEST, RECYCLE_BYTES, Key
+from kvcli.session.names import DATA, MANIFEST, RECYCLE_BYTES, Key
 
 
 @dataclass
@@ -90,7 +89,7 @@ class Committer(LiveStore):
         data = self.path / DATA
         if data.is_symlink():  # O_NOFOLLOW guards each file; the folder holding them must be real too
             raise corrupted(data, "the data folder is a symbolic link, not a folder inside the session")
-        lock = _FileLock(self.path / LOCK, _lock_timeout())
+        lock = session_lock(self.path)
         lock.acquire(shared=shared)
         try:
             yield True

@@ -94,6 +94,15 @@ def _lock_timeout() -> float:
     return float(config.get(config.LOCK_TIMEOUT))
 
 
+def session_lock(folder: Path, timeout: float | None = None) -> _FileLock:
+    """The lock of the session in ``folder``, not taken yet: every command takes it, shared
+    or exclusive (``acquire(shared=...)``), before it reads or changes the session.
+    ``timeout`` defaults to ``KVCLI_LOCK_TIMEOUT``; 0 fails at once when another holds it."""
+    from kvcli.session.names import LOCK
+
+    return _FileLock(folder / LOCK, _lock_timeout() if timeout is None else timeout)
+
+
 # ---------------------------------------------------------------------- file helpers
 def _fsync_dir(path: Path) -> None:
     try:

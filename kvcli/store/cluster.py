@@ -208,10 +208,9 @@ def reap_idle(home: Path, now: float | None = None) -> list[str]:
 def _session_lock(record: dict[str, Any]) -> Any:
     """The session's lock, taken exclusively at once (None: a command holds it)."""
     from kvcli.errors import SessionError
-    from kvcli.session.files import _FileLock
-    from kvcli.session.names import LOCK
+    from kvcli.session import session_lock
 
-    lock = _FileLock(Path(str(record.get("session"))) / LOCK, 0.0)
+    lock = session_lock(Path(str(record.get("session"))), timeout=0.0)
     try:
         lock.acquire(shared=False)
     except SessionError:
