@@ -50,7 +50,8 @@ def lockstep(steps: int) -> dict[str, Any]:
     return {"sums": sums, "segments": mine, "after_close": leftover_segments(os.getpid())}
 
 
-def _pull_spy(kv: Any) -> list[Any]:
+def pull_spy(kv: Any) -> list[Any]:
+    """Record the pull_many calls ``kv`` makes to its servers from now on (the list grows)."""
     asked: list[Any] = []
     invoke = kv._invoke
 
@@ -70,7 +71,7 @@ def first_pusher_reads_counter() -> dict[str, Any]:
         kv.set_updater(accumulate)
         kv.init("w", np.zeros(2000, np.float32))
         kv.barrier()
-        asked = _pull_spy(kv)
+        asked = pull_spy(kv)
         values = []
         for _ in range(2):
             if kv.rank == 0:

@@ -86,26 +86,12 @@ def test_a_lone_store_frees_its_and_its_servers_segments(ray_cluster):
     assert set(leftover_segments()) - before == set()
 
 
-def _count_pulls(kv: Any) -> list[tuple[Any, ...]]:
-    """Record the pull_many calls ``kv`` makes to its servers from now on."""
-    asked: list[tuple[Any, ...]] = []
-    invoke = kv._invoke
-
-    def spy(server: int, method: str, *args: Any) -> Any:
-        if method == "pull_many":
-            asked.append(args)
-        return invoke(server, method, *args)
-
-    kv._invoke = spy
-    return asked
-
-
 def test_a_push_that_completes_the_step_lets_the_next_pull_skip_the_server(ray_cluster):
     with kvcli.create("dist_sync") as kv:
         kv.set_updater(shm_workers.accumulate)
         kv.init("w", np.zeros(1000, np.float32))
         kv.push("w", np.full(1000, 2.0, np.float32))  # one worker: its push completes step 1
-        asked = _count_pulls(kv)
+        asked = shm_workers.pull_spy(kv)
         assert (kv.pull("w") == 2).all() and asked == []  # read where the server keeps it
         assert (kv.pull("w") == 2).all() and len(asked) == 1  # once only: then the server is asked
         kv.push("w", np.full(1000, 1.0, np.float32))
