@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kvcli.optim import (
     DCASGD, FTML, LAMB, LARS, LBSGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, Optimizer,
-    RMSProp, Signum, Updater, ccSGD, create_optimizer, register,
+    RMSProp, Signum, Test, Updater, ccSGD, create_optimizer, register,
 )
 
 create = create_optimizer
@@ -18,5 +18,5 @@ def get_updater(optimizer: Optimizer) -> Updater:
 
 __all__ = [
     "DCASGD", "FTML", "LAMB", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "AdaDelta", "AdaGrad", "Adam", "Adamax",
-    "Ftrl", "Nadam", "Optimizer", "RMSProp", "Signum", "Updater", "ccSGD", "create", "get_updater", "register",
+    "Ftrl", "Nadam", "Optimizer", "RMSProp", "Signum", "Test", "Updater", "ccSGD", "create", "get_updater", "register",
 ]

@@ -220,6 +220,12 @@ def assertRaises(expected_exception: type[BaseException], func: Callable[..., An
     raise AssertionError(f"{func.__name__} did not raise {expected_exception.__name__}")
 
 
+def assert_exception(f: Callable[..., Any], exception_type: type[BaseException], *args: Any, **kwargs: Any) -> None:
+    """Assert ``f(*args, **kwargs)`` raises ``exception_type`` (MXNet's ``test_utils.assert_exception``;
+    ``assertRaises`` with the function first)."""
+    assertRaises(exception_type, f, *args, **kwargs)
+
+
 def raises(*expected: type[BaseException]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator (nose's ``nose.tools.raises``): the test passes only if it raises one of ``expected``."""
 
@@ -240,4 +246,4 @@ def raises(*expected: type[BaseException]) -> Callable[[Callable[..., Any]], Cal
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "array", "assert_almost_equal", "compare_ndarray_tuple",
            "compare_optimizer", "default_context", "rand_ndarray", "same",
-           "assertRaises", "raises", "setup_module", "teardown", "with_seed"]
+           "assertRaises", "assert_exception", "raises", "setup_module", "teardown", "with_seed"]

@@ -4,7 +4,7 @@ every optimizer 1.9.1 registers, learning-rate schedules, spec strings and state
 ==========================  ==================================================================
 ``base``                    Optimizer, register / create, the row-sparse protocol
 ``updater``                 MXNet's Updater (get_updater): per-index state
-``sgd``                     sgd (ccsgd), nag, signum, lars, lbsgd, dcasgd, sgld
+``sgd``                     sgd (ccsgd), nag, signum, lars, lbsgd, dcasgd, sgld, test
 ``adaptive``                adam, adamax, nadam, ftml, lamb, adagrad, rmsprop, adadelta, ftrl
 ``lr_scheduler``            Factor, MultiFactor, Poly and Cosine schedules with warm-up
 ``simple``                  assign, sum, scale-add:K, python:FILE.py:NAME
@@ -21,7 +21,7 @@ from typing import Any
 #: Public name -> the module that defines it (imported on first use: one-shot commands with
 #: a plain updater do not load every optimizer).
 _EXPORTS = {
-    **dict.fromkeys(("DCASGD", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "Signum", "ccSGD"), "kvcli.optim.sgd"),
+    **dict.fromkeys(("DCASGD", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "Signum", "Test", "ccSGD"), "kvcli.optim.sgd"),
     **dict.fromkeys(("FTML", "LAMB", "AdaDelta", "AdaGrad", "Adam", "Adamax", "Ftrl", "Nadam", "RMSProp"),
                     "kvcli.optim.adaptive"),
     **dict.fromkeys(("Optimizer", "create", "register", "registered"), "kvcli.optim.base"),

@@ -524,13 +524,16 @@ def _astype(grad: Any, dtype: Any) -> Any:
 
 
 def _copy_cast(weight: Any, master: Any) -> None:
-    """Copy the float32 master into the float16 weight; a row-sparse weight gets every row."""
-    if hasattr(weight, "_kvcli_row_sparse"):
-        from kvcli.store.sparse import RowSparse, as_row_sparse
+    """Copy the float32 master into the float16 weight; a row-sparse weight (a store's
+    RowSparse value, or an nd array of it) gets every row."""
+    from kvcli.store.sparse import RowSparse, as_row_sparse
 
+    target = weight if isinstance(weight, RowSparse) else (
+        weight._kvcli_row_sparse() if hasattr(weight, "_kvcli_row_sparse") else None)
+    if target is not None:
         source = as_row_sparse(master)
         rows = RowSparse.all_rows(source.to_dense() if source is not None else as_numpy(master))
-        weight._kvcli_row_sparse().assign(rows.astype(weight.dtype))
+        target.assign(rows.astype(weight.dtype))
         return
     np.copyto(as_numpy(weight), as_numpy(master), casting="unsafe")
 

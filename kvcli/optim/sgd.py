@@ -1,5 +1,5 @@
 """The SGD family of MXNet 1.9.1: SGD (and its alias ccSGD), NAG, Signum, LARS, LBSGD,
-DCASGD, SGLD — numpy float32 in the order of MXNet's kernels."""
+DCASGD, SGLD, and MXNet's Test — numpy float32 in the order of MXNet's kernels."""
 
 from __future__ import annotations
 
@@ -479,3 +479,22 @@ class LBSGD(NumpyOptimizer):
             array = np.asarray(cum_grad, dtype=dtype)
             self.cumgrads[key] = {"num_cums": int(num_cums), "cum_grad": array if array.ndim else array.item()}
 
+
+
+@register
+class Test(NumpyOptimizer):
+    """MXNet's ``Test`` optimizer, which MXNet's own KVStore tests set on their servers:
+    ``w += rescale_grad * g``, with the state a copy of the weight. It takes no learning
+    rate, weight decay or clipping (they are accepted and unused) and counts no updates,
+    as in MXNet."""
+
+    spec_params = (lr_param(0.01, positional=False),)  # MXNet's base default, as for every optimizer
+    state_names = ("weight",)
+
+    def create_state(self, index: Key, weight: Any) -> Any:
+        return np.zeros(weight.shape, weight.dtype)
+
+    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        g = self._dense(grad, weight)
+        weight += g * g.dtype.type(self.rescale_grad)  # MXNet's scalar op: in the gradient's dtype
+        state[...] = weight

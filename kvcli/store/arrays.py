@@ -74,13 +74,20 @@ def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
     return array
 
 
-def _refuse_value_lists(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> None:
-    """``verb`` takes one value per key: a per-device list is an :class:`ArityError`."""
+def _one_value_per_key(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> list[tuple[Key, Any]]:
+    """``verb`` takes one value per key: a list of one value stands for that value (as in
+    MXNet, whose ``init('w', [value])`` is ``init('w', value)``); a longer per-device list
+    is an :class:`ArityError` (MXNet's "duplicate init of key")."""
+    out = []
     for key, value in pairs:
         if is_value_list(value):
-            raise ArityError(
-                f"{verb} of key {key!r} got a list of {len(value)} values: {verb} takes one value per key ({why})"
-            )
+            if len(value) != 1:
+                raise ArityError(
+                    f"{verb} of key {key!r} got a list of {len(value)} values: {verb} takes one value per key ({why})"
+                )
+            value = value[0]
+        out.append((key, value))
+    return out
 
 
 def writable_buffer(out: Any, key: Key) -> np.ndarray:

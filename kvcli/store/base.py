@@ -39,7 +39,7 @@ from kvcli.store.arrays import (  # noqa: F401 - as_numpy and is_value_list are 
     _is_key,
     _is_writable_array,
     _normalise_key,
-    _refuse_value_lists,
+    _one_value_per_key,
     as_numpy as as_numpy,
     is_value_list as is_value_list,
     writable_buffer as writable_buffer,
@@ -198,7 +198,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             self._check_open()
             pairs = self._pair(key, value, "init")
             arrays: list[np.ndarray | RowSparse] = []
-            _refuse_value_lists(pairs, "init", "push is the one that sums per-device values")
+            pairs = _one_value_per_key(pairs, "init", "push is the one that sums per-device values")
             for k, v in pairs:
                 sparse = as_row_sparse(v)
                 arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
@@ -315,7 +315,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             self._check_open()
             values = self._pair(key, value, "broadcast")
             outs = dict(self._pair(key, out, "broadcast"))
-            _refuse_value_lists(values, "broadcast", "and one or a list of outputs")
+            values = _one_value_per_key(values, "broadcast", "and one or a list of outputs")
             for k, v in values:
                 array = as_numpy(v)
                 for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):

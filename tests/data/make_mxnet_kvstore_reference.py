@@ -239,6 +239,12 @@ def api_cases():
         kv.broadcast(20, mx.nd.ones(SHAPE), mx.nd.empty(SHAPE))
         cases[f"broadcast_twice_{name}"] = raises(kv.broadcast, 20, mx.nd.ones(SHAPE) * 2, mx.nd.empty(SHAPE))
         cases[f"broadcast_wrong_out_shape_{name}"] = raises(kv.broadcast, 21, mx.nd.ones(SHAPE), mx.nd.empty((2, 2)))
+        # init of one key with a list: one value stands for it; two are a duplicate init
+        kv.init(30, [mx.nd.ones(SHAPE) * 7])
+        out = mx.nd.zeros(SHAPE)
+        kv.pull(30, out=out)
+        cases[f"init_one_value_list_{name}"] = tolist(out)
+        cases[f"init_two_value_list_{name}"] = raises(kv.init, 31, [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE) * 2])
         # pushpull in place of one array, with an updater
         kv = mx.kv.create(name)
         kv.init(4, mx.nd.ones(SHAPE))

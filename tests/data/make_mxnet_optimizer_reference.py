@@ -149,6 +149,12 @@ DENSE = {
         ("lamda_wd", {"learning_rate": 0.1, "lamda": 0.1, "wd": 0.01}),
         ("rescale_clip", {"learning_rate": 0.1, "rescale_grad": 0.5, "clip_gradient": 0.3}),
     ],
+    # MXNet's own Test optimizer (its KVStore tests use it): w += rescale_grad * g; lr and wd unused
+    "test": [
+        ("plain", {}),
+        ("rescale", {"rescale_grad": 2.0}),
+        ("lr_wd_clip_ignored", {"learning_rate": 0.5, "wd": 0.1, "clip_gradient": 0.3, "rescale_grad": 0.25}),
+    ],
     "lbsgd": [
         ("momentum", {"learning_rate": 0.1, "momentum": 0.9}),
         ("power2_batch2", {"learning_rate": 0.1, "warmup_strategy": "power2", "batch_scale": 2,
@@ -175,6 +181,7 @@ MULTI_PRECISION = {
     "adamax": [{}],
     "nadam": [{}],
     "dcasgd": [{"learning_rate": 0.1}],
+    "test": [{"rescale_grad": 2.0}],
 }
 # Row-sparse gradients on a dense (5, 3) weight; rows per step.
 SPARSE_ROWS = [[0, 2], [1, 2, 4], [3], [0, 4], [2], [0, 1, 2, 3, 4]]
@@ -190,6 +197,7 @@ SPARSE = {
     "lars": [{"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "eta": 0.1, "lazy_update": True}],
     "rmsprop": [{"learning_rate": 0.01}],
     "nag": [{"learning_rate": 0.1, "momentum": 0.9}],
+    "test": [{"rescale_grad": 2.0}],
 }
 SCHEDULERS = [
     ("factor", {"step": 3, "factor": 0.5, "base_lr": 1.0}),
@@ -254,7 +262,7 @@ def dense_scenario(name, label, kwargs, dtype="float32", keys=(0,)):
         "optimizer": name, "label": label, "kwargs": json_kwargs(kwargs), "dtype": dtype,
         "keys": list(keys), "init": init, "steps": steps, "expected": expected,
         "final_state": {str(k): flatten_state(updater.states[k]) for k in keys},
-        "update_counts": {str(k): updater.optimizer._index_update_count[k] for k in keys},
+        "update_counts": {str(k): updater.optimizer._index_update_count.get(k, 0) for k in keys},  # Test counts none
         "num_update": updater.optimizer.num_update,
     }
 

@@ -201,6 +201,18 @@ def test_broadcast_errors_change_nothing(make_kv, ref, name) -> None:
     assert kv.keys() == []
 
 
+def test_init_with_a_list_of_one_value_is_init_with_the_value(make_kv, ref, name) -> None:
+    kv = make_kv(name)
+    kv.init(30, [nd.ones(SHAPE) * 7])  # MXNet's own dist test inits keys this way
+    out = nd.zeros(SHAPE)
+    kv.pull(30, out=out)
+    assert out.asnumpy().tolist() == ref["api"][f"init_one_value_list_{name}"]
+    assert ref["api"][f"init_two_value_list_{name}"] == "MXNetError"  # "duplicate init of key"
+    with pytest.raises(StoreError, match="init of key 31 got a list of 2 values: init takes one value per key"):
+        kv.init(31, [nd.ones(SHAPE), nd.ones(SHAPE) * 2])
+    assert not kv.has(31)
+
+
 def test_broadcast_again_reinitialises(make_kv, ref, name) -> None:
     # MXNet's native store refuses a second broadcast of a key ("duplicate init"); kvcli
     # re-initialises, as its init does (README: Differences from MXNet)

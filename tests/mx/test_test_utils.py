@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import kvcli.mx as mx
-from kvcli.mx.test_utils import array, assertRaises, raises, setup_module, teardown, with_seed
+from kvcli.mx.test_utils import array, assert_exception, assertRaises, raises, setup_module, teardown, with_seed
 
 
 def _draws() -> tuple[float, float, list[float]]:
@@ -69,6 +69,11 @@ def test_assert_raises_and_nose_raises() -> None:
     assertRaises(ValueError, int, "x")
     with pytest.raises(AssertionError, match="int did not raise KeyError"):
         assertRaises(KeyError, int, "1")
+    assert_exception(int, ValueError, "x")  # MXNet's order: the function first
+    with pytest.raises(AssertionError, match="int did not raise KeyError"):
+        assert_exception(int, KeyError, "1")
+    with pytest.raises(ValueError):  # another exception is not swallowed
+        assert_exception(int, KeyError, "x")
 
     @raises(UserWarning)
     def raising() -> None:
