@@ -148,3 +148,35 @@ def test_workers_row_sparse_pushes_are_summed_by_row_in_rank_order(ray_session: 
         expected = sum_into(np.empty((12, 3), np.float32), per_worker)
         for seen in results:
             assert seen[step].tobytes() == expected.tobytes()
+
+
+def mxnet_test_optimizer_worker(steps: int) -> list[list[float]]:
+    """MXNet's own dist test pattern: float16 row-sparse and dense keys, initialised with a
+    list of one value, MXNet's Test optimizer (rescale_grad 2) with multi_precision on the
+    servers; each rank pushes rank + 1 on row (rank % 2)."""
+    kv = mx.kv.create("dist_sync")
+    kv.init("rsp16", [mx.nd.ones((2, 3), dtype="float16").tostype("row_sparse")])
+    kv.init("dense16", [mx.nd.ones((2, 3), dtype="float16")])
+    kv.set_optimizer(mx.optimizer.create("test", rescale_grad=2, multi_precision=True))
+    seen = []
+    for _ in range(steps):
+        grad = mx.nd.zeros((2, 3), dtype="float16")
+        grad[kv.rank % 2] = kv.rank + 1
+        kv.push("rsp16", grad.tostype("row_sparse"))
+        kv.push("dense16", grad)
+        out = mx.nd.sparse.zeros("row_sparse", (2, 3), dtype="float16")
+        kv.row_sparse_pull("rsp16", out=out, row_ids=mx.nd.array([0, 1]))
+        dense = mx.nd.zeros((2, 3), dtype="float16")
+        kv.pull("dense16", out=dense)
+        assert out.dtype == np.float16 and dense.dtype == np.float16
+        seen.append([out.asnumpy()[:, 0].tolist(), dense.asnumpy()[:, 0].tolist()])
+    kv._barrier()
+    return seen
+
+
+def test_the_test_optimizer_updates_float16_row_sparse_keys_with_multi_precision(ray_session: Any) -> None:
+    results = launch(mxnet_test_optimizer_worker, 2, args=(2,))
+    # rank 0 pushes 1 on row 0, rank 1 pushes 2 on row 1; w += 2 * sum per step, from ones
+    expected = [[[1.0 + 2 * step, 1.0 + 4 * step]] * 2 for step in (1, 2)]
+    for seen in results:
+        assert seen == expected
