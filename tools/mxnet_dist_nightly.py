@@ -19,7 +19,6 @@ This is a measuring tool, not part of the test suite.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -29,7 +28,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mxnet_unittests import DEFAULT_TAG, REPO_ROOT, rewrite_imports
+from mxnet_unittests import mxnet_parser, rewrite_imports
 
 NIGHTLY_DIR = "tests/nightly"
 SCRIPT = "dist_sync_kvstore.py"
@@ -107,11 +106,7 @@ def run_type(workdir: Path, kind: str, python: str, workers: int, servers: int, 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns 0 when every type passed or failed only for a :data:`KNOWN` reason."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mxnet-repo", type=Path, required=True, help="an MXNet git checkout (bare is fine)")
-    parser.add_argument("--tag", default=DEFAULT_TAG, help=f"MXNet git tag (default {DEFAULT_TAG})")
-    parser.add_argument("--python", default=str(REPO_ROOT / ".venv" / "bin" / "python"),
-                        help="the Python that has kvcli (default: this repository's .venv)")
+    parser = mxnet_parser(__doc__.splitlines()[0], "kvcli")
     parser.add_argument("-n", "--workers", type=int, default=2, help="workers W (default 2)")
     parser.add_argument("--servers", type=int, default=1, help="key servers S (default 1)")
     parser.add_argument("--nrepeat", type=int, default=2, help="the file's --nrepeat (default 2; MXNet's CI 7)")

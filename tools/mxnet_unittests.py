@@ -242,13 +242,19 @@ def print_table(reports: list[FileReport]) -> None:
             print(f"{r.file}::{t.name}: {t.outcome}: {why}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns 0 when every test passed or failed only for an out-of-scope reason."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def mxnet_parser(description: str, python_needs: str) -> argparse.ArgumentParser:
+    """The arguments every MXNet-test runner takes: the MXNet checkout, its tag, our Python."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--mxnet-repo", type=Path, required=True, help="an MXNet git checkout (bare is fine)")
     parser.add_argument("--tag", default=DEFAULT_TAG, help=f"MXNet git tag (default {DEFAULT_TAG})")
     parser.add_argument("--python", default=str(REPO_ROOT / ".venv" / "bin" / "python"),
-                        help="the Python that has kvcli and pytest (default: this repository's .venv)")
+                        help=f"the Python that has {python_needs} (default: this repository's .venv)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns 0 when every test passed or failed only for an out-of-scope reason."""
+    parser = mxnet_parser(__doc__.splitlines()[0], "kvcli and pytest")
     parser.add_argument("--seed", type=int, help="fix every test's random seed (MXNET_TEST_SEED); default: random, as MXNet's CI")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("files", nargs="*", default=list(DEFAULT_FILES), help="test files under tests/python/unittest")
