@@ -134,6 +134,8 @@ class Group:
         except Exception:  # a dead server: Ray's resource tracker or sweep_orphans frees its memory
             pass
         for actor in (*self.servers, self.coordinator):
+            if actor is None:  # stop_group found no coordinator
+                continue
             try:
                 ray.kill(actor, no_restart=True)
             except Exception:  # already dead: nothing left to stop
@@ -142,7 +144,7 @@ class Group:
         # until each server is really gone, so that a closed store's servers answer nothing
         # and hold nothing (measured: gone 1-8 ms after the kill).
         deadline = time.monotonic() + STOP_GRACE
-        alive = [s for s in self.servers if s is not None]
+        alive = list(self.servers)
         while alive and time.monotonic() < deadline:
             still = []
             for server in alive:
@@ -291,16 +293,21 @@ def keep_group(group: str, num_servers: int, mode: str, timeout: float, server_r
 def stop_group(group: str) -> bool:
     """Kill whatever actors of ``group`` are running; returns whether there were any."""
     ray = import_ray("dist")
-    namespace = namespace_of(group)
-    actors = []
-    for name in ("coordinator", *(f"server-{i}" for i in range(1024))):
-        try:
-            actors.append(ray.get_actor(name, namespace=namespace))
-        except ValueError:
-            if name != "coordinator":
-                break
-    Group(group, None, actors, owned=True).stop(ray)
-    return bool(actors)
+    coordinator = _named_actor(ray, "coordinator", group)
+    servers: list[Any] = []
+    while (server := _named_actor(ray, f"server-{len(servers)}", group)) is not None:
+        servers.append(server)
+    # the servers as servers: Group.stop has them unlink their shared memory before the kill
+    Group(group, coordinator, servers, owned=True).stop(ray)
+    return coordinator is not None or bool(servers)
+
+
+def _named_actor(ray: Any, name: str, group: str) -> Any:
+    """The actor ``name`` of ``group``, or None when there is none."""
+    try:
+        return ray.get_actor(name, namespace=namespace_of(group))
+    except ValueError:
+        return None
 
 
 def _home(key: Key, num_servers: int) -> int:

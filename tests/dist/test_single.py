@@ -208,3 +208,20 @@ def test_mxnet_device_sync_names_are_dist_sync_and_keep_their_type_name(ray_clus
         assert out.asnumpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
     finally:
         kv.store.close()
+
+
+def test_stopping_a_kept_group_frees_its_servers_shared_memory(ray_cluster):
+    """stop_group (the kept-group reaper, reset, delete, cluster down) must let the servers
+    unlink their shared memory before it kills them, as a store's close does."""
+    from kvcli.store.dist_group import keep_group, stop_group
+    from kvcli.store.shm import leftover_segments
+
+    kept = keep_group("kept-test-frees-memory", 2, "sync", 30.0)
+    pids = []
+    for server in kept.servers:
+        ray_cluster.get(server.init.remote("w", np.zeros(100, np.float32), "sync"))
+        pids.append(ray_cluster.get(server.pid.remote()))
+    assert all(leftover_segments(pid) for pid in pids)  # each server holds an arena
+    assert stop_group("kept-test-frees-memory")
+    assert [leftover_segments(pid) for pid in pids] == [[], []]
+    assert not stop_group("kept-test-frees-memory")  # nothing left to stop
