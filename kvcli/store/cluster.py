@@ -150,9 +150,7 @@ def note_kept(home: Path, group: str, session: Path, idle: float) -> bool:
     folder.mkdir(exist_ok=True)
     path = folder / f"{group}.json"
     existed = path.exists()
-    partial = folder / f".{group}.{os.getpid()}.tmp"
-    partial.write_text(json.dumps({"session": str(Path(session).resolve()), "idle": idle}))
-    os.replace(partial, path)  # the reaper reads a whole record or none; the mtime is now
+    _replace_json(path, {"session": str(Path(session).resolve()), "idle": idle})  # its mtime is now
     return existed
 
 
@@ -162,11 +160,17 @@ def expire_kept(home: Path, session: Path) -> int:
     count = 0
     for path, record in _kept_records(home):
         if record.get("session") == str(Path(session).resolve()):
-            partial = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
-            partial.write_text(json.dumps({**record, "idle": 0}))
-            os.replace(partial, path)
+            _replace_json(path, {**record, "idle": 0})
             count += 1
     return count
+
+
+def _replace_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` through a temporary file of this process, so that a
+    reader (the reaper, a command) sees the whole file or the old one, never half."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(payload))
+    os.replace(partial, path)
 
 
 def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -281,9 +285,7 @@ def _hold(path: Path, cpus: int) -> None:
     signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
     cpus_granted = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
     info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address), cpus_granted, time.time())
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_text(json.dumps(asdict(info)))
-    os.replace(partial, path)  # readers see the whole file or none
+    _replace_json(path, asdict(info))
     reaped = time.monotonic()
     try:
         while not stopping:
