@@ -220,8 +220,7 @@ class Results:
     when an answer said so (the push that completed it), or, where :data:`WATCH_COUNTERS`,
     when the value's counter says so: :meth:`ready` watches the counters for up to
     :data:`WATCH_SECONDS_PER_WORKER` per worker (the other workers' pushes are usually
-    that close) before the
-    pull asks the servers for the rest.
+    that close) before the pull asks the servers for the rest.
     """
 
     def __init__(self, mappings: Mappings) -> None:
