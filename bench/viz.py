@@ -2,12 +2,16 @@
 
     .venv/bin/python bench/viz.py [--repeat N]
 
-Cases: the largest sample model (the 6084-node char-LSTM, 877 KB, from ../shared) and a
+Cases: the largest kept model (the 6084-node char-LSTM, 877 KB, in tests/data/sample_models) and a
 synthetic 5,000-node graph (stacked conv/BN/relu blocks with residual adds). Our share must
 stay under 10% of the total; graphviz's ``dot -Tsvg`` does the layout.
 
 ``--end-to-end`` instead times the whole ``kvcli viz`` command (a fresh process, folding and
 graphviz included) to SVG and to the HTML viewer on the char-LSTM, best of ``--repeat``.
+
+``--models`` instead renders every real model kept in tests/data to SVG and PDF the way
+``kvcli viz`` does (folding and bounded layout included) and checks each against the 10 s
+budget of issue 11.
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kvcli.symbol.build import NameManager, Symbol  # noqa: E402
 from kvcli.symbol.graph import load_file  # noqa: E402
 from kvcli.mx import sym  # noqa: E402
-from kvcli.symbol.render import dot_program, to_digraph  # noqa: E402
+from kvcli.symbol.fold import prepare  # noqa: E402
+from kvcli.symbol.plan import build_plan  # noqa: E402
+from kvcli.symbol.render import dot_program, plan_to_digraph, to_digraph, write  # noqa: E402
 from kvcli.symbol.shapes import infer_shapes  # noqa: E402
 
 _REPO = Path(__file__).resolve().parents[1]
-# ../shared next to the checkout, or next to the worktrees folder (/work/wt/NAME -> /work/shared)
-SHARED = next((p for p in (_REPO / ".." / "shared" / "sample_models", _REPO / ".." / ".." / "shared" / "sample_models")
-               if p.is_dir()), _REPO / ".." / "shared" / "sample_models")
-CHAR_LSTM = SHARED / "mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json"
+DATA = _REPO / "tests" / "data"
+CHAR_LSTM = DATA / "sample_models" / "mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json"
+#: Seconds each kept model may take to render to one format (``--models``).
+MODEL_BUDGET_S = 10.0
 
 
 def synthetic(nodes: int = 5000) -> Symbol:
@@ -90,6 +96,33 @@ def end_to_end(repeat: int, as_json: bool) -> None:
         print(f"kvcli viz char-LSTM (6,069 nodes): .svg {times['svg']:.2f} s, .html {times['html']:.2f} s")
 
 
+def models(as_json: bool) -> None:
+    """Time rendering every kept real model to .svg and .pdf; exit 1 when one is over budget."""
+    files = sorted((DATA / "sample_models").glob("*.json")) + sorted((DATA / "mxnet_models").glob("*.json"))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in files:
+            graph = load_file(path)
+            for ext in ("svg", "pdf"):
+                t0 = time.perf_counter()
+                plan, bounded = prepare(build_plan(graph, readable=True))
+                write(plan_to_digraph(plan, title=path.stem, readable=True, bounded=bounded),
+                      Path(tmp) / f"{path.stem}.{ext}", timeout=MODEL_BUDGET_S * 3)
+                rows.append((path.name, ext, time.perf_counter() - t0))
+    over = [row for row in rows if row[2] > MODEL_BUDGET_S]
+    if as_json:
+        print(json.dumps({"cases": [{"file": name, "format": ext, "seconds": s} for name, ext, s in rows],
+                          "budget_s": MODEL_BUDGET_S, "ok": not over}))
+    else:
+        for name, ext, seconds in rows:
+            print(f"{name:<58} .{ext:<4} {seconds:6.2f} s")
+        slowest = max(rows, key=lambda row: row[2])
+        print(f"slowest: {slowest[0]} .{slowest[1]} {slowest[2]:.2f} s "
+              f"({'OK' if not over else 'OVER'} the {MODEL_BUDGET_S:.0f} s budget)")
+    if over:
+        sys.exit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of our part (best is kept)")
@@ -98,9 +131,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--end-to-end", action="store_true",
                         help="time `kvcli viz` to .svg and .html on the char-LSTM (whole command)")
+    parser.add_argument("--models", action="store_true",
+                        help="render every real model in tests/data to .svg and .pdf against the 10 s budget")
     args = parser.parse_args()
     if dot_program() is None:
         sys.exit("graphviz 'dot' is not installed; the benchmark needs it")
+    if args.models:
+        models(args.json)
+        return
     if args.end_to_end:
         end_to_end(args.repeat, args.json)
         return

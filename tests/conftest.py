@@ -20,18 +20,3 @@ def _isolated_kvcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("KVCLI_DEVICE_IDLE", "3")
     return home
 
-
-#: Skip reasons that mean "this checkout has no ../shared": counted in one visible line.
-SHARED_MISSING = "reference models not found"
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say in one line how many reference tests could not run for want of ../shared."""
-    skipped = terminalreporter.stats.get("skipped", [])
-    missing = [r for r in skipped if SHARED_MISSING in str(getattr(r, "longrepr", ""))]
-    if missing:
-        terminalreporter.write_line(
-            f"NOTE: {len(missing)} MXNet reference test(s) skipped: ../shared (sample_models, "
-            "mxnet_reference) is not next to this checkout",
-            yellow=True, bold=True,
-        )

@@ -20,7 +20,8 @@ from tests.runner import kvcli_env as shared_env
 from tests.runner import run_kvcli as shared_run
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = (REPO / ".." / "shared").resolve()
+#: Test data kept in the repository (sources and licences in tests/data/SOURCES.md).
+DATA = REPO / "tests" / "data"
 
 
 def kvcli_env(home: Path, **extra: str) -> dict[str, str]:
@@ -94,9 +95,6 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    """/work/shared (read-only reference models next to the repo); skip when absent."""
-    if not (SHARED / "sample_models").is_dir() or not (SHARED / "mxnet_reference").is_dir():
-        pytest.skip(f"reference models not found at {SHARED} (expected ../shared/sample_models and "
-                    "../shared/mxnet_reference next to the repo)")
-    return SHARED
+def data_dir() -> Path:
+    """tests/data: the real models live in its sample_models/ and mxnet_models/."""
+    return DATA

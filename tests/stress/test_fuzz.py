@@ -5,7 +5,7 @@
 * key names (:func:`kvcli.cli.keys.parse_key` / ``check_key``, a session, and ``kvcli init``):
   a valid key or a ``KVCliError``; the CLI exits 0 or 1 with one ``error:`` line and writes
   nothing outside the session folder;
-* symbol JSON: mutations of the real models in ``../shared`` through load, shape inference,
+* symbol JSON: mutations of the real models in ``tests/data`` through load, shape inference,
   summary and DOT rendering raise only ``KVCliError``; ``kvcli summary FILE --json`` exits 0/1
   with one error line.
 
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from kvcli.errors import KVCliError
 
-from .conftest import CaseTimeout, assert_one_json_error, assert_one_line_error, run_kvcli, time_limit
+from .conftest import DATA, CaseTimeout, assert_one_json_error, assert_one_line_error, run_kvcli, time_limit
 
 pytestmark = pytest.mark.slow
 
@@ -298,23 +298,10 @@ def test_cli_init_random_keys(tmp_path: Path, text: str) -> None:
 
 
 # ============================================================================ symbol JSON
-MODELS = {
-    # file under ../shared: input shapes that make every shape known (as in tests/symbol)
-    "sample_models/mxnet_v0.8_mlp_batchnorm.json": {"data": (1, 200)},
-    "sample_models/mxnet_v0.8_vgg16_reduced_param.json": {"data": (1, 3, 300, 300)},
-    "sample_models/mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json": {f"data/{t}": (1,) for t in range(129)},
-    "sample_models/mxnet_v0.9_embedding_bag_ffn_attr.json": {"data": (1, 200)},
-    "sample_models/mxnet_v0.9_ocr_lstm_warpctc_attr.json": {"data": (1, 30, 80)},
-    "sample_models/mxnet_v0.9_ssd300_vgg16_attr.json": {"data": (1, 3, 300, 300), "label": (1, 58, 6)},
-    "sample_models/mxnet_v1.3_resnet50_attrs.json": {"data": (1, 3, 224, 224)},
-    "sample_models/mxnet_v1.4_gluon_mlp_dropout_attrs.json": {"data": (1, 625)},
-    "sample_models/mxnet_v1.4_insightface_fresnet_1052nodes_attrs.json": {"data": (1, 3, 112, 112)},
-    "sample_models/mxnet_v1.6_gluon_lenet_mnist_attrs.json": {"data": (1, 1, 28, 28)},
-    "mxnet_reference/mlp-symbol.json": {"data": (32, 784)},
-    "mxnet_reference/lenet-symbol.json": {"data": (32, 1, 28, 28)},
-    "mxnet_reference/squeezenet1.0-symbol.json": {"data": (1, 3, 224, 224)},
-    "mxnet_reference/densenet121-symbol.json": {"data": (1, 3, 224, 224)},
-    "mxnet_reference/inceptionv3-symbol.json": {"data": (1, 3, 299, 299)},
+#: Every kept model (file under tests/data) with input shapes that make every shape known.
+MODELS: dict[str, dict[str, tuple[int, ...]]] = {
+    name: {k: tuple(v) for k, v in entry["inputs"].items()}
+    for name, entry in json.loads((DATA / "mxnet_model_reference.json").read_text(encoding="utf-8"))["models"].items()
 }
 SYMBOL_SECONDS = 20.0
 
@@ -337,8 +324,8 @@ JSON_GARBAGE = [None, True, False, 0, -1, 10**30, 1e308, -1.5, "", "x", "null", 
 
 
 @lru_cache(maxsize=None)
-def model_text(shared: Path, name: str) -> str:
-    return (shared / name).read_text(encoding="utf-8")
+def model_text(data_dir: Path, name: str) -> str:
+    return (data_dir / name).read_text(encoding="utf-8")
 
 
 def mutate(doc: dict[str, Any], data: st.DataObject) -> dict[str, Any] | str:
@@ -579,9 +566,9 @@ def test_symbol_every_attribute_of_every_rule_with_each_odd_value() -> None:
     assert not failures, f"{len(failures)} of {cases} cases failed:\n" + "\n".join(failures[:20])
 
 
-def draw_mutant(shared: Path, data: st.DataObject) -> tuple[str, str | dict[str, Any], dict[str, tuple[int, ...]]]:
+def draw_mutant(data_dir: Path, data: st.DataObject) -> tuple[str, str | dict[str, Any], dict[str, tuple[int, ...]]]:
     name = data.draw(st.sampled_from(sorted(MODELS)), label="model")
-    doc = json.loads(model_text(shared, name))
+    doc = json.loads(model_text(data_dir, name))
     inputs = dict(MODELS[name])
     if data.draw(st.booleans(), label="odd input shapes"):
         inputs = {k: tuple(data.draw(st.lists(st.sampled_from([1, 2, 3, 7, 10**6, 10**30, 2**63]), min_size=1,
@@ -591,31 +578,31 @@ def draw_mutant(shared: Path, data: st.DataObject) -> tuple[str, str | dict[str,
 
 @fuzz_settings(250, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
-def test_symbol_json_mutations(shared: Path, data: st.DataObject) -> None:
-    name, mutant, inputs = draw_mutant(shared, data)
+def test_symbol_json_mutations(data_dir: Path, data: st.DataObject) -> None:
+    name, mutant, inputs = draw_mutant(data_dir, data)
     text = mutant if isinstance(mutant, str) else json.dumps(mutant)
     check_symbol(text, inputs, name)
 
 
-def test_symbol_json_unmutated_models_are_complete(shared: Path) -> None:
+def test_symbol_json_unmutated_models_are_complete(data_dir: Path) -> None:
     """The baseline the mutations start from: every model loads and infers every shape."""
     from kvcli.symbol.graph import load_json
     from kvcli.symbol.shapes import infer_shapes
     from kvcli.symbol.shapespec import resolve_shapes
 
     for name, inputs in MODELS.items():
-        graph = load_json(model_text(shared, name), source=name)
+        graph = load_json(model_text(data_dir, name), source=name)
         result = infer_shapes(graph, resolve_shapes(graph, list(inputs.items())))
         assert not result.problems, (name, result.problems)
-        check_symbol(model_text(shared, name), inputs, name)
+        check_symbol(model_text(data_dir, name), inputs, name)
 
 
 @fuzz_settings(20, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                           HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_symbol_json_mutations_cli(shared: Path, tmp_path: Path, data: st.DataObject) -> None:
+def test_symbol_json_mutations_cli(data_dir: Path, tmp_path: Path, data: st.DataObject) -> None:
     """``kvcli summary FILE --json`` on a mutated file: exit 0 with JSON, or 1 with one error line."""
-    name, mutant, inputs = draw_mutant(shared, data)
+    name, mutant, inputs = draw_mutant(data_dir, data)
     text = mutant if isinstance(mutant, str) else json.dumps(mutant)
     path = tmp_path / "mutant-symbol.json"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")

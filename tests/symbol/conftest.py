@@ -1,8 +1,7 @@
-"""Fixtures for the symbol tests: the shared sample models and a way to run the CLI."""
+"""Fixtures for the symbol tests: the real models in tests/data and a way to run the CLI."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,39 +12,23 @@ import pytest
 from tests.runner import run_kvcli as shared_run
 
 REPO = Path(__file__).resolve().parents[2]
-
-def _find_shared() -> Path:
-    """../shared next to the checkout, or next to the worktrees folder (/work/wt/NAME -> /work/shared),
-    or $KVCLI_SHARED."""
-    env = os.environ.get("KVCLI_SHARED")
-    candidates = [Path(env)] if env else []
-    candidates += [REPO / ".." / "shared", REPO / ".." / ".." / "shared"]
-    for c in candidates:
-        if (c / "sample_models").is_dir():
-            return c.resolve()
-    return (REPO / ".." / "shared").resolve()
-
-
-SHARED = _find_shared()
+#: Test data kept in the repository (sources and licences in tests/data/SOURCES.md).
+DATA = REPO / "tests" / "data"
+#: Real MXNet symbol files from public repositories, byte for byte as published.
+MODELS = DATA / "sample_models"
+#: Symbol files saved by MXNet 1.9.1 itself (tests/data/make_mxnet_model_reference.py).
+MXNET_MODELS = DATA / "mxnet_models"
 SAMPLES = REPO / "sample_graphs"
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    """/work/shared (read-only reference files); skip when this checkout has none."""
-    if not (SHARED / "sample_models").is_dir():
-        pytest.skip(f"reference models not found at {SHARED} (expected ../shared next to the repo)")
-    return SHARED
+def models() -> Path:
+    return MODELS
 
 
 @pytest.fixture(scope="session")
-def models(shared: Path) -> Path:
-    return shared / "sample_models"
-
-
-@pytest.fixture(scope="session")
-def reference(shared: Path) -> Path:
-    return shared / "mxnet_reference"
+def mxnet_models() -> Path:
+    return MXNET_MODELS
 
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,

@@ -16,7 +16,7 @@ from kvcli.errors import SymbolError
 from kvcli.mx import sym
 from kvcli.symbol.build import NameManager
 
-from .conftest import needs_dot
+from .conftest import DATA, needs_dot
 
 SEED_IMPORT = "import mxnet as mx\nfrom mxnet import sym"
 
@@ -26,13 +26,10 @@ def fresh_names() -> None:
     NameManager.reset()
 
 
-def seed_visualisation_code(shared: Path) -> str:
-    """The tutorial's visualisation section, exactly as printed, import line swapped."""
-    text = (shared / "seed" / "000_22e819e2b4cfed06.txt").read_text(encoding="utf-8")
-    start = text.index(SEED_IMPORT)
-    end = text.index("\n\n运行", start)
-    code = text[start:end]
-    assert "sum_ reducción" in code
+def seed_visualisation_code() -> str:
+    """The tutorial's visualisation example, exactly as printed, import line swapped."""
+    code = (DATA / "seed_visualisation_example.txt").read_text(encoding="utf-8")
+    assert code.startswith(SEED_IMPORT) and "sum_ reducción" in code
     return code.replace(SEED_IMPORT, "import kvcli.mx as mx\nfrom kvcli.mx import sym", 1)
 
 
@@ -54,9 +51,9 @@ SEED_MXNET_NODES = [
 ]
 
 
-def test_seed_code_runs_with_only_the_import_changed(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_code_runs_with_only_the_import_changed(capsys: pytest.CaptureFixture[str]) -> None:
     scope: dict = {}
-    exec(compile(seed_visualisation_code(shared), "seed", "exec"), scope)
+    exec(compile(seed_visualisation_code(), "seed", "exec"), scope)
     out = capsys.readouterr().out
     assert "Textual description of the network symbol:" in out
     assert "1. 'user' -> Embedding (name='user_embedding', input_dim=1000, output_dim=64)" in out
@@ -70,8 +67,8 @@ def test_seed_code_runs_with_only_the_import_changed(shared: Path, capsys: pytes
 
 
 @needs_dot
-def test_seed_commented_plot_lines_run(shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code = seed_visualisation_code(shared)
+def test_seed_commented_plot_lines_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code = seed_visualisation_code()
     code = code.replace("# viz_graph = mx.viz", "viz_graph = mx.viz").replace("# viz_graph.render", "viz_graph.render")
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
@@ -82,9 +79,9 @@ def test_seed_commented_plot_lines_run(shared: Path, tmp_path: Path, monkeypatch
     assert '"sum_ reducción" [label="sum_ reducción"' in source
 
 
-def test_seed_network_api_matches_mxnet(shared: Path) -> None:
+def test_seed_network_api_matches_mxnet() -> None:
     scope: dict = {}
-    exec(compile(seed_visualisation_code(shared).split('print("Textual')[0], "seed", "exec"), scope)
+    exec(compile(seed_visualisation_code().split('print("Textual')[0], "seed", "exec"), scope)
     net = scope["network_symbol"]
     assert net.list_arguments() == ["user", "user_embedding_weight", "item", "item_embedding_weight", "score"]
     assert net.list_outputs() == ["lro_output"]
@@ -96,10 +93,10 @@ def test_seed_network_api_matches_mxnet(shared: Path) -> None:
         [(4,), (1000, 64), (4,), (500, 64), (4,)], [(4, 1)], [])
 
 
-def test_seed_print_summary_does_not_crash_and_counts_right(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_print_summary_does_not_crash_and_counts_right(capsys: pytest.CaptureFixture[str]) -> None:
     # MXNet 1.9.1's print_summary raises on this network; ours prints correct totals.
     scope: dict = {}
-    exec(compile(seed_visualisation_code(shared).split('print("Textual')[0], "seed", "exec"), scope)
+    exec(compile(seed_visualisation_code().split('print("Textual')[0], "seed", "exec"), scope)
     capsys.readouterr()
     mx.viz.print_summary(scope["network_symbol"], shape={"user": (4,), "item": (4,), "score": (4,)})
     out = capsys.readouterr().out

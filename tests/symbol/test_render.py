@@ -36,8 +36,8 @@ def lines(source: str) -> set[str]:
     return {line.strip() for line in source.split("\n\t")}
 
 
-def test_lenet_dot_lines_equal_mxnet(reference: Path) -> None:
-    source = to_digraph(load_file(reference / "lenet-symbol.json")).source
+def test_lenet_dot_lines_equal_mxnet(mxnet_models: Path) -> None:
+    source = to_digraph(load_file(mxnet_models / "lenet-symbol.json")).source
     assert set(MXNET_LENET_LINES) <= lines(source)
     assert "_weight" not in source and "_bias" not in source  # hidden by default
 
@@ -48,8 +48,8 @@ def test_resnet_dot_lines_equal_mxnet(models: Path) -> None:
     assert "_moving_mean" not in source
 
 
-def test_edges_show_full_shapes(reference: Path) -> None:
-    graph = load_file(reference / "lenet-symbol.json")
+def test_edges_show_full_shapes(mxnet_models: Path) -> None:
+    graph = load_file(mxnet_models / "lenet-symbol.json")
     source = to_digraph(graph, infer_shapes(graph, {"data": (32, 1, 28, 28)})).source
     assert 'conv1 -> data [label="32x1x28x28" arrowtail=open dir=back]' in source
     assert 'fc1 -> flatten0 [label="32x800" arrowtail=open dir=back]' in source
