@@ -12,7 +12,9 @@ A type passes when every worker exits 0 (the file asserts its own results).
 Types that need more than kvcli claims, or that MXNet 1.9.1 itself fails, are listed in
 :data:`KNOWN` with the reason; they still run and are reported under it.
 
-    .venv/bin/python tools/mxnet_dist_nightly.py --mxnet-repo /work/.mirror/apache+mxnet/repo [--json]
+    .venv/bin/python tools/mxnet_dist_nightly.py --mxnet-repo $MXNET_REPO [--json]
+
+``$MXNET_REPO`` is a git clone of https://github.com/apache/mxnet (bare is fine; tag 1.9.1 is read).
 
 This is a measuring tool, not part of the test suite.
 """

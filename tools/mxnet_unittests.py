@@ -17,7 +17,9 @@ Tests that need something outside the KVStore / optimizer / visualisation API (a
 executor, GPUs, ...) are listed in :data:`OUT_OF_SCOPE` with that reason: they still run, and
 are reported under their reason rather than as kvcli bugs (or flagged if they pass).
 
-    .venv/bin/python tools/mxnet_unittests.py --mxnet-repo /work/.mirror/apache+mxnet/repo [--seed N] [--json]
+    .venv/bin/python tools/mxnet_unittests.py --mxnet-repo $MXNET_REPO [--seed N] [--json]
+
+``$MXNET_REPO`` is a git clone of https://github.com/apache/mxnet (bare is fine; tag 1.9.1 is read).
 
 This is a measuring tool, not part of the test suite.
 """

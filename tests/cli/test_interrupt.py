@@ -2,8 +2,9 @@
 with "interrupted" and goes on; a one-shot command exits 130; nothing half-written.
 
 The slow command is a push through a ``python:`` updater that first changes the stored
-value in place and then sleeps: the interrupt lands after the store holds an uncommitted
-value, before the commit, so the tests see whether that value is discarded.
+value in place, writes a marker file and then sleeps: the tests send the interrupt once the
+marker is there, so it lands after the store holds an uncommitted value, before the commit,
+and they see whether that value is discarded.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ pexpect = pytest.importorskip("pexpect", reason="pexpect is in the [test] extra:
 
 SLOW_UPDATER = """
 import time
+from pathlib import Path
 
 def update(key, pushed, stored):
     stored += pushed * 100   # the store now holds a value nobody committed
+    Path({marker!r}).write_text("in the updater")
     time.sleep(60)
 """
 
@@ -33,12 +36,23 @@ def spawn(home: Path, *args: str) -> "pexpect.spawn":
 
 @pytest.fixture
 def slow_session(kv: Runner, tmp_path: Path) -> Path:
-    """Session default: k = 5s (2x2), updater python:slow.py:update (sleeps in the push)."""
+    """Session default: k = 5s (2x2), updater python:slow.py:update (sleeps in the push).
+    Gives the marker file the updater writes once it has changed the stored value."""
+    marker = tmp_path / "in-updater"
     updater = tmp_path / "slow.py"
-    updater.write_text(SLOW_UPDATER)
+    updater.write_text(SLOW_UPDATER.format(marker=str(marker)))
     assert kv("init", "k", "full((2,2),5)").code == 0
     assert kv("set-updater", f"python:{updater}:update").code == 0
-    return updater
+    return marker
+
+
+def wait_for(marker: Path, child: "pexpect.spawn", seconds: float = 60) -> None:
+    """Until the updater has written ``marker`` (the command is inside its sleep)."""
+    deadline = time.monotonic() + seconds
+    while not marker.exists():
+        assert child.isalive(), child.before
+        assert time.monotonic() < deadline, f"{marker} never appeared"
+        time.sleep(0.02)
 
 
 def data_files(home: Path) -> list[str]:
@@ -52,7 +66,7 @@ def test_ctrl_c_in_the_shell_cancels_the_command_and_the_shell_goes_on(
     shell = spawn(home, "shell")
     shell.expect("kvcli:default> ")
     shell.sendline("push k 'ones(2,2)'")
-    time.sleep(2)  # inside the updater's sleep
+    wait_for(slow_session, shell)  # inside the updater's sleep
     shell.sendintr()
     shell.expect("interrupted")
     shell.expect("kvcli:default> ")
@@ -78,7 +92,7 @@ def test_ctrl_c_on_a_one_shot_push_exits_130_and_changes_nothing(
 ) -> None:
     before = data_files(home)
     child = spawn(home, "push", "k", "ones(2,2)")
-    time.sleep(2)
+    wait_for(slow_session, child)
     child.sendintr()
     child.expect("interrupted")
     child.expect(pexpect.EOF)

@@ -4,7 +4,7 @@ mxnet_aggregated_update_reference.json.
 
 Run with a Python that has mxnet 1.9.1 (never kvcli's own venv), from the repository root:
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_aggregated_update_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_aggregated_update_reference.py
 
 tests/optim/test_aggregated_updates.py replays the cases on kvcli.
 """

@@ -2,7 +2,7 @@
 
 Run with a Python that has mxnet 1.9.1 (never kvcli's venv):
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_kvstore_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_kvstore_reference.py
 
 Every case is a scenario from MXNet's own tests/python/unittest/test_kvstore.py and
 test_kvstore_custom.py (dense parts), plus the API details kvcli matches (type names,

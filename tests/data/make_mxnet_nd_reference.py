@@ -2,7 +2,7 @@
 
 Run with a Python that has mxnet 1.9.1 (from the repository root):
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_nd_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_nd_reference.py
 
 Writes
   tests/data/mxnet_nd_reference.json  -- each case: the code, MXNet's result (dtype, shape,

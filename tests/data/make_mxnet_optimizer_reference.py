@@ -4,7 +4,7 @@ recorded from real MXNet 1.9.1.
 
 Run with MXNet's own interpreter (kvcli never imports MXNet)::
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_optimizer_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_optimizer_reference.py
 
 Dense scenarios drive MXNet as a KVStore user does::
 

@@ -4,7 +4,7 @@ checked against them, positional order included.
 
 Run with MXNet's own interpreter (kvcli never imports MXNet)::
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_optimizer_signatures.py
+    $MXNET_PYTHON tests/data/make_mxnet_optimizer_signatures.py
 """
 
 from __future__ import annotations

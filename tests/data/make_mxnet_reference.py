@@ -2,7 +2,7 @@
 
 Run with MXNet's own interpreter (kvcli never imports MXNet)::
 
-    /work/mxnet-venv/bin/python tests/data/make_mxnet_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_reference.py
 
 Every scenario drives MXNet exactly as a KVStore user would::
 

@@ -3,7 +3,7 @@ test_optimizer.py does with ``w_stype='row_sparse'``), into mxnet_row_sparse_wei
 
 Run with a Python that has mxnet 1.9.1 (never kvcli's own venv), from the repository root:
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_row_sparse_weight_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_row_sparse_weight_reference.py
 
 Each case: an optimizer and its arguments, a weight holding every row (MXNet refuses others)
 of a dtype, row-sparse gradients for a few steps, and MXNet's weight (stype, row indices,

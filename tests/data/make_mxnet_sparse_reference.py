@@ -2,7 +2,7 @@
 
 Run with a Python that has mxnet 1.9.1 (never kvcli's own venv):
 
-    /tmp/mxv/bin/python tests/data/make_mxnet_sparse_reference.py
+    $MXNET_PYTHON tests/data/make_mxnet_sparse_reference.py
 
 Every input (arrays, row ids) is written next to MXNet's output, so tests/sparse replays the
 same cases on kvcli without needing MXNet or its random numbers. The cases follow the sparse

@@ -1,6 +1,6 @@
 """Record MXNet 1.9.1's plot_network behaviour for kvcli's viz tests.
 
-Run with a Python that has mxnet 1.9.1:  /tmp/mxv/bin/python tests/data/make_mxnet_viz_reference.py
+Run with a Python that has mxnet 1.9.1:  $MXNET_PYTHON tests/data/make_mxnet_viz_reference.py
 Writes tests/data/mxnet_viz_reference.json next to this file.
 """
 

@@ -21,7 +21,7 @@ def ref() -> dict[str, Any]:
     """MXNet 1.9.1's recorded results (tests/data/make_mxnet_kvstore_reference.py)."""
     if not REFERENCE.exists():
         pytest.fail(
-            f"{REFERENCE} is missing: record it with /tmp/mxv/bin/python "
+            f"{REFERENCE} is missing: record it with $MXNET_PYTHON "
             "tests/data/make_mxnet_kvstore_reference.py (needs mxnet 1.9.1)"
         )
     return json.loads(REFERENCE.read_text())

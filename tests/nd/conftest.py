@@ -16,5 +16,5 @@ PARAMS = DATA / "mxnet_params"
 def load_reference() -> dict[str, Any]:
     """The recorded cases; a missing file fails loudly (never a silent skip)."""
     if not REFERENCE.exists():
-        pytest.fail(f"{REFERENCE} is missing: run /tmp/mxv/bin/python tests/data/make_mxnet_nd_reference.py")
+        pytest.fail(f"{REFERENCE} is missing: record it with mxnet 1.9.1: $MXNET_PYTHON tests/data/make_mxnet_nd_reference.py")
     return json.loads(REFERENCE.read_text())

@@ -14,7 +14,7 @@ import pytest
 REFERENCE_FILE = Path(__file__).parents[1] / "data" / "mxnet_optimizers_reference.json"
 if not REFERENCE_FILE.exists():  # say so loudly: these tests need the recorded numbers
     raise FileNotFoundError(
-        f"{REFERENCE_FILE} is missing: run /tmp/mxv/bin/python tests/data/make_mxnet_optimizer_reference.py"
+        f"{REFERENCE_FILE} is missing: record it with mxnet 1.9.1: $MXNET_PYTHON tests/data/make_mxnet_optimizer_reference.py"
     )
 REFERENCE: dict[str, Any] = json.loads(REFERENCE_FILE.read_text())
 

@@ -20,7 +20,7 @@ def reference() -> dict[str, Any]:
     """MXNet's numbers (tests/data/make_mxnet_sparse_reference.py); missing data fails loudly."""
     if not REFERENCE.exists():
         pytest.fail(
-            f"{REFERENCE} is missing: run /tmp/mxv/bin/python tests/data/make_mxnet_sparse_reference.py",
+            f"{REFERENCE} is missing: record it with mxnet 1.9.1: $MXNET_PYTHON tests/data/make_mxnet_sparse_reference.py",
             pytrace=False,
         )
     return json.loads(REFERENCE.read_text())

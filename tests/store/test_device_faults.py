@@ -34,6 +34,21 @@ def alive(pid: int) -> bool:
         return False
 
 
+def group_alive(pgid: int) -> list[int]:
+    """Pids of the running (not zombie) processes of process group ``pgid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
 def test_an_interrupted_push_changes_nothing_and_later_pushes_are_exact() -> None:
     # SIGINT lands at random points of 4-device pushes (mostly while the store waits for
     # its devices); before the fix every later push stored a torn sum.
@@ -167,7 +182,10 @@ def test_segments_of_a_killed_process_group_are_swept_at_the_next_start() -> Non
         names = set(json.loads(child.stdout.readline()))
         os.killpg(child.pid, signal.SIGKILL)  # the store *and* its resource tracker die
         child.wait(timeout=10)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while group_alive(child.pid):  # the devices too are gone
+            assert time.monotonic() < deadline, group_alive(child.pid)
+            time.sleep(0.02)
         assert names <= set(leftover_segments(child.pid))  # nobody was left to unlink them
         result = run_script("import kvcli; kvcli.create('device', num_devices=1).close()")
         assert result.returncode == 0, result.stderr

@@ -102,7 +102,6 @@ def test_a_device_that_dies_is_restarted_and_no_push_is_half_applied() -> None:
     kv.push(0, [np.full(BIG, 2, np.float32)] * 2)  # stored: 4
     os.kill(pids[1], signal.SIGKILL)
     assert wait_until(lambda: not alive(pids[1]))
-    started = time.monotonic()
     try:
         # the device's other threads may still be exiting: it is either seen dead and
         # restarted first, or found dead during the push, which then changes nothing
@@ -113,7 +112,6 @@ def test_a_device_that_dies_is_restarted_and_no_push_is_half_applied() -> None:
         np.testing.assert_array_equal(kv.pull(0), np.full(BIG, 4, np.float32))
         kv.push(0, [np.ones(BIG, np.float32)] * 3)
         expected = 3.0
-    assert time.monotonic() - started < 5
     np.testing.assert_array_equal(kv.pull(0), np.full(BIG, expected, np.float32))
     new_pids = kv.device_pids
     assert new_pids[0] == pids[0] and new_pids[1] != pids[1] and all(alive(p) for p in new_pids)

@@ -3,14 +3,40 @@ counters, and a worker's :class:`~kvcli.store.dist_shm.Results` watching them.""
 
 from __future__ import annotations
 
-import threading
-import time
+from typing import Callable, Optional
 
 import numpy as np
 import pytest
 
 from kvcli.store import dist_shm
 from kvcli.store.dist_shm import Arenas, Mappings, Results
+
+
+class FakeClock:
+    """Stands in for ``time`` in dist_shm: its sleeps advance a virtual clock and are recorded,
+    so how long a watch lasts is checked without measuring wall-clock time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+        #: Called after each sleep with the number of sleeps so far (a step applied "meanwhile").
+        self.on_sleep: Optional[Callable[[int], None]] = None
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        if self.on_sleep is not None:
+            self.on_sleep(len(self.sleeps))
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(dist_shm, "time", fake)
+    return fake
 
 
 @pytest.fixture
@@ -54,31 +80,32 @@ def test_a_pull_reads_a_step_its_counter_shows_once(arenas):
 
 
 @pytest.mark.skipif(not dist_shm.WATCH_COUNTERS, reason="counters are only watched on x86-64")
-def test_the_watch_ends_when_the_step_is_applied(arenas):
+def test_the_watch_ends_when_the_step_is_applied(arenas, clock):
     results, value, counter = _results_for(arenas)
 
-    def apply_soon() -> None:
-        time.sleep(0.002)
-        value[...] = 3.0
-        counter[0] = 1
+    def apply_on_third_sleep(count: int) -> None:
+        if count == 3:
+            value[...] = 3.0
+            counter[0] = 1
 
-    threading.Thread(target=apply_soon).start()
+    clock.on_sleep = apply_on_third_sleep
     found = results.ready([("w", 0, 1)], workers=4)  # watches for up to 4 x 3 ms
     assert list(found) == [("w", 0)] and (found["w", 0] == 3.0).all()
+    assert len(clock.sleeps) == 3  # it stopped watching as soon as the counter moved
 
 
 @pytest.mark.skipif(not dist_shm.WATCH_COUNTERS, reason="counters are only watched on x86-64")
-def test_the_watch_ends_at_once_on_a_failed_step_and_gives_up_in_time(arenas):
+def test_the_watch_ends_at_once_on_a_failed_step_and_gives_up_in_time(arenas, clock):
     results, value, counter = _results_for(arenas)
     counter[1] = 1  # the update of step 1 failed: the pull must ask (the server raises)
-    start = time.monotonic()
     assert results.ready([("w", 0, 1)], workers=100) == {}
-    assert time.monotonic() - start < 0.05
+    assert clock.sleeps == []  # not watched at all
     counter[1] = 0  # not applied, not failed: watched for the budget, then the pull asks
-    start = time.monotonic()
     assert results.ready([("w", 0, 1)], workers=2) == {}
-    waited = time.monotonic() - start
-    assert 2 * dist_shm.WATCH_SECONDS_PER_WORKER <= waited < 0.5
+    budget = 2 * dist_shm.WATCH_SECONDS_PER_WORKER
+    first, longest = dist_shm.WATCH_POLL_SECONDS
+    assert clock.sleeps[0] == first and max(clock.sleeps) == longest  # backs off, up to the longest pause
+    assert budget <= sum(clock.sleeps) < budget + longest  # gives up once the budget is spent
 
 
 def test_an_answer_that_said_applied_is_enough_without_counters(arenas):

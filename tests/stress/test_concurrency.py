@@ -6,7 +6,8 @@
   differ), a value outside [0, 800], or a value going back in time;
 * the same with a 2 MiB value (big enough for the session's memory-mapped reads and reused
   files);
-* the binary: 4 shell loops x 20 ``kvcli push`` and 2 loops of ``kvcli pull --json``.
+* the binary: 4 shell loops x 20 ``kvcli push`` and 2 loops of ``kvcli pull --json``;
+* the binary alone: 8 shell loops x 50 ``kvcli push`` at once (400 processes), each counted.
 """
 
 from __future__ import annotations
@@ -166,3 +167,19 @@ def test_cli_4_writers_2_readers(home: Path) -> None:
     pulled = run_kvcli(home, "pull", "k", "--json")
     assert json.loads(pulled.stdout)["value"] == [float(total)] * 4
     print(f"\nCLI: {WRITERS} x {PUSHES} pushes, {sum(len(p) for p in results)} pulls by 2 readers")
+
+
+def test_cli_400_concurrent_one_shot_pushes_all_count(home: Path) -> None:
+    """8 processes each run 50 `kvcli push k "ones(4)"` at once with the sum updater: +400."""
+    processes, pushes = 8, 50
+    assert run_kvcli(home, "init", "k", "zeros(4)").returncode == 0
+    assert run_kvcli(home, "set-updater", "sum").returncode == 0
+    loop = f'for i in $(seq {pushes}); do "{KVCLI}" push k "ones(4)" >/dev/null || exit 1; done'
+    env = kvcli_env(home)
+    procs = [subprocess.Popen(["bash", "-c", loop], env=env, stderr=subprocess.PIPE) for _ in range(processes)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    pulled = run_kvcli(home, "pull", "k", "--json")
+    assert json.loads(pulled.stdout)["value"] == [float(processes * pushes)] * 4
+    assert json.loads(run_kvcli(home, "--json", "show").stdout)["keys"][0]["version"] == 1 + processes * pushes

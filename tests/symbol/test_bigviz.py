@@ -24,26 +24,8 @@ from kvcli.symbol.render import plan_to_digraph, write
 from kvcli.symbol.shapes import infer_shapes
 
 from .conftest import DATA, needs_dot, run_kvcli
+from .graphs import unrolled
 from .test_cli import one_line_error
-
-
-def unrolled(steps: int, layers: int = 1) -> dict:
-    """An unrolled RNN-like graph: l{L}_t{T} = tanh(FC(prev) + x) with auto-named adds."""
-    nodes = [{"op": "null", "name": "data", "inputs": []}]
-    prev = {layer: 0 for layer in range(layers)}
-    for t in range(steps):
-        below = 0
-        for layer in range(layers):
-            nodes.append({"op": "null", "name": f"l{layer}_t{t}_w_weight", "inputs": []})
-            nodes.append({"op": "FullyConnected", "name": f"l{layer}_t{t}",
-                          "attrs": {"num_hidden": "8", "no_bias": "True"},
-                          "inputs": [[prev[layer], 0, 0], [len(nodes) - 1, 0, 0]]})
-            nodes.append({"op": "elemwise_add", "name": f"_plus{len(nodes)}",
-                          "inputs": [[len(nodes) - 1, 0, 0], [below, 0, 0]]})
-            nodes.append({"op": "Activation", "name": f"activation{len(nodes)}",
-                          "attrs": {"act_type": "tanh"}, "inputs": [[len(nodes) - 1, 0, 0]]})
-            prev[layer] = below = len(nodes) - 1
-    return {"nodes": nodes, "heads": [[len(nodes) - 1, 0, 0]]}
 
 
 def test_unrolled_steps_fold_into_one_cell() -> None:
@@ -94,11 +76,9 @@ def test_collapse_depth_focus() -> None:
         focus(plan, "L0_T5 ", 1)
 
 
-def test_fold_is_fast_on_a_huge_unrolled_graph() -> None:
-    graph = from_dict(unrolled(3000, layers=2))  # 24k nodes
-    start = time.perf_counter()
-    folded = fold_repeats(build_plan(graph, readable=True))
-    assert time.perf_counter() - start < 6  # linear: ~1 s idle
+def test_a_huge_unrolled_graph_folds_into_one_cell_per_layer() -> None:
+    # how long it takes (linear, about 1 s): `python bench/scale.py` (budget 6 s)
+    folded = fold_repeats(build_plan(from_dict(unrolled(3000, layers=2)), readable=True))  # 24k nodes
     assert len(folded.nodes) == 7
 
 
@@ -124,43 +104,70 @@ def test_every_kept_model_renders(tmp_path: Path, path: Path) -> None:
         assert data.startswith(magic) and len(data) > 1000
 
 
+class SlowDot:
+    """A fake ``dot`` that writes its pid to a marker file, then sleeps 30 s (a layout that
+    'hangs'). It lives in a folder of its own, so the output folder holds only what kvcli wrote."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir()
+        self.program = folder / "slowdot"
+        self.marker = folder / "started"
+        self.program.write_text(f"#!/bin/sh\necho $$ > '{self.marker}.tmp'\nmv '{self.marker}.tmp' '{self.marker}'\n"
+                                "exec sleep 30\n")
+        self.program.chmod(0o755)
+
+    def wait_started(self, proc: subprocess.Popen, seconds: float = 30) -> int:
+        """The fake's pid, once it runs (the marker is renamed into place, so never half-written)."""
+        deadline = time.monotonic() + seconds
+        while not self.marker.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the fake dot never started"
+            time.sleep(0.02)
+        return int(self.marker.read_text())
+
+    def running(self) -> bool:
+        """Whether the fake (the pid it wrote) is still running; a zombie is not."""
+        if not self.marker.exists():
+            return False
+        try:
+            stat = Path(f"/proc/{int(self.marker.read_text())}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 @pytest.fixture
-def slow_dot(tmp_path: Path) -> Path:
-    """A fake ``dot`` that sleeps 30 s (so a layout 'hangs')."""
-    script = tmp_path / "slowdot"
-    script.write_text("#!/bin/sh\nexec sleep 30\n")
-    script.chmod(0o755)
-    return script
+def slow_dot(tmp_path: Path) -> SlowDot:
+    return SlowDot(tmp_path / "fake-dot")
 
 
 def _mlp() -> str:
     return str(Path(__file__).resolve().parents[2] / "sample_graphs" / "mlp.json")
 
 
-def test_layout_timeout_leaves_no_file(tmp_path: Path, slow_dot: Path) -> None:
-    out = tmp_path / "m.svg"
-    start = time.perf_counter()
-    result = run_kvcli("viz", _mlp(), "-o", str(out), "--layout-timeout", "1", env={"KVCLI_DOT": str(slow_dot)})
+def test_layout_timeout_stops_dot_and_leaves_no_file(tmp_path: Path, slow_dot: SlowDot) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    result = run_kvcli("viz", _mlp(), "-o", str(out_dir / "m.svg"), "--layout-timeout", "1",
+                       env={"KVCLI_DOT": str(slow_dot.program)})
     one_line_error(result, "longer than --layout-timeout 1 s", "--collapse")
-    assert time.perf_counter() - start < 8
-    assert list(tmp_path.iterdir()) == [slow_dot]
+    assert slow_dot.marker.exists() and not slow_dot.running()  # dot was started, and stopped
+    assert list(out_dir.iterdir()) == []
 
 
-def test_ctrl_c_stops_dot_cleanly(tmp_path: Path, slow_dot: Path) -> None:
-    out = tmp_path / "m.svg"
-    env = dict(os.environ, KVCLI_DOT=str(slow_dot), NO_COLOR="1")
-    proc = subprocess.Popen([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out)], env=env,
+def test_ctrl_c_stops_dot_cleanly(tmp_path: Path, slow_dot: SlowDot) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    env = dict(os.environ, KVCLI_DOT=str(slow_dot.program), NO_COLOR="1")
+    proc = subprocess.Popen([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out_dir / "m.svg")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while not any(p.name.endswith(".part") for p in tmp_path.iterdir()):  # dot has started
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
-    time.sleep(0.2)
+    slow_dot.wait_started(proc)  # dot is laying out
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["slowdot"]  # no partial picture
+    assert not slow_dot.running()
+    assert list(out_dir.iterdir()) == []  # no partial picture
 
 
 @needs_dot

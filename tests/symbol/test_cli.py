@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from .conftest import SAMPLES, needs_dot, run_kvcli
+from .graphs import big_chain
 
 # MXNet 1.9.1's infer_shape totals for the generated samples (loaded with mx.sym.load; the
 # __shape__ hints on their inputs are enough, no --shape needed). Learnable = argument shapes
@@ -238,48 +238,34 @@ def test_missing_file() -> None:
     one_line_error(run_kvcli("summary", "/nonexistent/model.json"), "/nonexistent/model.json", "no such file")
 
 
-def _big_chain(path: Path, target_bytes: int) -> int:
-    """A valid chain graph of about ``target_bytes`` (relu after relu), written streaming."""
-    line = ',\n{"op": "Activation", "name": "activation_layer_%07d", "attrs": {"act_type": "relu"}, "inputs": [[%d, 0, 0]]}'
-    n = target_bytes // (len(line) + 6)
-    with path.open("w", encoding="utf-8") as f:
-        f.write('{"nodes": [{"op": "null", "name": "data", "inputs": []}')
-        f.writelines(line % (i, i - 1) for i in range(1, n))
-        f.write('], "heads": [[%d, 0, 0]]}' % (n - 1))
-    return n
-
-
 @pytest.fixture(scope="module")
 def fifty_mb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     path = tmp_path_factory.mktemp("big") / "big-symbol.json"
-    n = _big_chain(path, 50_000_000)
+    n = big_chain(path, 50_000_000)
     assert path.stat().st_size >= 49_000_000
     return path, n
 
 
-def test_fifty_mb_truncated_file_fails_fast(fifty_mb: tuple[Path, int], tmp_path: Path) -> None:
+def test_fifty_mb_truncated_file_is_one_error(fifty_mb: tuple[Path, int], tmp_path: Path) -> None:
+    # how long it takes: `python bench/scale.py` (budget 10 s)
     big, _ = fifty_mb
     cut = tmp_path / "cut.json"
     with big.open("rb") as src, cut.open("wb") as dst:
         dst.write(src.read(os.path.getsize(big) - 1000))
-    start = time.perf_counter()
     result = run_kvcli("summary", str(cut))
     one_line_error(result, str(cut), "not JSON")
-    assert time.perf_counter() - start < 10
     assert len(result.stderr) < 400  # the message never echoes the file's content
 
 
-def test_fifty_mb_graph_is_linear_and_viz_refuses_layout(fifty_mb: tuple[Path, int]) -> None:
+def test_fifty_mb_graph_is_summarised_and_viz_refuses_layout(fifty_mb: tuple[Path, int]) -> None:
+    # how long the summary takes (linear in the file): `python bench/scale.py` (budget 30 s)
     big, n = fifty_mb
-    start = time.perf_counter()
     result = run_kvcli("summary", str(big), "--shape", "data=1,10", "--json")
-    elapsed = time.perf_counter() - start
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert len(doc["layers"]) == n and doc["layers"][-1]["name"] == f"activation_layer_{n - 1:07d}"
     assert doc["totals"]["params"] == 0 and doc["totals"]["exact"]
     assert doc["outputs"] == {f"activation_layer_{n - 1:07d}_output": [1, 10]}
-    assert elapsed < 30, f"{n} nodes took {elapsed:.1f}s"
     viz = run_kvcli("viz", str(big), "-o", "never.svg")
     one_line_error(viz, str(big), "more than --max-nodes")
 

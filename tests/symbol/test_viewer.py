@@ -1,6 +1,7 @@
 """The HTML viewer in a real browser (headless Chromium driven by selenium): it loads offline,
 searches, shows a node's details, collapses a group, sorts the summary, exports the view,
-and opens a 6,000-node graph within 3 s. Skipped, with the reason, when no browser is installed."""
+and opens a 6,000-node graph (how fast: ``python bench/scale.py``). Skipped, with the reason,
+when no browser is installed."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from kvcli.symbol.summary import summarize
 from kvcli.symbol.viewer import build_html
 
 from .conftest import SAMPLES, needs_dot, run_kvcli
-from .test_bigviz import unrolled
+from .graphs import unrolled
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -78,13 +79,13 @@ def _page(tmp_path: Path, graph, given, name: str, fold: bool = False) -> Path:
     return out
 
 
-def _open(driver, path: Path) -> float:
-    start = time.perf_counter()
+def _open(driver, path: Path) -> None:
+    """Load the page and wait for the marker it sets once drawn (``data-ready`` on the body)."""
+    deadline = time.monotonic() + 30
     driver.get(path.as_uri())
     while driver.execute_script("return document.body && document.body.getAttribute('data-ready')") != "1":
-        assert time.perf_counter() - start < 30, "viewer never became ready"
+        assert time.monotonic() < deadline, "viewer never became ready"
         time.sleep(0.02)
-    return time.perf_counter() - start
 
 
 def _errors(driver) -> list[str]:
@@ -156,11 +157,10 @@ def test_viewer_search_click_collapse_summary(browser, tmp_path: Path) -> None:
 
 
 @needs_dot
-def test_six_thousand_nodes_open_within_three_seconds(browser, tmp_path: Path) -> None:
+def test_six_thousand_nodes_open(browser, tmp_path: Path) -> None:
+    # how long opening takes: `python bench/scale.py` (budget 3 s)
     graph = from_dict(unrolled(2000))  # 6,001 drawn nodes, folded for the layout
-    page = _page(tmp_path, graph, {"data": (1, 8)}, "big")
-    elapsed = _open(browser, page)
-    assert elapsed <= 3.0, f"{elapsed:.2f} s"
+    _open(browser, _page(tmp_path, graph, {"data": (1, 8)}, "big"))
     assert _errors(browser) == []
     info = browser.execute_script(
         "var d = JSON.parse(document.getElementById('kvcli-data').textContent);"
