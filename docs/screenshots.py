@@ -2,7 +2,7 @@
 
     .venv/bin/python docs/screenshots.py
 
-* ``docs/viewer.png``: ResNet-50 (../shared), a search hit centred, its details in the side panel.
+* ``docs/viewer.png``: ResNet-50 (tests/data/sample_models), a search hit centred, its details in the side panel.
 * ``docs/viewer-expanded.png``: the char-LSTM (6,069 nodes, drawn folded), the fold
   ``t0_l0_i2h … t128_l0_i2h (×129)`` expanded in place, one member found by search.
 """
@@ -22,12 +22,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p for p in (REPO / ".." / "shared" / "sample_models", REPO / ".." / ".." / "shared" / "sample_models")
-               if p.is_dir()), REPO / ".." / "shared" / "sample_models")
+MODELS = REPO / "tests" / "data" / "sample_models"
 
 
 def page(model: str, *shapes: str, out: Path) -> Path:
-    args = [sys.executable, "-m", "kvcli", "viz", str(SHARED / model), "-o", str(out)]
+    args = [sys.executable, "-m", "kvcli", "viz", str(MODELS / model), "-o", str(out)]
     for shape in shapes:
         args += ["--shape", shape]
     subprocess.run(args, check=True, cwd=REPO)

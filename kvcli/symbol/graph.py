@@ -1,6 +1,6 @@
 """The Graph model of an MXNet symbol, and reading/writing symbol JSON of every era.
 
-Formats accepted (see /work/shared/sample_models/SOURCES.md for real examples):
+Formats accepted (real examples of each: tests/data/sample_models, listed in tests/data/SOURCES.md):
 
 * MXNet >= 0.12 / 1.x: node ``attrs``, inputs ``[node, index, version]``;
 * NNVM 0.9-0.11: node ``attr``, ``node_row_ptr``, top-level ``attrs.mxnet_version``;

@@ -445,7 +445,8 @@ def main():
         ],
         "scenarios": scenarios,
         "seed": {
-            "source": "/work/shared/seed/000_22e819e2b4cfed06.txt (KVStore sections)",
+            "source": ("the tutorial kvcli was specified from (KVStore sections; its visualisation example is "
+                       "tests/data/seed_visualisation_example.txt)"),
             "quirks": [
                 "kv.init of an already initialised key raises MXNetError 'duplicate init of key 3' "
                 "(kvstore_local.h:228); the stored value is unchanged.",
