@@ -135,7 +135,7 @@ def entry_name(graph: Graph, node_i: int, k: int) -> str:
     if node.is_variable:
         return node.name
     spec = ops.spec(node.op)
-    visible = _visible(graph, node_i)
+    visible = visible_outputs(graph, node_i)
     if visible <= 1:
         return f"{node.name}_output"
     if spec is not None and k < len(spec.output_names):
@@ -143,7 +143,7 @@ def entry_name(graph: Graph, node_i: int, k: int) -> str:
     return f"{node.name}_output{k}"
 
 
-def _visible(graph: Graph, index: int) -> int:
+def visible_outputs(graph: Graph, index: int) -> int:
     """How many outputs node ``index`` shows (BatchNorm computes 3, shows 1). A malformed
     attribute (``state_outputs="2"``) falls back to the count the loader made, as it does."""
     node = graph.nodes[index]
@@ -191,7 +191,7 @@ def summarize(result: ShapeResult) -> Summary:
             elif nodes[src].name not in listed:
                 listed.add(nodes[src].name)
                 previous.append(nodes[src].name)
-        visible = _visible(graph, i)
+        visible = visible_outputs(graph, i)
         layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
                             missing, previous, result.problems.get(i)))
         total_params += params
