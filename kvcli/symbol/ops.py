@@ -154,6 +154,11 @@ _register(OpSpec("expand_dims", _fixed("data")))
 _register(OpSpec("squeeze", _fixed("data")))
 _register(OpSpec("Concat", _variadic, kind=RESHAPE, variadic=True), "concat")
 _register(OpSpec("add_n", _variadic, variadic=True), "ElementWiseSum", "_sum")
+_register(OpSpec("stack", _variadic, variadic=True))
+# gluon's fused RNN exports concatenate their flattened weights into the RNN's parameters
+_register(OpSpec("_rnn_param_concat", _variadic, variadic=True))
+_register(OpSpec("SpatialTransformer", _fixed("data", "loc"), outputs=lambda a: 3, visible=lambda a: 1,
+                 output_names=("output", "grid_dst", "grid_src")))
 for _name in ("elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
               "_plus", "_minus", "_mul", "_div", "_Plus", "_Minus", "_Mul", "_Div", "_add", "_sub",
               "_power", "_Power", "_maximum", "_minimum", "_Maximum", "_Minimum"):

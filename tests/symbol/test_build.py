@@ -176,8 +176,8 @@ def test_group_indexing_and_names() -> None:
 def test_incomplete_infer_shape_returns_nones_like_mxnet() -> None:
     net = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="f")
     assert net.infer_shape() == (None, None, None)
-    # MXNet gives ([(), (), ()], [()], []); kvcli also knows the bias from num_hidden.
-    assert net.infer_shape_partial() == ([(), (), (4,)], [()], [])
+    # as MXNet: nothing, not even the bias, before the data shape is known
+    assert net.infer_shape_partial() == ([(), (), ()], [()], [])
 
 
 def test_save_load_round_trip(tmp_path: Path) -> None:

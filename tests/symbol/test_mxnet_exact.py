@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import kvcli.mx as mx
+from kvcli.errors import SymbolError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REF = json.loads((DATA / "mxnet_symviz_reference.json").read_text())
@@ -73,3 +74,91 @@ def test_print_summary_keeps_the_right_count_where_mxnet_miscounts(
     assert sum(int(c) for c in _column(out)) == case["params"]
     theirs_total = int(theirs[-2].split(": ")[1])
     assert theirs_total != case["params"]
+
+
+def _as_lists(result: Any) -> list[Any]:
+    return [None if r is None else [list(s) for s in r] for r in result]
+
+
+@pytest.mark.parametrize("case", REF["infer_shape_partial"], ids=lambda c: str(c["kwargs"]))
+def test_infer_shape_partial_is_mxnets(case: dict[str, Any]) -> None:
+    net = mx.sym.load_json(case["symbol"])
+    kwargs = {k: tuple(v) for k, v in case["kwargs"].items()}
+    assert _as_lists(net.infer_shape_partial(**kwargs)) == case["result"]
+    if any(0 in s for group in case["result"] for s in group) or any(
+            not s for group in case["result"][:2] for s in group):
+        assert net.infer_shape(**kwargs) == (None, None, None)  # incomplete: MXNet's Nones
+
+
+def test_regression_label_is_1d_for_a_single_output() -> None:
+    net = _symbol("regression")
+    assert _as_lists(net.infer_shape(data=(32, 5))) == REF["regression"]
+    args = dict(zip(net.list_arguments(), net.infer_shape(data=(32, 5))[0]))
+    assert args["lro_label"] == (32,)
+
+
+@pytest.mark.parametrize("case", REF["infer_type"], ids=lambda c: str(c["kwargs"]))
+def test_infer_type_is_mxnets(case: dict[str, Any]) -> None:
+    import numpy as np
+
+    net = mx.sym.load_json(case["symbol"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = net.infer_type(**case["kwargs"])
+    assert [None if r is None else [np.dtype(t).name for t in r] for r in result] == case["result"]
+    if case["result"][0] is None:
+        assert "Cannot decide type for the following arguments" in str(caught[0].message)
+    else:
+        assert all(isinstance(t, type) and issubclass(t, np.generic) for t in result[0])
+
+
+def test_reprs_are_mxnets() -> None:
+    ref = REF["repr"]
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=10, name="fc1")
+    bn = mx.sym.BatchNorm(mx.sym.Variable("data"), name="bn")
+    parts = mx.sym.SliceChannel(mx.sym.Variable("data"), num_outputs=3, name="sp")
+    assert repr(fc) == ref["fc"]
+    assert repr(fc.get_internals()) == ref["fc_internals"]
+    assert repr(_symbol("regression").get_internals()) == ref["lro_internals"]
+    assert repr(bn.get_internals()) == ref["bn_internals"]
+    assert repr(parts) == ref["split"]
+    assert repr(parts.get_internals()) == ref["split_internals"]
+    assert repr(mx.sym.Group([fc, mx.sym.Variable("data")])) == ref["group"]
+
+
+def test_composition_by_call_is_mxnets() -> None:
+    ref = REF["compose"]
+    fc3 = mx.sym.FullyConnected(mx.sym.Variable("fc3_data"), num_hidden=3, name="fc3")
+    composed = fc3(fc3_data=mx.sym.Variable("x"))
+    assert composed.list_arguments() == ref["arguments"]
+    assert repr(composed) == ref["repr"] and composed.list_outputs() == ref["outputs"]
+    assert _as_lists(composed.infer_shape(x=(2, 7))) == ref["shapes"]
+    assert fc3.list_arguments() == ["fc3_data", "fc3_weight", "fc3_bias"]  # the original is unchanged
+    positional = fc3(mx.sym.Variable("y"))
+    assert positional.list_arguments() == ["y", "fc3_weight", "fc3_bias"]
+    with pytest.raises(SymbolError, match="'nope' is not an argument"):
+        fc3(nope=mx.sym.Variable("x"))
+
+
+@pytest.mark.parametrize("key", ["spatial_transformer", "stack"])
+def test_stack_and_spatial_transformer_shapes(key: str) -> None:
+    ref = REF[key]
+    net = mx.sym.load_json(ref["symbol"])
+    given = {"spatial_transformer": {"data": (2, 3, 20, 24)}, "stack": {"a": (2, 5), "b": (2, 5)}}[key]
+    assert _as_lists(net.infer_shape(**given)) == ref["shapes"]
+
+
+@pytest.mark.parametrize("key", ["gluon_unroll", "gluon_fused"])
+def test_gluon_exports_have_exact_totals(key: str) -> None:
+    """A gluon unroll(merge_outputs=True) export (stack) and a fused RNN export
+    (_rnn_param_concat): exact totals, no "at least"."""
+    from kvcli.symbol.graph import load_file
+    from kvcli.symbol.shapes import infer_shapes
+    from kvcli.symbol.summary import summarize
+
+    ref = REF[key]
+    result = infer_shapes(load_file(DATA / ref["file"]), {k: tuple(v) for k, v in ref["shape"].items()})
+    summary = summarize(result)
+    assert not result.unknown_ops and summary.exact
+    assert summary.total_text(summary.params) == f"{ref['params']:,}"
+    assert [list(s) for s in summary.outputs.values()] == ref["outputs"]
