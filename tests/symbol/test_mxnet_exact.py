@@ -162,3 +162,32 @@ def test_gluon_exports_have_exact_totals(key: str) -> None:
     assert not result.unknown_ops and summary.exact
     assert summary.total_text(summary.params) == f"{ref['params']:,}"
     assert [list(s) for s in summary.outputs.values()] == ref["outputs"]
+
+
+def test_builder_writes_mxnets_json_for_stack_and_spatial_transformer() -> None:
+    from kvcli.symbol.build import NameManager
+
+    NameManager.reset()
+    stk = mx.sym.stack(mx.sym.Variable("a"), mx.sym.Variable("b"), axis=1, name="stk")
+    assert json.loads(stk.tojson())["nodes"] == json.loads(REF["stack"]["symbol"])["nodes"]
+    data = mx.sym.Variable("data")
+    loc = mx.sym.FullyConnected(mx.sym.Flatten(data), num_hidden=6, name="loc")
+    st = mx.sym.SpatialTransformer(data, loc, target_shape=(10, 12), transform_type="affine",
+                                   sampler_type="bilinear", name="st")
+    mine, theirs = json.loads(st.tojson()), json.loads(REF["spatial_transformer"]["symbol"])
+    assert (mine["nodes"], mine["node_row_ptr"]) == (theirs["nodes"], theirs["node_row_ptr"])
+    assert st.list_arguments() == REF["spatial_transformer"]["arguments"]
+
+
+@pytest.mark.parametrize("name", ["palette", "lenet", "mini_resnet"])
+def test_cli_drawing_uses_mxnets_colours(name: str) -> None:
+    """kvcli viz keeps its own labels but paints every node as MXNet does."""
+    import re
+
+    from kvcli.symbol.plan import build_plan
+
+    source = next(p["source"] for p in REF["plots"] if p["symbol"] == name)
+    theirs = dict(re.findall(r'^\t(\S+) \[label=.*?fillcolor="(#[0-9a-f]+)"', source, re.M | re.S))
+    plan = build_plan(_symbol(name).to_graph(), readable=True)
+    ours = {node.name: node.fill for node in plan.nodes if node.name in theirs}
+    assert ours == theirs and len(theirs) > 5
