@@ -115,12 +115,13 @@ class Unrolled(gluon.HybridBlock):
 
 
 class Fused(gluon.HybridBlock):
-    """A gluon fused LSTM: the export concatenates its weights with ``_rnn_param_concat``."""
+    """A gluon fused LSTM: the export concatenates its weights with ``_rnn_param_concat``.
+    Without ``input_size`` the first weight is exported as ``(64, 0)``."""
 
-    def __init__(self, **kw):
+    def __init__(self, input_size=8, **kw):
         super().__init__(**kw)
         with self.name_scope():
-            self.rnn = gluon.rnn.LSTM(16, num_layers=2, input_size=8)
+            self.rnn = gluon.rnn.LSTM(16, num_layers=2, input_size=input_size)
 
     def hybrid_forward(self, F, x):
         return self.rnn(x)
@@ -247,11 +248,15 @@ stk = stack()
 out["stack"] = {"symbol": stk.tojson(), "shapes": shapes(stk.infer_shape(a=(2, 5), b=(2, 5)))}
 unrolled = export(Unrolled(prefix="unroll_"), (2, 3, 8), "mxnet_gluon_unroll")
 fused = export(Fused(prefix="fused_"), (3, 2, 8), "mxnet_gluon_fused")
+fused0 = export(Fused(input_size=0, prefix="fusedin_"), (3, 2, 8), "mxnet_gluon_fused_no_input_size")
 out["gluon_unroll"] = {"file": "mxnet_gluon_unroll-symbol.json", "shape": {"data": [2, 3, 8]},
                        "params": params_total(unrolled, data=(2, 3, 8)),
                        "outputs": shapes(unrolled.infer_shape(data=(2, 3, 8)))[1]}
 out["gluon_fused"] = {"file": "mxnet_gluon_fused-symbol.json", "shape": {"data": [3, 2, 8]},
                       "params": params_total(fused, data=(3, 2, 8)),
                       "outputs": shapes(fused.infer_shape(data=(3, 2, 8)))[1]}
+out["gluon_fused_no_input_size"] = {
+    "file": "mxnet_gluon_fused_no_input_size-symbol.json", "shape": {"data": [3, 2, 8]},
+    "params": params_total(fused0, data=(3, 2, 8)), "outputs": shapes(fused0.infer_shape(data=(3, 2, 8)))[1]}
 (HERE / "mxnet_symviz_reference.json").write_text(json.dumps(out, indent=1) + "\n")
 print({k: (v if k in ("gluon_unroll", "gluon_fused", "regression") else "...") for k, v in out.items()})

@@ -148,10 +148,10 @@ def test_stack_and_spatial_transformer_shapes(key: str) -> None:
     assert _as_lists(net.infer_shape(**given)) == ref["shapes"]
 
 
-@pytest.mark.parametrize("key", ["gluon_unroll", "gluon_fused"])
+@pytest.mark.parametrize("key", ["gluon_unroll", "gluon_fused", "gluon_fused_no_input_size"])
 def test_gluon_exports_have_exact_totals(key: str) -> None:
-    """A gluon unroll(merge_outputs=True) export (stack) and a fused RNN export
-    (_rnn_param_concat): exact totals, no "at least"."""
+    """A gluon unroll(merge_outputs=True) export (stack) and fused RNN exports
+    (_rnn_param_concat; one with its first weight hinted (64, 0)): exact totals, no "at least"."""
     from kvcli.symbol.graph import load_file
     from kvcli.symbol.shapes import infer_shapes
     from kvcli.symbol.summary import summarize
