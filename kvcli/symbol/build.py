@@ -21,13 +21,13 @@ import os
 from collections import defaultdict
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
-from kvcli.errors import SymbolError
+from kvcli.errors import ShapeInferenceError, SymbolError
 from kvcli.symbol import ops
 from kvcli.symbol.attrs import Attrs, format_value
 from kvcli.symbol.dtypes import infer_dtypes
 from kvcli.symbol.graph import Graph, Node, load_file
 from kvcli.symbol.graph import load_json as _load_graph_json
-from kvcli.symbol.shapes import Shape, infer_shapes
+from kvcli.symbol.shapes import Shape, ShapeResult, infer_shapes, variable_hints
 from kvcli.symbol.summary import entry_name
 
 __all__ = [
@@ -273,6 +273,8 @@ class Symbol:
                 given[name] = tuple(int(d) for d in shape)
         g = self.to_graph()
         result = infer_shapes(g, given)
+        if partial:
+            result = self._with_partial_hints(g, given, result)
         by_name = {n.name: result.entry(i) for i, n in enumerate(g.nodes) if n.is_variable}
         arg_shapes = [by_name[n] for n in arg_names]
         out_shapes = [result.entry(n, k) for n, k, _ in g.heads]
@@ -284,6 +286,22 @@ class Symbol:
             return None, None, None
         return arg_shapes, out_shapes, aux_shapes
 
+    @staticmethod
+    def _with_partial_hints(g: Graph, given: dict[str, Shape], result: ShapeResult) -> ShapeResult:
+        """MXNet's partial inference starts from a variable's partial ``shape=`` hint, (1, 0, 0, 0),
+        and lets the rules carry its known dimensions on (a convolution's weight becomes
+        (64, 0, 7, 7)). A hint with a 0 is only a constraint in :func:`infer_shapes`; here the
+        variables it left unknown start from their hints in a second pass."""
+        hints = variable_hints(g)
+        start = {g.nodes[i].name: hint for i, hint in hints.items()
+                 if 0 in hint and result.entry(i) is None and g.nodes[i].name not in given}
+        if not start:
+            return result
+        try:
+            return infer_shapes(g, {**given, **start})
+        except ShapeInferenceError:  # a rule needs the full shape: the first pass is all we know
+            return result
+
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` if incomplete."""
         return self._infer(args, kwargs, partial=False)
@@ -294,33 +312,44 @@ class Symbol:
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """``(arg_types, out_types, aux_types)`` as numpy types (``numpy.float32`` ...) from the
-        given input types (positional in :meth:`list_arguments` order, or by name); weights and
-        labels take the type of the op that reads them. ``(None, None, None)`` with MXNet's
-        warning when some type cannot be decided."""
+        given input types (positional in :meth:`list_arguments` order, or by name) and the
+        variables' ``dtype=``; weights and labels take the type of the op that reads them.
+        ``(None, None, None)`` with MXNet's warning when some type cannot be decided."""
+        return self._infer_type(args, kwargs, partial=False)
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
+        """Like :meth:`infer_type`, with ``None`` for the types that cannot be decided."""
+        return self._infer_type(args, kwargs, partial=True)
+
+    def _infer_type(self, args: Sequence[Any], kwargs: Mapping[str, Any], partial: bool) -> tuple[Any, Any, Any]:
         import warnings
 
         import numpy as np
 
         arg_names = self.list_arguments()
-        given: dict[str, str] = {}
+        g = self.to_graph()
+        names = {code: name for name, code in _DTYPE_CODES.items()}
+        given: dict[str, str] = {n.name: names[int(n.hidden["__dtype__"])] for n in g.nodes
+                                 if n.is_variable and n.hidden.get("__dtype__", "").isdigit()
+                                 and int(n.hidden["__dtype__"]) in names}
         for key, value in [*zip(arg_names, args), *kwargs.items()]:
             if key not in arg_names:
                 raise SymbolError(f"infer_type: {key!r} is not an argument; arguments are {arg_names}")
             if value is not None:
                 given[key] = np.dtype(value).name
-        g = self.to_graph()
         types = infer_dtypes(g, given)
         by_name = {n.name: types[i] for i, n in enumerate(g.nodes) if n.is_variable}
         arg_types = [by_name[n] for n in arg_names]
-        if any(t is None for t in arg_types):
+        if not partial and any(t is None for t in arg_types):
             unknowns = [f"{n}: None" for n, t in zip(arg_names, arg_types) if t is None]
             warnings.warn("Cannot decide type for the following arguments. Consider providing them "
-                          "as input:\n\t" + "\n\t".join(unknowns), stacklevel=2)
+                          "as input:\n\t" + "\n\t".join(unknowns), stacklevel=3)
             return None, None, None
         out_types = [types[n] for n, _, _ in g.heads]
         aux_types = [by_name[n] for n in self.list_auxiliary_states()]
-        def numpy_types(names: list[Optional[str]]) -> list[Any]:
-            return [np.dtype(t).type for t in names]
+
+        def numpy_types(found: list[Optional[str]]) -> list[Any]:
+            return [np.dtype(t).type if t is not None else None for t in found]
 
         return numpy_types(arg_types), numpy_types(out_types), numpy_types(aux_types)
 

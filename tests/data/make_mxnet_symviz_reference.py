@@ -162,7 +162,7 @@ def shapes(result):
 
 
 def types(result):
-    return [None if r is None else [np.dtype(t).name for t in r] for r in result]
+    return [None if r is None else [None if t is None else np.dtype(t).name for t in r] for r in result]
 
 
 symbols = {
@@ -224,6 +224,14 @@ out["infer_type"] = [
     {"symbol": lro.tojson(), "kwargs": {"data": "float16"}, "result": types(lro.infer_type(data="float16"))},
     {"symbol": lro.tojson(), "kwargs": {}, "result": types(lro.infer_type())},
 ]
+cast = sym.SoftmaxOutput(sym.FullyConnected(sym.Cast(sym.Variable("data"), dtype="float32"), num_hidden=4,
+                                            name="fc1"), name="softmax")
+out["infer_type_partial"] = {"symbol": cast.tojson(), "result": types(cast.infer_type_partial()),
+                             "float16": types(cast.infer_type(data="float16"))}
+hinted = sym.Convolution(sym.cast(sym.Variable("data", shape=(1, 0, 0, 0)), dtype="float16"),
+                         weight=sym.cast(sym.Variable("weight"), dtype="float16"), pad=(3, 3), num_filter=64,
+                         stride=(2, 2), no_bias=True, kernel=(7, 7), name="conv")
+out["partial_hint"] = {"symbol": hinted.tojson(), "result": shapes(hinted.infer_shape_partial())}
 bn = sym.BatchNorm(sym.Variable("data"), name="bn")
 parts = sym.SliceChannel(sym.Variable("data"), num_outputs=3, name="sp")
 out["repr"] = {

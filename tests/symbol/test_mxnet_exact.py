@@ -191,3 +191,23 @@ def test_cli_drawing_uses_mxnets_colours(name: str) -> None:
     plan = build_plan(_symbol(name).to_graph(), readable=True)
     ours = {node.name: node.fill for node in plan.nodes if node.name in theirs}
     assert ours == theirs and len(theirs) > 5
+
+
+def test_infer_type_partial_and_a_cast_are_mxnets() -> None:
+    import numpy as np
+
+    ref = REF["infer_type_partial"]
+    net = mx.sym.load_json(ref["symbol"])
+
+    def names(result: Any) -> list[Any]:
+        return [[None if t is None else np.dtype(t).name for t in r] for r in result]
+
+    assert names(net.infer_type_partial()) == ref["result"]
+    assert names(net.infer_type(data="float16")) == ref["float16"]
+
+
+def test_partial_shape_hint_is_carried_like_mxnet() -> None:
+    """Variable("data", shape=(1, 0, 0, 0)) into a convolution: weight (64, 0, 7, 7)."""
+    net = mx.sym.load_json(REF["partial_hint"]["symbol"])
+    assert _as_lists(net.infer_shape_partial()) == REF["partial_hint"]["result"]
+    assert net.infer_shape() == (None, None, None)
