@@ -99,3 +99,14 @@ def test_print_summary_column_adds_up_on_resnet50(models: Path, capsys: pytest.C
     assert out.splitlines()[-2] == "Total params: 23629573"
     bn = next(line for line in rows if line.startswith("bn_data(BatchNorm)"))
     assert int(bn[76:88]) == 6  # gamma and beta of 3 channels; the moving statistics are not params
+
+
+def test_warnings_escape_names(tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.write_text(json.dumps({"nodes": [{"op": "null", "name": "data", "inputs": []},
+                                       {"op": "Bo\x1b[31mom", "name": "x\x1b[2Jy", "inputs": [[0, 0, 0]]}],
+                             "heads": [[1, 0, 0]]}))
+    for extra in ((), ("--strict",)):
+        result = run_kvcli("summary", str(f), "--allow-unknown-ops", "--shape", "data=1,2", *extra)
+        assert "\x1b" not in result.stderr + result.stdout
+        assert "unknown operator Bo\\x1b[31mom ('x\\x1b[2Jy')" in result.stderr
