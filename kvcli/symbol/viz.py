@@ -205,6 +205,8 @@ def print_summary(symbol: Symbol, shape: Optional[Mapping[str, Sequence[int]]] =
     whose shape cannot be inferred shows ``+?`` and the total says "at least".
     """
     result = _shapes(_check(symbol), shape)
+    if shape is not None and not result.complete and not result.unknown_ops:
+        raise ValueError("Input shape is incomplete")  # MXNet's words, as in plot_network
     summary = summarize(result)
     graph = result.graph
     keys = _mxnet_shape_keys(graph)

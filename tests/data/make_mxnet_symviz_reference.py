@@ -232,6 +232,10 @@ hinted = sym.Convolution(sym.cast(sym.Variable("data", shape=(1, 0, 0, 0)), dtyp
                          weight=sym.cast(sym.Variable("weight"), dtype="float16"), pad=(3, 3), num_filter=64,
                          stride=(2, 2), no_bias=True, kernel=(7, 7), name="conv")
 out["partial_hint"] = {"symbol": hinted.tojson(), "result": shapes(hinted.infer_shape_partial())}
+try:  # an incomplete shape dict: MXNet's print_summary refuses it
+    mx.viz.print_summary(sym.FullyConnected(sym.Variable("a") + sym.Variable("b"), num_hidden=2, name="fc"), shape={})
+except ValueError as e:
+    out["summary_incomplete"] = {"type": type(e).__name__, "text": str(e)}
 bn = sym.BatchNorm(sym.Variable("data"), name="bn")
 parts = sym.SliceChannel(sym.Variable("data"), num_outputs=3, name="sp")
 out["repr"] = {

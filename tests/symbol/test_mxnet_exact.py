@@ -211,3 +211,10 @@ def test_partial_shape_hint_is_carried_like_mxnet() -> None:
     net = mx.sym.load_json(REF["partial_hint"]["symbol"])
     assert _as_lists(net.infer_shape_partial()) == REF["partial_hint"]["result"]
     assert net.infer_shape() == (None, None, None)
+
+
+def test_print_summary_refuses_incomplete_shapes_like_mxnet() -> None:
+    net = mx.sym.FullyConnected(mx.sym.Variable("a") + mx.sym.Variable("b"), num_hidden=2, name="fc")
+    assert REF["summary_incomplete"] == {"type": "ValueError", "text": "Input shape is incomplete"}
+    with pytest.raises(ValueError, match="^Input shape is incomplete$"):
+        mx.viz.print_summary(net, shape={})
