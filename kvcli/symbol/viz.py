@@ -1,10 +1,12 @@
 """``mx.viz`` without MXNet: :func:`plot_network` and :func:`print_summary`.
 
-Same signatures as MXNet 1.9.1's ``mxnet.visualization``. ``plot_network`` returns a
-:class:`graphviz.Digraph` that looks like MXNet's; ``print_summary`` prints MXNet's table
-layout but with parameter counts taken from inferred shapes, so its totals equal the sum of
-``infer_shape``'s argument shapes (MXNet's own version miscounts FullyConnected after
-pooling and unrolled RNNs, and crashes on some graphs).
+Same signatures as MXNet 1.9.1's ``mxnet.visualization``, and the same output: the DOT
+source ``plot_network`` builds and the table ``print_summary`` prints are MXNet's, line for
+line (tests compare them with MXNet's recorded output). The one deliberate change is the
+``Param #`` column, counted from inferred shapes so that it adds up to the total: MXNet's
+own guesses miscount FullyConnected after pooling, unrolled RNNs and more, and crash on some
+graphs (README, "Differences from MXNet's mx.viz"). The CLI's drawing is
+:mod:`kvcli.symbol.plan` / :mod:`kvcli.symbol.render` (same colours, clearer labels).
 """
 
 from __future__ import annotations
