@@ -270,5 +270,33 @@ out["gluon_fused"] = {"file": "mxnet_gluon_fused-symbol.json", "shape": {"data":
 out["gluon_fused_no_input_size"] = {
     "file": "mxnet_gluon_fused_no_input_size-symbol.json", "shape": {"data": [3, 2, 8]},
     "params": params_total(fused0, data=(3, 2, 8)), "outputs": shapes(fused0.infer_shape(data=(3, 2, 8)))[1]}
+# The reference models of ../shared/sample_models (not in this repository): only the SHA-256
+# of MXNet's output is kept; tests/symbol compares it when those models are present.
+SHARED_CASES = {
+    "mxnet_v1.3_resnet50_attrs.json": {"data": (2, 3, 224, 224)},
+    "mxnet_v1.4_insightface_fresnet_1052nodes_attrs.json": {"data": (1, 3, 112, 112)},
+    "mxnet_v1.6_gluon_lenet_mnist_attrs.json": {"data": (1, 1, 28, 28)},
+    "mxnet_v0.8_vgg16_reduced_param.json": {"data": (1, 3, 300, 300)},
+    "mxnet_v0.8_mlp_batchnorm.json": {"data": (5, 784)},
+    "mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json": None,
+    "mxnet_v0.9_embedding_bag_ffn_attr.json": None,
+    "mxnet_v1.4_gluon_mlp_dropout_attrs.json": None,
+}
+shared = next((c / "sample_models" for c in (HERE.parents[2] / "shared", HERE.parents[3] / "shared")
+               if (c / "sample_models").is_dir()), None)
+if shared is not None:
+    import hashlib
+
+    def digest(text):
+        return hashlib.sha256(text.rstrip("\n").encode()).hexdigest()
+
+    out["shared_models"] = {}
+    for f, shape in SHARED_CASES.items():
+        s = sym.load(str(shared / f))
+        entry = {"shape": shape, "plot": digest(source(s, shape=shape)),
+                 "plot_weights": digest(source(s, shape=shape, hide_weights=False))}
+        if shape is not None:
+            entry["summary"] = summary(s, shape)  # kept whole: the miscounts are compared line by line
+        out["shared_models"][f] = entry
 (HERE / "mxnet_symviz_reference.json").write_text(json.dumps(out, indent=1) + "\n")
 print({k: (v if k in ("gluon_unroll", "gluon_fused", "regression") else "...") for k, v in out.items()})

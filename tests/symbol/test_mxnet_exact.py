@@ -218,3 +218,32 @@ def test_print_summary_refuses_incomplete_shapes_like_mxnet() -> None:
     assert REF["summary_incomplete"] == {"type": "ValueError", "text": "Input shape is incomplete"}
     with pytest.raises(ValueError, match="^Input shape is incomplete$"):
         mx.viz.print_summary(net, shape={})
+
+
+@pytest.mark.parametrize("name", sorted(REF.get("shared_models", {})))
+def test_shared_models_draw_and_summarise_as_mxnet(name: str, models: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reference models (../shared, when present): plot_network's source has MXNet's
+    SHA-256; print_summary is MXNet's table but for the FullyConnected rows MXNet miscounts."""
+    import hashlib
+
+    ref = REF["shared_models"][name]
+    shape = {k: tuple(v) for k, v in ref["shape"].items()} if ref["shape"] else None
+    net = mx.sym.load(str(models / name))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key, hide in (("plot", True), ("plot_weights", False)):
+            source = mx.viz.plot_network(net, shape=shape, hide_weights=hide).source
+            assert hashlib.sha256(source.rstrip("\n").encode()).hexdigest() == ref[key], key
+    if "summary" not in ref:
+        return
+    capsys.readouterr()
+    mx.viz.print_summary(net, shape=shape)
+    ours, theirs = capsys.readouterr().out.splitlines(), ref["summary"].splitlines()
+    assert len(ours) == len(theirs)
+    differ = [a for a, b in zip(ours, theirs) if a != b]
+    assert all("(FullyConnected)" in a for a in differ[:-1])
+    if differ:
+        assert differ[-1].startswith("Total params: ")
+    total = int(ours[-2].split(": ")[1])
+    rows = [line for line in ours if "(" in line[:52] and not line.startswith("Layer (type)")]
+    assert sum(int(line[76:88]) for line in rows) == total
