@@ -100,8 +100,7 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
         types = inferred
     base = {**NODE_ATTRS, **(node_attrs or {})}
     dot = Digraph(name=nohtml(title), format=save_format)
-    drawn: set[int] = set()
-    for i, node in enumerate(graph.nodes):
+    for node in graph.nodes:
         attrs = dict(base)
         if node.is_variable:
             if looks_like_weight(node.name):
@@ -111,7 +110,6 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
         else:
             label = mxnet_label(node)
         attrs["fillcolor"] = node_colour(node)
-        drawn.add(i)
         tail = " ".join(f"{dot_quote(k)}={dot_quote(str(v))}" for k, v in sorted(attrs.items()))
         dot.body.append(f"\t{dot_quote(node.name)} [label={dot_quote(label)} {tail}]\n")
     keys = _mxnet_shape_keys(graph) if shapes is not None or types is not None else {}
@@ -165,8 +163,9 @@ def _mxnet_key(node: Node) -> str:
     if node.is_variable:
         return node.name
     key = node.name + "_output"
-    if "num_outputs" in node.attrs:
-        key += str(int(node.attrs["num_outputs"]) - 1)
+    count = node.attrs.get("num_outputs", "").strip()
+    if count.isdigit():  # (a malformed count finds no key: the edge's own output is used)
+        key += str(int(count) - 1)
     return key
 
 
