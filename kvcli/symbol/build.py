@@ -134,9 +134,11 @@ class Symbol:
             copies[id(node)] = _Node(node.op, node.name, dict(node.attrs), dict(node.hidden), inputs)
         outputs = [replace[node.name] if node.op == "null" and node.name in replace else (copies[id(node)], k)
                    for node, k in self._outputs]
-        if name is not None:
+        if name is not None:  # only the copies: a symbol put in by the caller keeps its name
+            made = {id(c) for c in copies.values()}
             for node, _ in outputs:
-                node.name = name
+                if id(node) in made:
+                    node.name = name
         return Symbol(outputs)
 
     def __len__(self) -> int:
