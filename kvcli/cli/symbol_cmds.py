@@ -92,6 +92,9 @@ def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str
     if not shape and not result.complete and not result.unknown_ops and not result.problems:
         notes.append(f"{file}: some shapes are unknown; give input shapes with --shape "
                      f"(inputs: {_inputs_text(result.graph)})")
+    from kvcli.symbol.summary import printable
+
+    notes = [printable(note) for note in notes]  # names from the file must not drive the terminal
     if strict and notes:
         raise ShapeInferenceError(notes[0] + " (--strict)")
     for note in notes:

@@ -21,12 +21,13 @@ import os
 from collections import defaultdict
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
-from kvcli.errors import SymbolError
+from kvcli.errors import ShapeInferenceError, SymbolError
 from kvcli.symbol import ops
 from kvcli.symbol.attrs import Attrs, format_value
+from kvcli.symbol.dtypes import infer_dtypes
 from kvcli.symbol.graph import Graph, Node, load_file
 from kvcli.symbol.graph import load_json as _load_graph_json
-from kvcli.symbol.shapes import Shape, infer_shapes
+from kvcli.symbol.shapes import Shape, ShapeResult, infer_shapes, variable_hints
 from kvcli.symbol.summary import entry_name
 
 __all__ = [
@@ -92,11 +93,53 @@ class Symbol:
     # ------------------------------------------------------------------ structure
     @property
     def name(self) -> Optional[str]:
-        """The node's name for a single-output symbol, ``None`` for a group."""
-        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+        """The node's name when every output comes from one node (``split`` with 3 outputs
+        too, as in MXNet), ``None`` for a group of several nodes' outputs."""
+        first = self._outputs[0][0]
+        return first.name if all(node is first for node, _ in self._outputs) else None
 
     def __repr__(self) -> str:
-        return f"<Symbol {self.name}>" if self.name is not None else "<Symbol group>"
+        """MXNet's: ``<Symbol fc1>``, or ``<Symbol group [data, fc1_weight, fc1]>``."""
+        if self.name is not None:
+            return f"<Symbol {self.name}>"
+        return "<Symbol group [" + ", ".join(node.name for node, _ in self._outputs) + "]>"
+
+    def __call__(self, *args: "Symbol", name: Optional[str] = None, **kwargs: "Symbol") -> "Symbol":
+        """A copy of this symbol with some free variables replaced (MXNet's composition):
+        ``net(fc3_data=x)`` puts ``x`` where the variable ``fc3_data`` was; positional symbols
+        replace the arguments in :meth:`list_arguments` order. ``name`` renames the head node."""
+        if args and kwargs:
+            raise TypeError("compose with positional or keyword symbols, not both")
+        arguments = self.list_arguments()
+        if len(args) > len(arguments):
+            raise TypeError(f"compose: {len(args)} symbols for {len(arguments)} arguments {arguments}")
+        given: dict[str, Symbol] = dict(zip(arguments, args)) if args else dict(kwargs)
+        for key, value in given.items():
+            if key not in arguments:
+                raise SymbolError(f"compose: {key!r} is not an argument; arguments are {arguments}")
+            if not isinstance(value, Symbol):
+                raise TypeError(f"compose: {key}= must be a Symbol, got {type(value).__name__}")
+        replace = {key: (_single(value), _index(value)) for key, value in given.items()}
+        copies: dict[int, _Node] = {}
+        for node in self._topo():
+            if node.op == "null" and node.name in replace:
+                continue
+            inputs = []
+            for src, k, version in node.inputs:
+                if src.op == "null" and src.name in replace:
+                    new, k = replace[src.name]
+                    inputs.append((new, k, version))
+                else:
+                    inputs.append((copies[id(src)], k, version))
+            copies[id(node)] = _Node(node.op, node.name, dict(node.attrs), dict(node.hidden), inputs)
+        outputs = [replace[node.name] if node.op == "null" and node.name in replace else (copies[id(node)], k)
+                   for node, k in self._outputs]
+        if name is not None:  # only the copies: a symbol put in by the caller keeps its name
+            made = {id(c) for c in copies.values()}
+            for node, _ in outputs:
+                if id(node) in made:
+                    node.name = name
+        return Symbol(outputs)
 
     def __len__(self) -> int:
         return len(self._outputs)
@@ -217,6 +260,9 @@ class Symbol:
 
     # ------------------------------------------------------------------ shapes
     def _infer(self, args: Sequence[Any], kwargs: Mapping[str, Any], partial: bool) -> tuple[Any, Any, Any]:
+        """Shapes as MXNet gives them: a 0 is an unknown dimension; ``infer_shape`` returns
+        ``(None, None, None)`` unless every shape is complete, ``infer_shape_partial`` returns
+        what is known, ``()`` for a shape not known at all."""
         arg_names = self.list_arguments()
         given: dict[str, Shape] = {}
         for name, shape in zip(arg_names, args):
@@ -229,6 +275,8 @@ class Symbol:
                 given[name] = tuple(int(d) for d in shape)
         g = self.to_graph()
         result = infer_shapes(g, given)
+        if partial:
+            result = self._with_partial_hints(g, given, result)
         by_name = {n.name: result.entry(i) for i, n in enumerate(g.nodes) if n.is_variable}
         arg_shapes = [by_name[n] for n in arg_names]
         out_shapes = [result.entry(n, k) for n, k, _ in g.heads]
@@ -236,9 +284,25 @@ class Symbol:
         if partial:
             return ([s or () for s in arg_shapes], [s or () for s in out_shapes],
                     [s or () for s in aux_shapes])
-        if any(s is None for s in (*arg_shapes, *out_shapes, *aux_shapes)):
+        if any(s is None or 0 in s for s in (*arg_shapes, *out_shapes, *aux_shapes)):
             return None, None, None
         return arg_shapes, out_shapes, aux_shapes
+
+    @staticmethod
+    def _with_partial_hints(g: Graph, given: dict[str, Shape], result: ShapeResult) -> ShapeResult:
+        """MXNet's partial inference starts from a variable's partial ``shape=`` hint, (1, 0, 0, 0),
+        and lets the rules carry its known dimensions on (a convolution's weight becomes
+        (64, 0, 7, 7)). A hint with a 0 is only a constraint in :func:`infer_shapes`; here the
+        variables it left unknown start from their hints in a second pass."""
+        hints = variable_hints(g)
+        start = {g.nodes[i].name: hint for i, hint in hints.items()
+                 if 0 in hint and result.entry(i) is None and g.nodes[i].name not in given}
+        if not start:
+            return result
+        try:
+            return infer_shapes(g, {**given, **start})
+        except ShapeInferenceError:  # a rule needs the full shape: the first pass is all we know
+            return result
 
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` if incomplete."""
@@ -247,6 +311,49 @@ class Symbol:
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
         """Like :meth:`infer_shape`, with ``()`` for shapes that cannot be inferred."""
         return self._infer(args, kwargs, partial=True)
+
+    def infer_type(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
+        """``(arg_types, out_types, aux_types)`` as numpy types (``numpy.float32`` ...) from the
+        given input types (positional in :meth:`list_arguments` order, or by name) and the
+        variables' ``dtype=``; weights and labels take the type of the op that reads them.
+        ``(None, None, None)`` with MXNet's warning when some type cannot be decided."""
+        return self._infer_type(args, kwargs, partial=False)
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
+        """Like :meth:`infer_type`, with ``None`` for the types that cannot be decided."""
+        return self._infer_type(args, kwargs, partial=True)
+
+    def _infer_type(self, args: Sequence[Any], kwargs: Mapping[str, Any], partial: bool) -> tuple[Any, Any, Any]:
+        import warnings
+
+        import numpy as np
+
+        arg_names = self.list_arguments()
+        g = self.to_graph()
+        names = {code: name for name, code in _DTYPE_CODES.items()}
+        given: dict[str, str] = {n.name: names[int(n.hidden["__dtype__"])] for n in g.nodes
+                                 if n.is_variable and n.hidden.get("__dtype__", "").isdigit()
+                                 and int(n.hidden["__dtype__"]) in names}
+        for key, value in [*zip(arg_names, args), *kwargs.items()]:
+            if key not in arg_names:
+                raise SymbolError(f"infer_type: {key!r} is not an argument; arguments are {arg_names}")
+            if value is not None:
+                given[key] = np.dtype(value).name
+        types = infer_dtypes(g, given)
+        by_name = {n.name: types[i] for i, n in enumerate(g.nodes) if n.is_variable}
+        arg_types = [by_name[n] for n in arg_names]
+        if not partial and any(t is None for t in arg_types):
+            unknowns = [f"{n}: None" for n, t in zip(arg_names, arg_types) if t is None]
+            warnings.warn("Cannot decide type for the following arguments. Consider providing them "
+                          "as input:\n\t" + "\n\t".join(unknowns), stacklevel=3)
+            return None, None, None
+        out_types = [types[n] for n, _, _ in g.heads]
+        aux_types = [by_name[n] for n in self.list_auxiliary_states()]
+
+        def numpy_types(found: list[Optional[str]]) -> list[Any]:
+            return [np.dtype(t).type if t is not None else None for t in found]
+
+        return numpy_types(arg_types), numpy_types(out_types), numpy_types(aux_types)
 
     # ------------------------------------------------------------------ arithmetic
     def _binary(self, other: Any, op: str, hint: str, scalar_op: str, scalar_hint: str) -> "Symbol":
@@ -479,7 +586,7 @@ OPERATORS: dict[str, str] = {
         "SliceChannel", "expand_dims", "squeeze", "RNN", "Cast", "BlockGrad", "MakeLoss",
         "make_loss", "L2Normalization", "smooth_l1", "exp", "log", "sqrt", "square", "abs",
         "negative", "add_n", "SwapAxis", "LayerNorm", "InstanceNorm", "LRN", "zeros_like",
-        "ones_like", "erf", "WarpCTC",
+        "ones_like", "erf", "WarpCTC", "stack", "SpatialTransformer",
     )
 }
 OPERATORS.update({

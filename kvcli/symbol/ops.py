@@ -16,7 +16,11 @@ from typing import Callable, Optional
 
 from kvcli.symbol.attrs import Attrs
 
-# Drawing kinds, mapped to plot_network's palette in render.py.
+# Drawing kinds, mapped to plot_network's palette (plan.KIND_COLOUR). Each op's kind is the one
+# MXNet 1.9.1's plot_network paints it with, exactly: only Convolution/FullyConnected (learned),
+# Activation/LeakyReLU, BatchNorm, Pooling, Concat/Flatten/Reshape and "Softmax" have a colour
+# of their own; everything else (relu, sigmoid, tanh, LRN, softmax, SoftmaxOutput,
+# Deconvolution ...) is "other". See draw_kind for aliases.
 INPUT, LEARNED, ACTIVATION, NORM, POOL, RESHAPE, SOFTMAX, OTHER = (
     "input", "learned", "activation", "norm", "pool", "reshape", "softmax", "other",
 )
@@ -108,7 +112,7 @@ def _leaky_inputs(a: Attrs) -> list[str]:
 _PARAMS = frozenset({"weight", "bias", "gamma", "beta", "parameters"})
 
 _register(OpSpec("Convolution", _weights(False), _PARAMS, kind=LEARNED), "Convolution_v1")
-_register(OpSpec("Deconvolution", _weights(True), _PARAMS, kind=LEARNED))
+_register(OpSpec("Deconvolution", _weights(True), _PARAMS))
 _register(OpSpec("FullyConnected", _weights(False), _PARAMS, kind=LEARNED))
 _register(OpSpec("Embedding", _fixed("data", "weight"), _PARAMS, kind=OTHER))
 _register(
@@ -133,14 +137,13 @@ for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "id
               "BlockGrad", "stop_gradient", "MakeLoss", "make_loss",
               "smooth_l1", "exp", "log", "sqrt", "square", "abs", "negative", "erf",
               "softmin", "zeros_like", "ones_like"):
-    _register(OpSpec(_name, _fixed("data"),
-                     kind=ACTIVATION if _name in ("relu", "sigmoid", "tanh", "softsign") else OTHER))
+    _register(OpSpec(_name, _fixed("data")))  # MXNet paints even relu/sigmoid/tanh "other"
 # creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
 _register(OpSpec("_zeros", _fixed(), creation=True), "_ones", "_full", "_zeros_without_dtype", "_empty")
-_register(OpSpec("L2Normalization", _fixed("data"), kind=NORM))
-_register(OpSpec("LRN", _fixed("data"), kind=NORM))
-_register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM))
-_register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS, kind=NORM,
+_register(OpSpec("L2Normalization", _fixed("data")))
+_register(OpSpec("LRN", _fixed("data")))
+_register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS))
+_register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS,
                  outputs=lambda a: 3, visible=lambda a: 3 if a.bool("output_mean_var") else 1))
 _register(OpSpec("Dropout", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1))
 _register(OpSpec("Flatten", _fixed("data"), kind=RESHAPE), "flatten")
@@ -151,6 +154,11 @@ _register(OpSpec("expand_dims", _fixed("data")))
 _register(OpSpec("squeeze", _fixed("data")))
 _register(OpSpec("Concat", _variadic, kind=RESHAPE, variadic=True), "concat")
 _register(OpSpec("add_n", _variadic, variadic=True), "ElementWiseSum", "_sum")
+_register(OpSpec("stack", _variadic, variadic=True))
+# gluon's fused RNN exports concatenate their flattened weights into the RNN's parameters
+_register(OpSpec("_rnn_param_concat", _variadic, variadic=True))
+_register(OpSpec("SpatialTransformer", _fixed("data", "loc"), outputs=lambda a: 3, visible=lambda a: 1,
+                 output_names=("output", "grid_dst", "grid_src")))
 for _name in ("elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
               "_plus", "_minus", "_mul", "_div", "_Plus", "_Minus", "_Mul", "_Div", "_add", "_sub",
               "_power", "_Power", "_maximum", "_minimum", "_Maximum", "_Minimum"):
@@ -171,9 +179,9 @@ _LOSS_LABEL = frozenset({"label"})
 for _name in ("SoftmaxOutput", "Softmax", "LinearRegressionOutput", "LogisticRegressionOutput",
               "MAERegressionOutput", "SVMOutput"):
     _register(OpSpec(_name, _fixed("data", "label"), labels=_LOSS_LABEL,
-                     kind=SOFTMAX if _name in ("Softmax", "SoftmaxOutput") else OTHER))
+                     kind=SOFTMAX if _name == "Softmax" else OTHER))
 for _name in ("softmax", "log_softmax", "SoftmaxActivation"):
-    _register(OpSpec(_name, _fixed("data"), kind=SOFTMAX))
+    _register(OpSpec(_name, _fixed("data")))
 _register(OpSpec("SliceChannel", _fixed("data"), outputs=_num_outputs), "split")
 _register(OpSpec("RNN", _rnn_inputs, frozenset({"parameters"}), outputs=_rnn_outputs,
                  output_names=("output", "state_output", "statecell_output")))
@@ -204,6 +212,13 @@ def attach_shape_rule(rule: ShapeRule, *names: str) -> None:
 def spec(op: str) -> Optional[OpSpec]:
     """The :class:`OpSpec` of ``op`` (any MXNet spelling kvcli knows), or ``None``."""
     return REGISTRY.get(op)
+
+
+def draw_kind(op: str) -> str:
+    """The drawing kind of ``op`` as MXNet's plot_network decides it: by the op's exact name,
+    so an alias (``Convolution_v1``, ``BatchNorm_v1``) or an unknown op is "other"."""
+    s = REGISTRY.get(op)
+    return s.kind if s is not None and s.name == op else OTHER
 
 
 def input_names(op: str, attrs: Attrs, count: int) -> list[str]:

@@ -156,8 +156,7 @@ def node_colour(node: Node) -> str:
     """Fill colour by kind of op, as in plot_network (inputs: the first colour)."""
     if node.is_variable:
         return KIND_COLOUR[ops.INPUT]
-    spec = ops.spec(node.op)
-    return KIND_COLOUR[spec.kind if spec is not None else ops.OTHER]
+    return KIND_COLOUR[ops.draw_kind(node.op)]
 
 
 def edge_label(shapes: Optional[ShapeResult], src: int, k: int,

@@ -4,10 +4,9 @@ Same look as MXNet 1.9.1: filled boxes 1.3 x 0.8034 in, oval inputs, the 8-colou
 ColorBrewer palette by kind of operator, labels such as ``Convolution\\n7x7/2x2, 64``, edges
 drawn from each operator back to its inputs with open arrow tails, weights and biases hidden.
 Differences, all deliberate: edge labels show the *full* shape (MXNet drops the batch
-dimension and labels a multi-output node's edges with its last output's shape), node ids
-are unique even when names repeat or contain ``:``, and a few ops MXNet paints "other"
-get their natural colour (Deconvolution like Convolution, ``relu``/``sigmoid``/``tanh`` like
-Activation, ``SoftmaxOutput``/``softmax`` like Softmax, L2Normalization like BatchNorm).
+dimension and labels a multi-output node's edges with its last output's shape) and node ids
+are unique even when names repeat or contain ``:``. Colours are MXNet's, op for op
+(:func:`kvcli.symbol.ops.draw_kind`); ``mx.viz.plot_network`` itself is in :mod:`kvcli.symbol.viz`.
 """
 
 from __future__ import annotations

@@ -127,8 +127,6 @@ def _kernel_geometry(a: Attrs, data: tuple[int, ...]) -> tuple[tuple[int, ...], 
 
 @rule("Convolution", "Convolution_v1")
 def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
-    if len(ins) > 2:
-        ins[2] = (a.int("num_filter"),)  # the bias needs no input shape
     data = ins[0]
     if data is None or not _channels_first(a):
         return
@@ -140,6 +138,9 @@ def _convolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     spatial = []
     for x, k, s, dl, p in zip(data[2:], kernel, stride, dilate, pad):
         extent = dl * (k - 1) + 1
+        if x == 0:  # an unknown dimension (MXNet's partial shapes) stays unknown
+            spatial.append(0)
+            continue
         if x + 2 * p < extent:
             raise AttrError(f"kernel {kernel} is larger than the padded input {data}")
         spatial.append((x + 2 * p - extent) // s + 1)
@@ -161,7 +162,7 @@ def _deconvolution(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     if target and any(target):
         spatial = list(target)
     else:
-        spatial = [s * (x - 1) + dl * (k - 1) + 1 - 2 * p + j
+        spatial = [s * (x - 1) + dl * (k - 1) + 1 - 2 * p + j if x else 0
                    for x, k, s, dl, p, j in zip(data[2:], kernel, stride, dilate, pad, adj)]
     outs[0] = (data[0], filters, *spatial)
 
@@ -184,7 +185,9 @@ def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     convention = a.str("pooling_convention", "valid")
     spatial = []
     for x, k, s, p in zip(data[2:], kernel, stride, pad):
-        if convention == "full":
+        if x == 0:  # unknown stays unknown
+            spatial.append(0)
+        elif convention == "full":
             spatial.append(int(math.ceil((x + 2 * p - k) / s)) + 1)
         elif convention == "same":
             spatial.append(int(math.ceil(x / s)))
@@ -196,9 +199,7 @@ def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
 @rule("FullyConnected")
 def _fully_connected(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     hidden = a.int("num_hidden")
-    if len(ins) > 2:
-        ins[2] = (hidden,)  # the bias needs no input shape
-    data = ins[0]
+    data = ins[0]  # as in MXNet, nothing (not even the bias) is inferred before the data
     if data is None:
         return
     if a.bool("flatten", True):
@@ -368,6 +369,58 @@ def _concat(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     outs[0] = (*first[:dim], total, *first[dim + 1:])
 
 
+@rule("_rnn_param_concat")
+def _rnn_param_concat(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """Concat, and backwards as MXNet does: a known output with one unknown input gives it
+    the rest of the output along ``dim`` (a fused RNN's parameters fix a weight's shape)."""
+    out = outs[0]
+    unknown = [k for k, s in enumerate(ins) if s is None]
+    if out is not None and len(unknown) == 1:
+        dim = _axis(a.int("dim", 1), len(out))
+        used = 0
+        for s in ins:
+            if s is not None:
+                used += s[dim]
+        ins[unknown[0]] = (*out[:dim], out[dim] - used, *out[dim + 1:])
+    _concat(a, ins, outs)
+
+
+@rule("stack")
+def _stack(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """Every input has one shape; the output puts ``num_args`` at ``axis`` (either way round)."""
+    known = next((s for s in ins if s is not None), None)
+    axis_attr = a.int("axis", 0)
+    if known is None and outs[0] is not None:
+        out = outs[0]
+        axis = _axis(axis_attr, len(out))
+        known = (*out[:axis], *out[axis + 1:])
+    if known is None:
+        return
+    for k in range(len(ins)):
+        if ins[k] is None:
+            ins[k] = known
+        elif ins[k] != known:
+            raise AttrError(f"stack inputs {known} and {ins[k]} differ")
+    axis = _axis(axis_attr, len(known) + 1)
+    outs[0] = (*known[:axis], len(ins), *known[axis:])
+
+
+@rule("SpatialTransformer")
+def _spatial_transformer(a: Attrs, ins: Shapes, outs: Shapes) -> None:
+    """MXNet's affine/bilinear transformer: data (N, C, H, W) and loc (N, 6) known first."""
+    data, loc = ins
+    if data is None or loc is None:
+        return
+    if len(data) != 4 or len(loc) != 2 or loc[1] != 6:
+        raise AttrError(f"SpatialTransformer needs data (N, C, H, W) and loc (N, 6), got {data} and {loc}")
+    height, width = a.ints("target_shape", (0, 0))
+    if height <= 0 or width <= 0:
+        raise AttrError(f"SpatialTransformer target_shape must be positive, got {(height, width)}")
+    outs[0] = (data[0], data[1], height, width)
+    outs[1] = (3, height * width)
+    outs[2] = (data[0], 2, height * width)
+
+
 def broadcast(lhs: Shape, rhs: Shape) -> Shape:
     """NumPy-style broadcasting (MXNet pads the shorter shape with 1s on the left)."""
     n = max(len(lhs), len(rhs))
@@ -443,7 +496,8 @@ def _softmax_output(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
 def _regression(a: Attrs, data: Shape, ins: Shapes, outs: Shapes) -> None:
     outs[0] = data
     if ins[1] is None:
-        ins[1] = data
+        # MXNet's special case: a (N, 1) prediction takes a 1-d label (N,)
+        ins[1] = (data[0],) if len(data) == 2 and data[1] == 1 else data
 
 
 @rule("SVMOutput")

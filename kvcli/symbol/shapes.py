@@ -11,6 +11,7 @@ determines it. A shape written twice with different values is a conflict and rai
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -142,7 +143,34 @@ def infer_shapes(graph: Graph, given: Optional[Mapping[str, Shape]] = None,
     sweeps()
     if _fill_partial_creations(graph, outputs, typed):
         sweeps()
+    if _fill_partial_hints(graph, outputs, constraints):
+        sweeps()
     return result
+
+
+def _fill_partial_hints(graph: Graph, outputs: list[list[Optional[Shape]]],
+                        constraints: Mapping[int, Shape]) -> bool:
+    """Complete a variable hinted with one unknown dimension, ``(64, 0)``, that a Reshape with a
+    known output reads: the output's size fixes the 0 (MXNet infers it the same way).
+
+    That is a gluon fused RNN's first-layer weight when the layer was built without
+    ``input_size``: the export flattens it (``Reshape(shape=-1)``) into ``_rnn_param_concat``,
+    whose output the RNN's ``parameters`` slot determines.
+    """
+    changed = False
+    for j, node in enumerate(graph.nodes):
+        if node.op not in ("Reshape", "reshape") or not node.inputs or outputs[j][0] is None:
+            continue
+        src, k, _ = node.inputs[0]
+        hint = constraints.get(src)
+        if hint is None or outputs[src][k] is not None or hint.count(0) != 1:
+            continue
+        size = math.prod(outputs[j][0] or ())
+        known = math.prod(d for d in hint if d)
+        if known and size % known == 0 and size:
+            outputs[src][k] = tuple(size // known if d == 0 else d for d in hint)
+            changed = True
+    return changed
 
 
 def _fill_partial_creations(graph: Graph, outputs: list[list[Optional[Shape]]],

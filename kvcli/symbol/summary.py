@@ -14,6 +14,7 @@ given with ``--shape``, labels and other data-slot variables are inputs and are 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -135,7 +136,7 @@ def entry_name(graph: Graph, node_i: int, k: int) -> str:
     if node.is_variable:
         return node.name
     spec = ops.spec(node.op)
-    visible = _visible(graph, node_i)
+    visible = visible_outputs(graph, node_i)
     if visible <= 1:
         return f"{node.name}_output"
     if spec is not None and k < len(spec.output_names):
@@ -143,7 +144,7 @@ def entry_name(graph: Graph, node_i: int, k: int) -> str:
     return f"{node.name}_output{k}"
 
 
-def _visible(graph: Graph, index: int) -> int:
+def visible_outputs(graph: Graph, index: int) -> int:
     """How many outputs node ``index`` shows (BatchNorm computes 3, shows 1). A malformed
     attribute (``state_outputs="2"``) falls back to the count the loader made, as it does."""
     node = graph.nodes[index]
@@ -191,7 +192,7 @@ def summarize(result: ShapeResult) -> Summary:
             elif nodes[src].name not in listed:
                 listed.add(nodes[src].name)
                 previous.append(nodes[src].name)
-        visible = _visible(graph, i)
+        visible = visible_outputs(graph, i)
         layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
                             missing, previous, result.problems.get(i)))
         total_params += params
@@ -243,8 +244,19 @@ def short_name(name: str) -> str:
     return f"{name[:MAX_NAME // 2]}…{name[-MAX_NAME // 4:]} ({len(name):,} chars)"
 
 
-def _row_cells(summary: Summary, layer: Layer) -> tuple[str, str, str, str, str, str]:
-    """Layer, op, output shape(s), params, aux, previous layers: each bounded in length."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\x1b``, ``\\n``), so a node
+    or op name cannot move the cursor, recolour or clear the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str, str, str, str, str, str]:
+    """Layer, op, output shape(s), params, aux, previous layers: each bounded in length
+    (``whole``: names are never cut, for piped output that ``grep`` reads)."""
+    cut = (lambda name: name) if whole else short_name
     outs = layer.output_shapes
     shapes = ", ".join(format_shape(s) for s in outs[:MAX_SHAPES])
     if len(outs) > MAX_SHAPES:
@@ -255,29 +267,34 @@ def _row_cells(summary: Summary, layer: Layer) -> tuple[str, str, str, str, str,
         params = f"{params} + ?" if params else "?"
     op = f"{layer.op} (unknown op)" if layer.op in summary.unknown_ops else layer.op
     prev = layer.previous
-    previous = ", ".join(short_name(p) for p in prev[:MAX_PREVIOUS])
+    previous = ", ".join(printable(cut(p)) for p in prev[:MAX_PREVIOUS])
     if len(prev) > MAX_PREVIOUS:
         previous += f", … (+{len(prev) - MAX_PREVIOUS:,} more)"
-    return short_name(layer.name), short_name(op), shapes, params, aux, previous
+    return printable(cut(layer.name)), printable(cut(op)), shapes, params, aux, previous
 
 
 def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> None:
-    """Print ``summary`` as a table (layer, op, output shape, params, previous layers)."""
-    if len(summary.layers) > RICH_ROW_LIMIT:
-        _print_plain(summary, console, title)
+    """Print ``summary`` as a table (layer, op, output shape, params, previous layers).
+
+    On a terminal: a rich table (plain columns above :data:`RICH_ROW_LIMIT` rows). Piped or
+    redirected: plain columns, one line per layer, names whole and never wrapped, so ``grep``
+    and ``awk`` find them. Names are printed as text (no markup, control characters escaped).
+    """
+    if len(summary.layers) > RICH_ROW_LIMIT or not console.is_terminal:
+        _print_plain(summary, console, title, whole=not console.is_terminal)
     else:
         _print_rich(summary, console, title)
     _print_totals(summary, console)
 
 
-def _print_plain(summary: Summary, console: Any, title: Optional[str]) -> None:
-    """Fixed-width columns written straight to the console's file: linear time."""
-    rows = [_row_cells(summary, layer) for layer in summary.layers]
+def _print_plain(summary: Summary, console: Any, title: Optional[str], whole: bool = False) -> None:
+    """Fixed-width columns written straight to the console's file: linear time, no wrapping."""
+    rows = [_row_cells(summary, layer, whole) for layer in summary.layers]
     header = ("Layer", "Op", "Output shape", "Params", "Aux", "Previous layers")
     widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(5)]
     out = console.file
     if title:
-        out.write(title + "\n")
+        out.write(printable(title) + "\n")
     fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {:>%d}  {}\n" % tuple(widths)
     out.write(fmt.format(*header))
     out.write("-" * (sum(widths) + 10 + len(header[5])) + "\n")
@@ -289,7 +306,8 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left", show_lines=False, header_style="bold")
+    table = Table(title=Text(printable(title)) if title else None, title_justify="left",
+                  show_lines=False, header_style="bold")
     table.add_column("Layer", overflow="fold")
     table.add_column("Op")
     table.add_column("Output shape", no_wrap=True)
@@ -304,14 +322,20 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
 
 
 def _print_totals(summary: Summary, console: Any) -> None:
+    from rich.markup import escape
+
+    def text(name: str) -> str:  # a name from the file: no markup, no control characters
+        return escape(printable(name))
+
     console.print(f"Learnable parameters: [bold]{summary.total_text(summary.params)}[/]")
     console.print(f"Auxiliary states:     [bold]{summary.total_text(summary.aux)}[/]")
     if summary.unknown_ops:
-        ops_list = ", ".join(sorted(summary.unknown_ops))
+        ops_list = ", ".join(text(op) for op in sorted(summary.unknown_ops))
         console.print(f"[yellow]Unknown operators (shapes not inferred): {ops_list}[/]")
     if summary.unknown_params:
-        shown = ", ".join(summary.unknown_params[:5]) + (" ..." if len(summary.unknown_params) > 5 else "")
+        shown = ", ".join(text(n) for n in summary.unknown_params[:5]) + (
+            " ..." if len(summary.unknown_params) > 5 else "")
         console.print(f"[yellow]Parameters with unknown shape: {shown}; give more --shape values[/]")
     problems = [layer for layer in summary.layers if layer.problem]
     for layer in problems[:5]:
-        console.print(f"[yellow]'{layer.name}' ({layer.op}): {layer.problem}[/]")
+        console.print(f"[yellow]'{text(layer.name)}' ({text(layer.op)}): {text(layer.problem or '')}[/]")

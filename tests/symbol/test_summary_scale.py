@@ -16,7 +16,8 @@ from .graphs import fan_in, long_name
 def _table(graph, given) -> str:
     summary = summarize(infer_shapes(graph, given))
     buf = io.StringIO()
-    print_table(summary, Console(file=buf, width=400, color_system=None), title="t")
+    # a terminal (the rich table); piped output is tested in test_summary_pipe.py
+    print_table(summary, Console(file=buf, width=400, color_system=None, force_terminal=True), title="t")
     return buf.getvalue()
 
 
