@@ -9,6 +9,7 @@
   107 bytes, whatever the session's name and home).
 * :func:`user_home` — the user's home folder, never ``/`` because ``HOME`` is empty.
 * :func:`pid_alive` — whether a process id is a running process of this user.
+* :func:`resource_problem` — one line for running out of memory or file descriptors.
 
 This module imports nothing heavy: the one-shot fast path may read it before numpy loads.
 """
@@ -23,6 +24,11 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Union
 
 from kvcli.errors import ConfigError, UnsafePathError
+
+try:  # imported now: under ``ulimit -n`` there may be no descriptor left to load it later
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 #: Longest path a Unix socket can be bound to (``sun_path`` is 108 bytes with its NUL).
@@ -247,7 +253,43 @@ def pid_alive(pid: int) -> bool:
     return owner == os.geteuid() or os.geteuid() != 0  # root may signal anyone: compare owners
 
 
+# ---------------------------------------------------------------------- limits
+def resource_problem(error: BaseException) -> str | None:
+    """One line for a process that ran out of memory, address space or file descriptors
+    (``ulimit -v``, ``ulimit -n``), naming the limit and how to raise it; None for any other
+    error. It never blames shared memory: that is :mod:`kvcli.store.shm`'s own error."""
+    import errno
+
+    code = error.errno if isinstance(error, OSError) else None
+    if isinstance(error, MemoryError) or code == errno.ENOMEM:
+        what = str(error) if isinstance(error, MemoryError) and str(error) else "cannot allocate memory"
+        limit = _limit("RLIMIT_AS")
+        if limit is not None:
+            return (f"out of memory ({what}): this process may use {limit / (1 << 20):,.0f} MiB of address space "
+                    f"(ulimit -v {limit // 1024}): raise the limit, or use smaller values")
+        return f"out of memory ({what}): free some memory, or use smaller values"
+    if code == errno.EMFILE:
+        limit = _limit("RLIMIT_NOFILE")
+        shown = f" (this process may open {limit}: ulimit -n)" if limit is not None else " (ulimit -n)"
+        return (f"too many open files{shown}: raise the limit (e.g. ulimit -n 1024); each array of a 'device' "
+                "store and each device holds one or two")
+    if code == errno.ENFILE:
+        return "the system's table of open files is full: close some programs and try again"
+    return None
+
+
+def _limit(name: str) -> int | None:
+    """The soft limit ``resource.<name>`` of this process (None: unlimited or unknown)."""
+    if resource is None:  # pragma: no cover - not POSIX
+        return None
+    try:
+        soft = resource.getrlimit(getattr(resource, name))[0]
+    except (AttributeError, OSError, ValueError):  # pragma: no cover
+        return None
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
 __all__ = [
     "MAX_SOCKET_PATH", "PLAIN_FILE", "PRIVATE_DIR", "PRIVATE_FILE", "atomic_write", "expand_user", "folder_problem",
-    "fsync_dir", "pid_alive", "private_dir", "runtime_dir", "user_home",
+    "fsync_dir", "pid_alive", "private_dir", "resource_problem", "runtime_dir", "user_home",
 ]

@@ -74,10 +74,18 @@ class _Device:
         self.process: subprocess.Popen[bytes] | None = None
         self.warm_pid: int | None = None
         if warm_dir is not None:
-            self._attach(Path(warm_dir), timeout)
+            try:
+                self._attach(Path(warm_dir), timeout)
+            except OSError as error:  # no descriptor left for a socket, a folder that cannot be made
+                raise _start_error(index, error) from None
             return
-        to_device_read, to_device_write = os.pipe()
-        from_device_read, from_device_write = os.pipe()
+        to_device_read, to_device_write = _pipe(index)
+        try:
+            from_device_read, from_device_write = _pipe(index)
+        except DeviceError:
+            os.close(to_device_read)
+            os.close(to_device_write)
+            raise
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -94,7 +102,7 @@ class _Device:
         except OSError as error:
             for fd in (to_device_read, to_device_write, from_device_read, from_device_write):
                 os.close(fd)
-            raise DeviceError(f"cannot start device {index}: {error}") from None
+            raise _start_error(index, error) from None
         os.close(to_device_read)  # the device holds these ends now; closing ours lets EOF work
         os.close(from_device_write)
         self.outbox = Connection(to_device_write, readable=False)
@@ -233,6 +241,20 @@ class _Device:
             connection.close()
 
 
+def _start_error(index: int, error: OSError) -> DeviceError:
+    """One line for a device that could not be started (a process or descriptor limit says so)."""
+    from kvcli.osutil import resource_problem
+
+    return DeviceError(f"cannot start device {index}: {resource_problem(error) or error.strerror or error}")
+
+
+def _pipe(index: int) -> tuple[int, int]:
+    try:
+        return os.pipe()
+    except OSError as error:
+        raise _start_error(index, error) from None
+
+
 def socket_name(index: int) -> str:
     """The file name of warm device ``index``'s socket in its folder."""
     return f"d{index}.sock"
@@ -293,7 +315,7 @@ def _spawn_warm(path: Path, index: int) -> None:
             env=env, start_new_session=True,
         )
     except OSError as error:
-        raise DeviceError(f"cannot start device {index}: {error}") from None
+        raise _start_error(index, error) from None
     starter.wait()
 
 

@@ -120,9 +120,11 @@ def _owner_tag() -> str:
             if fd is not None:
                 os.close(fd)
                 _remove(hidden)
+            from kvcli.osutil import resource_problem
+
             raise SharedMemoryError(
-                f"cannot create kvcli's liveness file in {SHM_DIR} ({error.strerror}): "
-                f"check that {SHM_DIR} is writable, or use the 'local' store", needed=0,
+                f"cannot create kvcli's liveness file in {SHM_DIR}: " + (resource_problem(error) or (
+                    f"{error.strerror}; check that {SHM_DIR} is writable, or use the 'local' store")), needed=0,
             ) from None
         atexit.register(_drop_token, pid, key, fd)
     _token = (pid, key, fd)
@@ -148,27 +150,47 @@ def _map_new(shape: tuple[int, ...], dtype: Any) -> tuple[str, np.ndarray]:
     size = max(nbytes, 1)
     check_space(size, f"an array of shape {shape} and dtype {np.dtype(dtype)}")
     name = f"{PREFIX}{_owner_tag()}_{secrets.token_hex(4)}"
+    # Made here rather than by SharedMemory(create=True), which maps the segment a second time
+    # (twice the address space under ``ulimit -v``) and, when that fails, tells the resource
+    # tracker to forget a name it never registered (a traceback from the tracker).
+    path = "/" + name
     try:
-        segment = shared_memory.SharedMemory(name=name, create=True, size=size)
+        fd = shared_memory._posixshmem.shm_open(  # type: ignore[attr-defined]
+            path, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)  # private: values are the user's
     except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.ENOMEM):
-            raise shortfall_error(size, f"an array of shape {shape}") from None
-        raise SharedMemoryError(f"cannot create shared memory ({error.strerror})", needed=size) from None
+        raise _creation_error(error, size, shape) from None
     try:
         try:
-            os.posix_fallocate(segment._fd, 0, size)  # type: ignore[attr-defined]
+            os.ftruncate(fd, size)
+            os.posix_fallocate(fd, 0, size)
         except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.ENOMEM):
-                raise shortfall_error(size, f"an array of shape {shape}") from None
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # no fallocate: pages stay lazy
-                raise
-        mapping = mmap.mmap(segment._fd, size)  # type: ignore[attr-defined]
+                raise _creation_error(error, size, shape) from None
+        try:
+            mapping = mmap.mmap(fd, size)
+        except OSError as error:
+            raise _creation_error(error, size, shape) from None
     except BaseException:
-        segment.close()
-        segment.unlink()
+        shared_memory._posixshmem.shm_unlink(path)  # type: ignore[attr-defined]
         raise
-    segment.close()  # our mapping keeps its own descriptor; the segment object is done
+    finally:
+        os.close(fd)  # the mapping keeps a descriptor of its own
+    resource_tracker.register(path, "shared_memory")  # unlinked by the tracker if this process dies alone
     return name, np.ndarray(shape, dtype=dtype, buffer=mapping)
+
+
+def _creation_error(error: OSError, size: int, shape: tuple[int, ...]) -> SharedMemoryError:
+    """The one-line error for a segment that could not be made: a full ``/dev/shm``
+    (ENOSPC) is a shortfall of shared memory; running out of address space or memory
+    (ENOMEM: ``ulimit -v``, the machine) or of file descriptors (``ulimit -n``) says that."""
+    from kvcli.osutil import resource_problem
+
+    if error.errno == errno.ENOSPC:
+        return shortfall_error(size, f"an array of shape {shape}")
+    problem = resource_problem(error)
+    if problem is not None:
+        return SharedMemoryError(f"cannot map an array of shape {shape} ({size / _MiB:.1f} MiB): {problem}", needed=size)
+    return SharedMemoryError(f"cannot create shared memory ({error.strerror})", needed=size)
 
 
 def _unlink(name: str) -> None:
