@@ -115,15 +115,15 @@ def folder_problem(path: Path, info: os.stat_result, closed: bool = False) -> st
     if not hasattr(os, "geteuid"):  # pragma: no cover - Windows
         return None
     if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a folder"
+        return "it is not a folder"
     if info.st_uid != os.geteuid():
-        return (f"{path} belongs to {_owner_name(info.st_uid)}, not to you (another user may have made it "
-                "first): use a folder of your own")
+        return (f"it belongs to {_owner_name(info.st_uid)}, not to you (another user may have made it first): "
+                "use a folder of your own")
     others = 0o077 if closed else 0o022
     if info.st_mode & others:
-        what = "open to" if closed else "writable by"
-        return (f"{path} is {what} other users (mode {stat.filemode(info.st_mode)}): "
-                f"run chmod {'go-rwx' if closed else 'go-w'} {path}, or use a folder of your own")
+        what = "others may open it" if closed else "others may write it"
+        return (f"{what} (mode {stat.filemode(info.st_mode)}): run chmod {'go-rwx' if closed else 'go-w'} {path}, "
+                "or use a folder of your own")
     return None
 
 
@@ -151,7 +151,7 @@ def private_dir(path: Path, what: str, create: bool = False, closed: bool = Fals
     info = os.stat(path)  # a symlinked home is the user's choice: its target is checked
     problem = folder_problem(path, info, closed)
     if problem is not None:
-        raise UnsafePathError(f"kvcli refuses the {what} {problem}", path=str(path))
+        raise UnsafePathError(f"kvcli refuses the {what} {path}: {problem}", path=str(path))
     return path
 
 

@@ -71,13 +71,13 @@ def test_a_home_others_may_write_is_refused_and_left_unchanged(tmp_path: Path) -
     home = tmp_path / "shared"
     home.mkdir()
     os.chmod(home, 0o777)  # a folder made open to all (a shared project folder)
-    with pytest.raises(UnsafePathError, match=r"refuses the home folder .*shared is writable by other users "
+    with pytest.raises(UnsafePathError, match=r"refuses the home folder .*shared: others may write it "
                                               r"\(mode drwxrwxrwx\): run chmod go-w"):
         Session("s", home).init(["w"], [np.zeros(2, np.float32)])
     assert list(home.iterdir()) == []
     done = run_kvcli("init", "w", "zeros(2)", home=home)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.count("\n") == 1 and "writable by other users" in done.stderr
+    assert done.stderr.count("\n") == 1 and "others may write it" in done.stderr
     assert list(home.iterdir()) == []
 
 
@@ -87,7 +87,7 @@ def test_a_session_folder_of_another_user_is_refused_for_reads_too(tmp_path: Pat
         session.init(["w"], [np.ones(3, np.float32)])
     give_to(uid, tmp_path / "h" / "sessions" / "s")
     for command in (lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(3, np.float32)]), Session.keys):
-        with pytest.raises(UnsafePathError, match=rf"session folder .* belongs to uid {uid}, not to you"):
+        with pytest.raises(UnsafePathError, match=rf"session folder .*: it belongs to uid {uid}, not to you"):
             command(Session("s", tmp_path / "h"))
     rows = __import__("kvcli.session", fromlist=["list_sessions"]).list_sessions(tmp_path / "h")
     assert len(rows) == 1 and "belongs to uid" in rows[0]["error"]  # listed as a problem, not read
@@ -148,7 +148,7 @@ def test_a_home_another_user_made_first_is_refused_and_its_socket_never_read(rea
             deadline = time.monotonic() + 10
             while not os.path.exists(socket_path) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            with pytest.raises(UnsafePathError, match=rf"home folder {home} belongs to uid {uid}, not to you"):
+            with pytest.raises(UnsafePathError, match=rf"home folder {home}: it belongs to uid {uid}, not to you"):
                 with Session("s", home) as victim:
                     victim.push(["w"], [[np.ones(N, np.float32)] * 3])
             assert not marker.exists()  # no code of theirs ran here
