@@ -51,8 +51,14 @@ def test_a_new_home_and_its_session_are_private(tmp_path: Path, umask_022: None)
         session.push(["b"], [np.ones(2 << 20, np.float32)])  # a big value: the spare-file path too
     folders = [home, home / "sessions", home / "sessions" / "s", home / "sessions" / "s" / "data"]
     assert [oct(mode(p)) for p in folders] == ["0o700"] * 4
-    files = [p for p in (home / "sessions" / "s").rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"manifest.json", ".lock"} and len(files) >= 4
+    with Session("c", home, store_type="device", store_options={"num_devices": 2}) as session:
+        session.init(["g"], [np.zeros(8, np.float32)])
+        session.set_compression("2bit")
+        session.set_updater("sgd:lr=0.1,momentum=0.9")
+        session.push(["g"], [[np.full(8, 0.7, np.float32)] * 2])  # residuals and optimizer state
+    files = [p for p in (home / "sessions").rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"manifest.json", ".lock"} and len(files) >= 8
+    assert sum(p.suffix == ".npz" for p in files) == 2  # the residuals and the optimizer state
     assert {p.name: oct(mode(p)) for p in files} == {p.name: "0o600" for p in files}
 
 
