@@ -148,6 +148,11 @@ def private_dir(path: Path, what: str, create: bool = False, closed: bool = Fals
                 os.mkdir(path, PRIVATE_DIR)
             except FileExistsError:
                 pass
+    link = os.lstat(path)
+    if stat.S_ISLNK(link.st_mode) and hasattr(os, "geteuid") and link.st_uid not in (os.geteuid(), 0):
+        raise UnsafePathError(  # its owner could point it elsewhere between two commands
+            f"kvcli refuses the {what} {path}: it is a symbolic link of {_owner_name(link.st_uid)}, who could "
+            "point it elsewhere at any time: use a folder of your own", path=str(path))
     info = os.stat(path)  # a symlinked home is the user's choice: its target is checked
     problem = folder_problem(path, info, closed)
     if problem is not None:

@@ -99,6 +99,20 @@ def test_a_session_folder_of_another_user_is_refused_for_reads_too(tmp_path: Pat
     assert len(rows) == 1 and "belongs to uid" in rows[0]["error"]  # listed as a problem, not read
 
 
+def test_a_home_that_is_another_users_symlink_is_refused(reachable: Path) -> None:
+    uid = other_uid()
+    mine = reachable / "mine"
+    with Session("s", mine) as session:
+        session.init(["w"], [np.zeros(2, np.float32)])
+    link = reachable / "kv"
+    link.symlink_to(mine)  # pointing at a folder of mine today; its owner may change that tomorrow
+    os.chown(link, uid, uid, follow_symlinks=False)
+    with pytest.raises(UnsafePathError, match=rf"home folder {link}: it is a symbolic link of uid {uid}"):
+        Session("s", link).pull(["w"])
+    os.chown(link, os.geteuid(), os.getegid(), follow_symlinks=False)  # my own link to my own home: fine
+    assert Session("s", link).pull(["w"])[0][0].tolist() == [0.0, 0.0]
+
+
 class Pwn:
     """A pickle that makes a folder when it is loaded: proof that code ran."""
 
