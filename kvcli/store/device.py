@@ -35,7 +35,7 @@ from kvcli.store import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError, UnsafePathError
 from kvcli.store.base import Key, KVStore
 from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
-from kvcli.store.device_worker import READY, ProtocolError, peer_user, receive, send
+from kvcli.store.device_worker import READY, ProtocolError, encode, peer_user, receive, send, send_encoded
 from kvcli.store.interrupts import deferred_interrupts
 from kvcli.store.shm import (
     Descriptor,
@@ -159,9 +159,13 @@ class _Device:
 
     def request(self, *message: Any) -> None:
         """Send one numbered request (whole, even if Ctrl-C comes meanwhile)."""
+        self.request_encoded(encode(message))
+
+    def request_encoded(self, items: str) -> None:
+        """:meth:`request` with the request's items already encoded (:func:`encode`)."""
         with deferred_interrupts():
             try:
-                send(self.outbox, [self.sent + 1, *message])
+                send_encoded(self.outbox, self.sent + 1, items)
             except OSError:
                 raise self._died() from None
             self.sent += 1
@@ -531,9 +535,10 @@ class DeviceStore(KVStore):
         unmapped, self._unmapped = [*self._unmapped, *gone], []
         # The requests go out together (an interrupt waits until all are sent); the wait for
         # the replies may be interrupted: the stored value is untouched until they are in.
+        shared, released = encode(["reduce", merged.describe(), slot_descs]), encode([unmapped])
         with deferred_interrupts():
             for device, start, stop in zip(devices, bounds, bounds[1:]):
-                device.request("reduce", merged.describe(), slot_descs, start, stop, unmapped)
+                device.request_encoded(f"{shared},{int(start)},{int(stop)},{released}")
             if unmapped:
                 for device in devices[count:]:
                     device.request("release", unmapped)

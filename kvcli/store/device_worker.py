@@ -52,9 +52,23 @@ class ProtocolError(ValueError):
     """A message that is not a JSON array of the expected shape."""
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
+
+def encode(items: Any) -> str:
+    """The JSON text of a sequence's items without the brackets, to splice into a message
+    (a store encodes what its devices share once per push, not once per device)."""
+    return _encode(list(items))[1:-1]
+
+
 def send(connection: Connection, message: Any) -> None:
     """Send one message (a list or tuple of numbers, strings, None and such lists) as JSON."""
-    connection.send_bytes(json.dumps(message, separators=(",", ":")).encode())
+    connection.send_bytes(_encode(message).encode())
+
+
+def send_encoded(connection: Connection, seq: int, items: str) -> None:
+    """Send message ``[seq, <items>]``, ``items`` from :func:`encode`."""
+    connection.send_bytes(f"[{int(seq)},{items}]".encode())
 
 
 def receive(connection: Connection) -> list[Any]:
@@ -80,7 +94,7 @@ def peer_user(sock: socket.socket) -> tuple[int, int] | None:
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:  # pragma: no cover - not Linux
         return None
-    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    pid, uid, _gid = struct.unpack("iII", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("iII")))
     return pid, uid
 
 
