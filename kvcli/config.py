@@ -136,7 +136,11 @@ def get(variable: Variable) -> Any:
     if variable.kind in ("str", "path"):
         if any(ord(c) < 32 for c in text):
             raise _bad(variable, text, "holds control characters")
-        return os.path.expanduser(text) if variable.kind == "path" else text
+        if variable.kind == "path":
+            from kvcli.osutil import expand_user  # '~' never means '/' for an empty HOME
+
+            return expand_user(text)
+        return text
     try:
         value: float = int(text, 10) if variable.kind == "int" else float(text)
     except ValueError:

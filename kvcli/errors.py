@@ -114,6 +114,12 @@ class SessionError(KVCliError):
     """The on-disk session cannot be read, locked or written."""
 
 
+class UnsafePathError(KVCliError):
+    """A folder or socket kvcli would use belongs to another user, or other users may write
+    it (a home or session folder, the private runtime folder of the warm devices, a device
+    socket served by someone else): kvcli refuses it rather than trust what is in it."""
+
+
 class ValueLanguageError(KVCliError, ValueError):
     """A CLI value expression does not parse or is not allowed."""
 

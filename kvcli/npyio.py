@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from kvcli import config
+from kvcli.osutil import PRIVATE_FILE
 
 #: dtypes an array may have (numeric only: no object, no strings, nothing to unpickle).
 DTYPES = (
@@ -339,7 +340,7 @@ def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
             os.close(fd)
             raise NpyError("is not a regular file (refused)", "not-regular")
     else:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
     try:
         with os.fdopen(fd, "wb") as handle:
             _write_array(handle, array)

@@ -107,6 +107,14 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KVCliError as error:
         output.report_error(error, "cli", as_json=as_json)
         code = output.EXIT_USER_ERROR
+    except (MemoryError, OSError) as error:  # out of memory or descriptors (ulimit -v / -n): one line
+        from kvcli.osutil import resource_problem
+
+        problem = resource_problem(error)
+        if problem is None:
+            raise
+        output.print_error(problem, as_json=as_json)
+        code = output.EXIT_USER_ERROR
     except KeyboardInterrupt:
         # the session commits atomically at the end of a command: an interrupted one
         # left the last committed state (uncommitted values were discarded)

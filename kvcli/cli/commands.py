@@ -249,24 +249,17 @@ def _write_npy_stdout(array: Any) -> None:
 
 
 def _write_npy_output(path: Path, array: Any) -> None:
-    import os
-
     import numpy as np
+
+    from kvcli.osutil import PLAIN_FILE, atomic_write
 
     path = path.expanduser()
     if path.suffix != ".npy":
         raise SessionError(f"-o {path}: the file name must end in .npy")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            np.save(handle, array, allow_pickle=False)
-        os.replace(tmp, path)
+    try:  # whole or not at all, even on Ctrl-C; a file the user named gets a plain file's mode
+        atomic_write(path, lambda handle: np.save(handle, array, allow_pickle=False), mode=PLAIN_FILE)
     except OSError as error:
-        tmp.unlink(missing_ok=True)
         raise SessionError(f"cannot write {path}: {error.strerror}") from None
-    except BaseException:  # Ctrl-C while writing: no half-written file is left behind
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------- updater / keys / show

@@ -19,6 +19,7 @@ from kvcli.session.files import (
     DiskError,
     _crash_point,
     _fsync_dir,
+    private_session,
     session_lock,
     _new_file,
     _remove_empty_dir,
@@ -78,14 +79,10 @@ class Committer(LiveStore):
     def _locked(self, shared: bool, create: bool) -> Iterator[bool]:
         """Hold the session lock; yields False (no lock) when the session does not exist
         and ``create`` is false."""
-        if not self.path.is_dir():
-            if not create:
-                yield False
-                return
-            try:
-                (self.path / DATA).mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise SessionError(f"cannot create the session folder {self.path}: {error.strerror}") from None
+        if not self.path.is_dir() and not create:
+            yield False
+            return
+        private_session(self.home, self.name, create=create)
         data = self.path / DATA
         if data.is_symlink():  # O_NOFOLLOW guards each file; the folder holding them must be real too
             raise corrupted(data, "the data folder is a symbolic link, not a folder inside the session")
@@ -127,7 +124,6 @@ class Committer(LiveStore):
     def _commit(self, txn: _Txn) -> None:
         manifest = txn.manifest
         data = self.path / DATA
-        data.mkdir(parents=True, exist_ok=True)
         store = self._store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
         try:
@@ -221,11 +217,7 @@ class Committer(LiveStore):
         write_npy(data / entry.file, array)
 
     def _write_manifest(self, manifest: Manifest) -> None:
-        tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
-        _write_json(tmp, manifest.to_json())
-        _crash_point("before-manifest")
-        os.replace(tmp, self.manifest_path)
-        _fsync_dir(self.path)
+        _write_json(self.manifest_path, manifest.to_json(), before_replace=lambda: _crash_point("before-manifest"))
         _crash_point("after-manifest")
         self._manifest = manifest
 

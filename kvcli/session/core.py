@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
+from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError, UnsafePathError
+from kvcli.osutil import private_dir
 from kvcli.session.commit import Committer
 from kvcli.session.files import (
     DiskError,
@@ -27,7 +28,6 @@ from kvcli.session.names import (
     _SESSION_RE,
     DATA,
     DEFAULT_SESSION,
-    DEVICES,
     MANIFEST,
     Key,
     _absolute_python_spec,
@@ -501,22 +501,27 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
     root = (Path(home).expanduser() if home is not None else default_home()) / "sessions"
     if not root.is_dir():
         return []
+    private_dir(root.parent, "home folder")  # another user's home is refused, not listed
+    private_dir(root, "sessions folder")
     found = []
     for folder in sorted(root.iterdir()):
         if not folder.is_dir() or not _SESSION_RE.fullmatch(folder.name):
             continue
         row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
         try:
+            private_dir(folder, "session folder")
             manifest = _load_manifest_file(folder / MANIFEST)
-        except (SessionError, OSError) as error:  # one damaged session must not hide the others
+        except (SessionError, UnsafePathError, OSError) as error:  # one bad session must not hide the others
             row["error"] = str(error)
         else:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
-                sockets = folder / DEVICES
+                from kvcli.store.device import warm_folder
+
+                sockets = warm_folder(folder)
                 row.update(
-                    warm_devices=len(list(sockets.glob("device-*.sock"))) if sockets.is_dir() else 0,
+                    warm_devices=len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0,
                     type=manifest.store_type,
                     options=manifest.store_options,
                     updater=manifest.updater,

@@ -15,6 +15,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import SessionError
+from kvcli.osutil import PRIVATE_FILE, fsync_dir, private_dir
 from kvcli.npyio import (
     NOFOLLOW,
     NpyError,
@@ -56,10 +57,9 @@ class _FileLock:
             except filelock.Timeout:
                 raise self._busy() from None
             return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
-        except OSError as error:
-            raise SessionError(f"cannot open the session lock {self.path}: {error.strerror}") from None
+        fd = self._open(shared)
+        if fd is None:
+            return
         mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
         deadline = time.monotonic() + self.timeout
         delay = 0.0005
@@ -74,6 +74,24 @@ class _FileLock:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.02)
         self._fd = fd
+
+    def _open(self, shared: bool) -> int | None:
+        """The lock file, opened for writing (created 0600 if needed); for a shared lock on a
+        read-only home, opened for reading, or None when a read-only folder has no lock file
+        (no writer can take it there either, so a reader needs none)."""
+        import errno
+
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, PRIVATE_FILE)
+        except OSError as error:
+            if not shared or error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise SessionError(f"cannot open the session lock {self.path}: {error.strerror}") from None
+        try:
+            return os.open(self.path, os.O_RDONLY | NOFOLLOW)  # flock needs no write access
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise SessionError(f"cannot open the session lock {self.path}: {error.strerror}") from None
 
     def release(self) -> None:
         if self._fd is not None:
@@ -103,18 +121,34 @@ def session_lock(folder: Path, timeout: float | None = None) -> _FileLock:
     return _FileLock(folder / LOCK, _lock_timeout() if timeout is None else timeout)
 
 
+def private_session(home: Path, name: str, create: bool) -> Path:
+    """Check the folders of session ``name``: the home, its ``sessions`` folder, the session's
+    folder and its data folder must belong to this user and be writable by no one else
+    (created 0700 when ``create``). A home another local user made first (a shared
+    ``KVCLI_HOME``) is refused, never adopted: its owner could swap the session's files.
+
+    Raises:
+        UnsafePathError: a folder belongs to another user or others may write it.
+        SessionError: a folder cannot be created.
+    """
+    from kvcli.session.names import DATA
+
+    folder = Path(home) / "sessions" / name
+    levels = [(Path(home), "home folder"), (folder.parent, "sessions folder"), (folder, "session folder")]
+    try:
+        for path, what in levels:
+            private_dir(path, what, create=create)
+        data = folder / DATA
+        if not data.is_symlink() and (create or data.is_dir()):  # a symlink: the caller refuses it as corrupted
+            private_dir(data, "data folder", create=create)
+    except OSError as error:
+        raise SessionError(f"cannot create the session folder {folder}: {error.strerror}") from None
+    return folder
+
+
 # ---------------------------------------------------------------------- file helpers
 def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+    fsync_dir(path)
 
 
 def _remove_empty_dir(path: Path) -> None:
@@ -259,7 +293,7 @@ def _copy_file(source: Path, target: Path) -> None:
         if not stat_.S_ISREG(info.st_mode):
             raise SessionError(f"cannot copy {source}: it is not a regular file")
         try:
-            dst_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+            dst_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
         except OSError as error:
             raise disk_error(target, error, info.st_size) from None
         try:

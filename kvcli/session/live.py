@@ -15,7 +15,7 @@ from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.session.files import _check_regular, corrupted, read_npy
 from kvcli.session.manifest import Manifest
-from kvcli.session.names import DATA, DEVICES, MANIFEST, Key, _is_local_address, _python_spec
+from kvcli.session.names import DATA, MANIFEST, Key, _is_local_address, _python_spec
 
 
 class SessionAttrs:
@@ -70,7 +70,9 @@ class LiveStore(SessionAttrs):
             self._check_ray_address(manifest)
             options = dict(manifest.store_options)
             if manifest.store_type == "device":  # one-shot commands attach to the same devices
-                options["warm_dir"] = str(self.path / DEVICES)
+                from kvcli.store.device import warm_folder
+
+                options["warm_dir"] = str(warm_folder(self.path))
             if manifest.store_type.startswith("dist") and not options.get("address") \
                     and not config.get(config.RAY_ADDRESS):
                 from kvcli.store import cluster

@@ -14,7 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.errors import KeyTypeError, SessionError
-from kvcli.npyio import NOFOLLOW, remove_quietly
+from kvcli.npyio import NOFOLLOW
+from kvcli.osutil import atomic_write
 from kvcli.session.files import corrupted, disk_error
 from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
 from kvcli.session.schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
@@ -201,20 +202,12 @@ def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | Non
     return spec.spec
 
 
-def _write_json(path: Path, payload: Any) -> None:
-    """Write ``payload`` to a new file (never through a symlink) and fsync it; on failure
-    nothing is left behind and the error names the path."""
+def _write_json(path: Path, payload: Any, before_replace: Callable[[], None] | None = None) -> None:
+    """Replace ``path`` by ``payload`` as JSON, whole or not at all (a private temporary file,
+    fsynced, renamed over it: :func:`kvcli.osutil.atomic_write`); on failure nothing is left
+    behind and the error names the path and the space needed."""
     data = json.dumps(payload, indent=1, ensure_ascii=False).encode()
-    remove_quietly(path)  # a stale temporary file (or a planted symlink) of the same name
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+        atomic_write(path, data, before_replace=before_replace)
     except OSError as error:
-        raise disk_error(path, error, len(data)) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as error:
-        remove_quietly(path)
         raise disk_error(path, error, len(data)) from None

@@ -15,6 +15,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError
 from kvcli.npyio import DTYPES
+from kvcli.osutil import user_home
 from kvcli.store.arrays import Key as Key  # re-exported: the session's modules read it here
 
 
@@ -32,7 +33,6 @@ DATA = "data"
 
 
 LOCK = ".lock"
-DEVICES = ".devices"  # the warm device workers' sockets (see kvcli.store.device)
 
 
 DEFAULT_SESSION = "default"
@@ -66,12 +66,15 @@ KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', 
 
 # ---------------------------------------------------------------------- names and keys
 def default_home() -> Path:
-    """``KVCLI_HOME``, else the platform's user-data folder for kvcli."""
+    """``KVCLI_HOME``, else the platform's user-data folder for kvcli (a ConfigError when
+    no home folder can be told: an empty ``HOME`` never puts sessions under ``/``)."""
     env = config.get(config.HOME)
     if env:
         return Path(env)
     if sys.platform.startswith("linux"):  # what platformdirs says, without importing it
-        base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
+        base = os.environ.get("XDG_DATA_HOME", "").strip()
+        if not os.path.isabs(base):  # the XDG rule: a relative path is ignored
+            base = str(user_home() / ".local" / "share")  # never '/' for an empty HOME
         return Path(base) / "kvcli"
     import platformdirs
 

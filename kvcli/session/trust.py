@@ -46,7 +46,11 @@ def key_path() -> Path:
     env = config.get(config.TRUST_KEY)
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    if not os.path.isabs(base):  # the XDG rule: a relative path is ignored
+        from kvcli.osutil import user_home
+
+        base = str(user_home() / ".config")  # never '/' for an empty HOME
     return Path(base) / "kvcli" / "trust.key"
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcli.errors import DistributedError
+from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, atomic_write, pid_alive, private_dir
 
 INFO_FILE = "cluster.json"
 #: The cluster's Ray auth token (0600): Ray checks it on every call (token auth is on by
@@ -76,12 +77,14 @@ def join_environment(home: Path) -> dict[str, str]:
 def status(home: Path) -> ClusterInfo | None:
     """The home's running cluster, or None (no file, or its holder is gone)."""
     path = info_path(home)
+    if Path(home).is_dir():  # another user's home could name their cluster: refused, not joined
+        private_dir(Path(home), "home folder")
     try:
         data = json.loads(path.read_text())
         info = ClusterInfo(int(data["pid"]), str(data["address"]), int(data["cpus"]), float(data["started"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return info if _alive(info.pid) else None
+    return info if pid_alive(info.pid) else None
 
 
 def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
@@ -98,19 +101,18 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
     from kvcli.store.dist_group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
-    home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home = private_dir(Path(home), "home folder", create=True)
     path = info_path(home)
     path.unlink(missing_ok=True)
     log = home / "cluster.log"
     token = token_path(home)
     token.unlink(missing_ok=True)
-    fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
     with os.fdopen(fd, "w") as handle:
         handle.write(secrets.token_hex(32))
     env = {**os.environ, **join_environment(home)}
     env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
-    with open(log, "wb") as sink:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, PRIVATE_FILE), "wb") as sink:
         holder = subprocess.Popen(
             [sys.executable, "-m", "kvcli.store.cluster", str(path), str(cpus or 0)],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True, env=env,
@@ -146,8 +148,7 @@ def note_kept(home: Path, group: str, session: Path, idle: float) -> bool:
     Returns whether the record was there already: False means the group is new, or the
     holder stopped it since the last command (a live store on it must be made again).
     """
-    folder = Path(home) / KEPT_DIR
-    folder.mkdir(exist_ok=True)
+    folder = private_dir(Path(home) / KEPT_DIR, "kept-groups folder", create=True)
     path = folder / f"{group}.json"
     existed = path.exists()
     _replace_json(path, {"session": str(Path(session).resolve()), "idle": idle})  # its mtime is now
@@ -166,11 +167,10 @@ def expire_kept(home: Path, session: Path) -> int:
 
 
 def _replace_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` through a temporary file of this process, so that a
-    reader (the reaper, a command) sees the whole file or the old one, never half."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(json.dumps(payload))
-    os.replace(partial, path)
+    """Write ``payload`` to ``path`` (private, 0600) through a temporary file, so that a
+    reader (the reaper, a command) sees the whole file or the old one, never half. Not
+    fsynced: a record lost in a crash only makes its group start again."""
+    atomic_write(path, json.dumps(payload).encode(), sync=False)
 
 
 def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -245,27 +245,13 @@ def _terminate(pid: int) -> None:
     except ProcessLookupError:
         return
     deadline = time.monotonic() + STOP_TIMEOUT
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.1)
-    if _alive(pid):
+    if pid_alive(pid):
         try:
             os.killpg(pid, signal.SIGKILL)  # the holder leads its own process group
         except ProcessLookupError:
             pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process took the pid
-        return False
-    try:  # a zombie (our own child, not yet reaped) is not a cluster
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def _hold(path: Path, cpus: int) -> None:

@@ -211,8 +211,11 @@ class GradientCompression:
 
 
 def save_residuals(path: Any, residuals: list[np.ndarray]) -> None:
-    """Write residuals (one array per sender) to a new ``.npz`` file, fsynced, no pickle."""
-    with open(path, "xb") as handle:
+    """Write residuals (one array per sender) to a new private (0600) ``.npz`` file, fsynced,
+    no pickle."""
+    from kvcli.osutil import NOFOLLOW, PRIVATE_FILE
+
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE), "wb") as handle:
         np.savez(handle, *residuals)
         handle.flush()
         os.fsync(handle.fileno())

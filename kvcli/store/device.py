@@ -14,6 +14,7 @@ at interpreter exit, or on their own when this process dies and their pipe close
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
@@ -31,9 +32,10 @@ import numpy as np
 
 from kvcli import config
 from kvcli.store import SESSION_OPTION_SPECS
-from kvcli.errors import DeviceError, StoreError
+from kvcli.errors import DeviceError, StoreError, UnsafePathError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.device_worker import READY
+from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
+from kvcli.store.device_worker import READY, ProtocolError, encode, peer_user, receive, send, send_encoded
 from kvcli.store.interrupts import deferred_interrupts
 from kvcli.store.shm import (
     Descriptor,
@@ -72,10 +74,18 @@ class _Device:
         self.process: subprocess.Popen[bytes] | None = None
         self.warm_pid: int | None = None
         if warm_dir is not None:
-            self._attach(Path(warm_dir), timeout)
+            try:
+                self._attach(Path(warm_dir), timeout)
+            except OSError as error:  # no descriptor left for a socket, a folder that cannot be made
+                raise _start_error(index, error) from None
             return
-        to_device_read, to_device_write = os.pipe()
-        from_device_read, from_device_write = os.pipe()
+        to_device_read, to_device_write = _pipe(index)
+        try:
+            from_device_read, from_device_write = _pipe(index)
+        except DeviceError:
+            os.close(to_device_read)
+            os.close(to_device_write)
+            raise
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -92,24 +102,30 @@ class _Device:
         except OSError as error:
             for fd in (to_device_read, to_device_write, from_device_read, from_device_write):
                 os.close(fd)
-            raise DeviceError(f"cannot start device {index}: {error}") from None
+            raise _start_error(index, error) from None
         os.close(to_device_read)  # the device holds these ends now; closing ours lets EOF work
         os.close(from_device_write)
         self.outbox = Connection(to_device_write, readable=False)
         self.inbox = Connection(from_device_read, writable=False)
 
     def _attach(self, warm_dir: Path, timeout: float) -> None:
-        """Connect to this session's warm device ``index``, starting it if none listens."""
-        path = warm_dir / f"device-{self.index}.sock"
-        connection = _connect(path)
-        if connection is None:
+        """Connect to this session's warm device ``index``, starting it if none listens.
+
+        The sockets' folder must be this user's and closed to others (created so), and the
+        process listening must run as this user (``SO_PEERCRED``): anything else is refused
+        before a byte is sent or read."""
+        private_dir(warm_dir, "device socket folder", create=True, closed=True)
+        path = warm_dir / socket_name(self.index)
+        connected = _connect(path)
+        if connected is None:
             _spawn_warm(path, self.index)
             deadline = time.monotonic() + timeout
-            while connection is None and time.monotonic() < deadline:
+            while connected is None and time.monotonic() < deadline:
                 time.sleep(0.01)
-                connection = _connect(path)
-            if connection is None:
+                connected = _connect(path)
+            if connected is None:
                 raise DeviceError(f"device {self.index} did not start listening on {path} within {timeout:g} s")
+        connection, peer_pid = connected
         self.outbox = connection
         self.inbox = Connection(os.dup(connection.fileno()))
         if not wait([self.inbox], timeout):  # busy with another store of the same session
@@ -118,10 +134,12 @@ class _Device:
             raise DeviceError(f"device {self.index} of this session is busy (it did not answer within {timeout:g} s)")
         with deferred_interrupts():
             try:
-                seq, _, pid = self.inbox.recv()
-            except (EOFError, OSError):
+                seq, _, pid = receive(self.inbox)
+            except (EOFError, OSError, ProtocolError, ValueError):
+                self.outbox.close()
+                self.inbox.close()
                 raise DeviceError(f"device {self.index} closed its connection at once") from None
-        self.warm_pid = int(pid)
+        self.warm_pid = int(pid) if peer_pid is None else peer_pid  # the kernel's word over the device's
         self.answered = seq
 
     @property
@@ -131,7 +149,7 @@ class _Device:
     @property
     def alive(self) -> bool:
         if self.process is None:
-            return _running(self.pid)
+            return pid_alive(self.pid)
         return self.process.poll() is None
 
     @property
@@ -141,9 +159,13 @@ class _Device:
 
     def request(self, *message: Any) -> None:
         """Send one numbered request (whole, even if Ctrl-C comes meanwhile)."""
+        self.request_encoded(encode(message))
+
+    def request_encoded(self, items: str) -> None:
+        """:meth:`request` with the request's items already encoded (:func:`encode`)."""
         with deferred_interrupts():
             try:
-                self.outbox.send((self.sent + 1, *message))
+                send_encoded(self.outbox, self.sent + 1, items)
             except OSError:
                 raise self._died() from None
             self.sent += 1
@@ -163,8 +185,8 @@ class _Device:
                 )
             with deferred_interrupts():
                 try:
-                    seq, status, detail = self.inbox.recv()
-                except (EOFError, OSError):
+                    seq, status, detail = receive(self.inbox)
+                except (EOFError, OSError, ProtocolError, ValueError):
                     raise self._died() from None
                 self.answered = seq
             if status == "error" and failure is None:
@@ -198,7 +220,7 @@ class _Device:
                 connection.close()
             return
         try:
-            self.outbox.send((self.sent + 1, "stop"))
+            send(self.outbox, [self.sent + 1, "stop"])
         except OSError:
             pass
         self.kill(timeout)
@@ -223,20 +245,68 @@ class _Device:
             connection.close()
 
 
-def _connect(path: Path) -> Connection | None:
-    """A connection to the warm device listening on ``path``, or None if none listens."""
+def _start_error(index: int, error: OSError) -> DeviceError:
+    """One line for a device that could not be started (a process or descriptor limit says so)."""
+    from kvcli.osutil import resource_problem
+
+    return DeviceError(f"cannot start device {index}: {resource_problem(error) or error.strerror or error}")
+
+
+def _pipe(index: int) -> tuple[int, int]:
+    try:
+        return os.pipe()
+    except OSError as error:
+        raise _start_error(index, error) from None
+
+
+def socket_name(index: int) -> str:
+    """The file name of warm device ``index``'s socket in its folder."""
+    return f"d{index}.sock"
+
+
+#: Bytes a warm folder's name and a socket name take after the runtime folder.
+_WARM_ROOM = 1 + 16 + 1 + len(socket_name(999))
+
+
+def warm_folder(session: str | Path) -> Path:
+    """The folder where the warm devices of the session in folder ``session`` listen: a
+    private folder under :func:`kvcli.osutil.runtime_dir` named by a hash of the session's
+    real path, so a socket path stays short (under 108 bytes) whatever the session's name
+    and home, and no other user can enter it."""
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(session))).hexdigest()[:16]
+    return runtime_dir(room=_WARM_ROOM) / digest
+
+
+def _connect(path: Path) -> tuple[Connection, int | None] | None:
+    """A connection to the warm device listening on ``path`` and the pid the kernel gives
+    for it, or None if none listens.
+
+    Raises:
+        UnsafePathError: the process listening there runs as another user (refused before
+            anything is sent or read).
+    """
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         client.connect(str(path))
     except OSError:
         client.close()
         return None
-    return Connection(client.detach())
+    try:
+        peer = peer_user(client)
+    except OSError:
+        client.close()
+        return None
+    if peer is not None and peer[1] != os.geteuid():
+        client.close()
+        raise UnsafePathError(
+            f"kvcli refuses the device socket {path}: it is served by process {peer[0]} of uid {peer[1]}, "
+            "not by you (nothing was sent to it or read from it): remove the socket and try again"
+        )
+    return Connection(client.detach()), (None if peer is None else peer[0])
 
 
 def _spawn_warm(path: Path, index: int) -> None:
     """Start a warm device listening on ``path`` (it forks away: this waits for the fork)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -249,18 +319,8 @@ def _spawn_warm(path: Path, index: int) -> None:
             env=env, start_new_session=True,
         )
     except OSError as error:
-        raise DeviceError(f"cannot start device {index}: {error}") from None
+        raise _start_error(index, error) from None
     starter.wait()
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False
-    return True
 
 
 @dataclass
@@ -306,8 +366,10 @@ class DeviceStore(KVStore):
             summed in order, bit-for-bit as in the ``local`` store.
         timeout: seconds to wait for a device before declaring it dead.
         warm_dir: keep the devices running after :meth:`close` for the next store given
-            the same folder (a session's one-shot commands): devices listen on Unix sockets
-            there and exit after ``KVCLI_DEVICE_IDLE`` seconds without a store.
+            the same folder (a session's one-shot commands; see :func:`warm_folder`):
+            devices listen on Unix sockets there and exit after ``KVCLI_DEVICE_IDLE``
+            seconds without a store. The folder must be this user's and closed to others
+            (it is created 0700), and its socket paths must fit in 107 bytes.
     """
 
     type = "device"
@@ -322,6 +384,14 @@ class DeviceStore(KVStore):
         if isinstance(num_devices, bool) or not isinstance(num_devices, int) or not spec.low <= num_devices <= spec.high:
             raise StoreError(f"num_devices must be a whole number from {spec.low} to {spec.high}, not {num_devices!r}")
         self.num_devices = num_devices
+        if self.warm_dir is not None:
+            longest = self.warm_dir / socket_name(num_devices - 1)
+            if len(os.fsencode(str(longest))) > MAX_SOCKET_PATH:
+                raise StoreError(
+                    f"warm_dir {self.warm_dir} is too long for a Unix socket path ({longest} is "
+                    f"{len(os.fsencode(str(longest)))} bytes, at most {MAX_SOCKET_PATH}): use a shorter folder, "
+                    "e.g. kvcli.store.device.warm_folder(...)"
+                )
         self.timeout = float(timeout)
         self._resources = _Resources()
         self._unmapped: list[str] = []  # segments freed here that devices still map
@@ -465,9 +535,10 @@ class DeviceStore(KVStore):
         unmapped, self._unmapped = [*self._unmapped, *gone], []
         # The requests go out together (an interrupt waits until all are sent); the wait for
         # the replies may be interrupted: the stored value is untouched until they are in.
+        shared, released = encode(["reduce", merged.describe(), slot_descs]), encode([unmapped])
         with deferred_interrupts():
             for device, start, stop in zip(devices, bounds, bounds[1:]):
-                device.request("reduce", merged.describe(), slot_descs, start, stop, unmapped)
+                device.request_encoded(f"{shared},{int(start)},{int(stop)},{released}")
             if unmapped:
                 for device in devices[count:]:
                     device.request("release", unmapped)

@@ -11,19 +11,28 @@ A device runs in a session of its own (the store starts it so): a Ctrl-C in the 
 interrupts the store's process, which decides what to do, and never kills the devices.
 
 A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.DeviceStore`'s
-``warm_dir``) outlives the command that started it: it listens on a Unix socket in the
-session's folder (mode 0600, in a 0700 folder: only its user can connect), serves one store
-at a time with the same messages, forgets every segment when that store goes, and exits
-after ``IDLE`` seconds without one, removing its socket.
+``warm_dir``) outlives the command that started it: it listens on a Unix socket in a private
+folder of the user's runtime folder (mode 0600, in a 0700 folder of this user: see
+:func:`kvcli.store.device.warm_folder`), serves one store at a time with the same messages,
+forgets every segment when that store goes, and exits after ``IDLE`` seconds without one,
+removing its socket. It serves only a peer of its own user (``SO_PEERCRED``), and the store
+checks the device's user the same way.
+
+Messages are JSON arrays (:func:`send`, :func:`receive`): numbers, strings and lists only,
+so no message can carry code, whoever wrote it — nothing on these channels is unpickled.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
+import struct
 import sys
 from multiprocessing.connection import Connection
+from typing import Any
 
 import numpy as np
 
@@ -32,28 +41,99 @@ from kvcli.store.shm import attach
 
 #: The sequence number of the greeting a device sends once it is ready.
 READY = 0
+#: Longest message either side reads (a push from 1024 devices with a long release list
+#: is well under a MiB); a longer one is a broken peer.
+MAX_MESSAGE = 1 << 24
+#: What a segment name in a request may be (kvcli's own segments, see :mod:`kvcli.store.shm`).
+_SEGMENT_RE = re.compile(r"kvcli_[A-Za-z0-9_]{1,200}")
+
+
+class ProtocolError(ValueError):
+    """A message that is not a JSON array of the expected shape."""
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_decode = json.JSONDecoder().decode
+
+
+def encode(items: Any) -> str:
+    """The JSON text of a sequence's items without the brackets, to splice into a message
+    (a store encodes what its devices share once per push, not once per device)."""
+    return _encode(list(items))[1:-1]
+
+
+def send(connection: Connection, message: Any) -> None:
+    """Send one message (a list or tuple of numbers, strings, None and such lists) as JSON."""
+    connection.send_bytes(_encode(message).encode())
+
+
+def send_encoded(connection: Connection, seq: int, items: str) -> None:
+    """Send message ``[seq, <items>]``, ``items`` from :func:`encode`."""
+    connection.send_bytes(f"[{int(seq)},{items}]".encode())
+
+
+def receive(connection: Connection) -> list[Any]:
+    """Read one message; never unpickles (a JSON array or :class:`ProtocolError`).
+
+    Raises:
+        EOFError / OSError: the peer closed the channel or sent more than MAX_MESSAGE bytes.
+    """
+    data = connection.recv_bytes(MAX_MESSAGE)
+    try:
+        message = _decode(data.decode())
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise ProtocolError("a message is not valid JSON") from None
+    if not isinstance(message, list) or len(message) < 2 or not isinstance(message[0], int):
+        raise ProtocolError("a message is not a numbered JSON array")
+    return message
+
+
+def peer_user(sock: socket.socket) -> tuple[int, int] | None:
+    """The process id and user id at the other end of a connected Unix socket (the kernel's
+    ``SO_PEERCRED``), or None where the system does not tell (the 0700 folder of this user
+    that holds the sockets is then what keeps other users out)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:  # pragma: no cover - not Linux
+        return None
+    pid, uid, _gid = struct.unpack("iII", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("iII")))
+    return pid, uid
+
+
+def _descriptor(desc: Any) -> tuple[str, tuple[int, ...], str]:
+    """A checked segment descriptor ``[name, shape, dtype]`` of a request."""
+    if not (isinstance(desc, list) and len(desc) == 3 and isinstance(desc[0], str) and _SEGMENT_RE.fullmatch(desc[0])
+            and isinstance(desc[1], list) and all(isinstance(d, int) and d >= 0 for d in desc[1])
+            and isinstance(desc[2], str)):
+        raise ProtocolError(f"bad segment descriptor {str(desc)[:80]}")
+    dtype = np.dtype(desc[2])
+    if dtype.hasobject:
+        raise ProtocolError(f"segment dtype {desc[2]!r} holds objects")
+    return desc[0], tuple(desc[1]), dtype.str
 
 
 def serve(inbox: Connection, outbox: Connection) -> bool:
     """Answer requests until told to stop (returns True) or until the store's end of the
-    pipe closes (returns False). The greeting carries this process's id."""
+    channel closes or breaks the protocol (returns False). The greeting carries this
+    process's id."""
     mapped: dict[str, np.ndarray] = {}
 
-    def array(desc: tuple[str, tuple[int, ...], str]) -> np.ndarray:
-        name = desc[0]
-        if name not in mapped:
-            mapped[name] = attach(*desc)
-        return mapped[name]
+    def array(raw: Any) -> np.ndarray:
+        found = mapped.get(raw[0]) if isinstance(raw, list) and raw and isinstance(raw[0], str) else None
+        if found is not None:  # a segment's name is never reused: checked when it was attached
+            return found
+        desc = _descriptor(raw)
+        mapped[desc[0]] = attach(*desc)
+        return mapped[desc[0]]
 
-    outbox.send((READY, "ok", os.getpid()))
+    send(outbox, [READY, "ok", os.getpid()])
     while True:
         try:
-            message = inbox.recv()
-        except (EOFError, OSError):
+            message = receive(inbox)
+        except (EOFError, OSError, ProtocolError):
             return False
         seq, kind = message[0], message[1]
         if kind == "stop":
-            outbox.send((seq, "ok", None))
+            send(outbox, [seq, "ok", None])
             return True
         try:
             if kind == "reduce":
@@ -65,16 +145,19 @@ def serve(inbox: Connection, outbox: Connection) -> bool:
             elif kind == "release":
                 _release(mapped, message[2])
             else:
-                raise ValueError(f"unknown request {kind!r}")
-            outbox.send((seq, "ok", None))
+                raise ValueError(f"unknown request {str(kind)[:40]!r}")
+            outbox.send_bytes(b'[%d,"ok",null]' % seq)  # the same JSON as send(), without its cost
         except Exception as error:  # report to the store; the device keeps serving
-            outbox.send((seq, "error", f"{type(error).__name__}: {error}"))
+            send(outbox, [seq, "error", f"{type(error).__name__}: {error}"])
 
 
-def _release(mapped: dict[str, np.ndarray], names: list[str]) -> None:
+def _release(mapped: dict[str, np.ndarray], names: Any) -> None:
     """Forget segments the store freed; each unmaps with its last view."""
+    if not isinstance(names, list):
+        raise ProtocolError("a release list is not a list")
     for name in names:
-        mapped.pop(name, None)
+        if isinstance(name, str):
+            mapped.pop(name, None)
 
 
 def listen(path: str, idle: float) -> None:
@@ -101,6 +184,10 @@ def listen(path: str, idle: float) -> None:
                 client, _ = server.accept()
             except socket.timeout:
                 return
+            peer = peer_user(client)
+            if peer is not None and peer[1] != os.geteuid():  # another user: not a word to them
+                client.close()
+                continue
             client.settimeout(None)
             connection = Connection(client.detach())
             try:

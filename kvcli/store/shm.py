@@ -3,7 +3,12 @@
 The store's process creates and unlinks every segment, so exactly one process owns each
 one; workers only attach. Python's resource tracker unlinks a creator's segments if the
 creator dies alone; when the tracker dies with it (a kill of the whole process group),
-:func:`sweep_orphans` reclaims them at the next start, from the creator pid in the name.
+:func:`sweep_orphans` reclaims them at the next start. It never goes by pid: another PID
+namespace sharing ``/dev/shm`` (a container) has pids this one cannot see. A creating
+process holds a liveness token instead — an exclusive ``flock`` on its own file
+``/dev/shm/kvcli_PID_TAG.live``, which the kernel drops the moment the process dies, in
+whatever namespace — and names its segments ``kvcli_PID_TAG_XXXXXXXX``; a sweep removes only
+segments of this user whose token file it can lock itself.
 Before Python 3.13 a process that merely *attaches* also registers the segment with a
 tracker of its own, which would unlink the store's memory when the worker exits;
 :func:`attach` prevents that.
@@ -21,10 +26,13 @@ shortfall is a :class:`~kvcli.errors.SharedMemoryError` that says how much is ne
 
 from __future__ import annotations
 
+import atexit
 import errno
 import mmap
 import os
+import re
 import secrets
+import stat
 import sys
 import weakref
 from multiprocessing import resource_tracker, shared_memory
@@ -38,6 +46,12 @@ from kvcli.errors import SharedMemoryError
 PREFIX = "kvcli_"
 #: Where POSIX shared memory lives on Linux.
 SHM_DIR = "/dev/shm"
+
+#: The liveness token file of a creating process ends with this (see the module docs).
+LIVE = ".live"
+#: A segment of this version: creator pid (for people and tests only), the creator's tag, its own id.
+_SEGMENT_RE = re.compile(PREFIX + r"(\d+_[0-9a-f]{8})_[0-9a-f]{8}")
+_LIVE_RE = re.compile(PREFIX + r"(\d+_[0-9a-f]{8})" + re.escape(LIVE))
 
 #: What a device needs to map an array: segment name, shape, dtype string.
 Descriptor = tuple[str, tuple[int, ...], str]
@@ -79,33 +93,104 @@ def check_space(needed: int, what: str) -> None:
         raise shortfall_error(needed, what)
 
 
+#: This process's liveness token: (pid, "PID_TAG", the locked file's descriptor or None).
+_token: tuple[int, str, int | None] | None = None
+
+
+def _owner_tag() -> str:
+    """``PID_TAG`` of this process's segments, taking its liveness token on first use: the
+    token file is created under a hidden name, locked, then renamed into place, so a sweep
+    never sees it unlocked while this process lives."""
+    global _token
+    pid = os.getpid()
+    if _token is not None and _token[0] == pid:
+        return _token[1]
+    key = f"{pid}_{secrets.token_hex(4)}"
+    fd = None
+    if os.path.isdir(SHM_DIR):  # elsewhere no segment can be listed, so none is ever swept
+        import fcntl
+
+        final = os.path.join(SHM_DIR, f"{PREFIX}{key}{LIVE}")
+        hidden = os.path.join(SHM_DIR, f".{PREFIX}{key}{LIVE}")
+        try:
+            fd = os.open(hidden, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.rename(hidden, final)
+        except OSError as error:
+            if fd is not None:
+                os.close(fd)
+                _remove(hidden)
+            from kvcli.osutil import resource_problem
+
+            raise SharedMemoryError(
+                f"cannot create kvcli's liveness file in {SHM_DIR}: " + (resource_problem(error) or (
+                    f"{error.strerror}; check that {SHM_DIR} is writable, or use the 'local' store")), needed=0,
+            ) from None
+        atexit.register(_drop_token, pid, key, fd)
+    _token = (pid, key, fd)
+    return key
+
+
+def _drop_token(pid: int, key: str, fd: int) -> None:
+    """At exit: remove the token file when no segment of this process is left (otherwise the
+    resource tracker unlinks them after the exit, and the next sweep removes the file)."""
+    if os.getpid() != pid:
+        return
+    if not any(name.startswith(f"{PREFIX}{key}_") for name in _listdir()):
+        _remove(os.path.join(SHM_DIR, f"{PREFIX}{key}{LIVE}"))
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def _map_new(shape: tuple[int, ...], dtype: Any) -> tuple[str, np.ndarray]:
     """Create a segment, reserve its pages, and map it; the array owns the only mapping."""
     nbytes = nbytes_of(shape, dtype)
     size = max(nbytes, 1)
     check_space(size, f"an array of shape {shape} and dtype {np.dtype(dtype)}")
-    name = f"{PREFIX}{os.getpid()}_{secrets.token_hex(6)}"
+    name = f"{PREFIX}{_owner_tag()}_{secrets.token_hex(4)}"
+    # Made here rather than by SharedMemory(create=True), which maps the segment a second time
+    # (twice the address space under ``ulimit -v``) and, when that fails, tells the resource
+    # tracker to forget a name it never registered (a traceback from the tracker).
+    path = "/" + name
     try:
-        segment = shared_memory.SharedMemory(name=name, create=True, size=size)
+        fd = shared_memory._posixshmem.shm_open(  # type: ignore[attr-defined]
+            path, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)  # private: values are the user's
     except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.ENOMEM):
-            raise shortfall_error(size, f"an array of shape {shape}") from None
-        raise SharedMemoryError(f"cannot create shared memory ({error.strerror})", needed=size) from None
+        raise _creation_error(error, size, shape) from None
     try:
         try:
-            os.posix_fallocate(segment._fd, 0, size)  # type: ignore[attr-defined]
+            os.ftruncate(fd, size)
+            os.posix_fallocate(fd, 0, size)
         except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.ENOMEM):
-                raise shortfall_error(size, f"an array of shape {shape}") from None
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # no fallocate: pages stay lazy
-                raise
-        mapping = mmap.mmap(segment._fd, size)  # type: ignore[attr-defined]
+                raise _creation_error(error, size, shape) from None
+        try:
+            mapping = mmap.mmap(fd, size)
+        except OSError as error:
+            raise _creation_error(error, size, shape) from None
     except BaseException:
-        segment.close()
-        segment.unlink()
+        shared_memory._posixshmem.shm_unlink(path)  # type: ignore[attr-defined]
         raise
-    segment.close()  # our mapping keeps its own descriptor; the segment object is done
+    finally:
+        os.close(fd)  # the mapping keeps a descriptor of its own
+    resource_tracker.register(path, "shared_memory")  # unlinked by the tracker if this process dies alone
     return name, np.ndarray(shape, dtype=dtype, buffer=mapping)
+
+
+def _creation_error(error: OSError, size: int, shape: tuple[int, ...]) -> SharedMemoryError:
+    """The one-line error for a segment that could not be made: a full ``/dev/shm``
+    (ENOSPC) is a shortfall of shared memory; running out of address space or memory
+    (ENOMEM: ``ulimit -v``, the machine) or of file descriptors (``ulimit -n``) says that."""
+    from kvcli.osutil import resource_problem
+
+    if error.errno == errno.ENOSPC:
+        return shortfall_error(size, f"an array of shape {shape}")
+    problem = resource_problem(error)
+    if problem is not None:
+        return SharedMemoryError(f"cannot map an array of shape {shape} ({size / _MiB:.1f} MiB): {problem}", needed=size)
+    return SharedMemoryError(f"cannot create shared memory ({error.strerror})", needed=size)
 
 
 def _unlink(name: str) -> None:
@@ -208,46 +293,78 @@ def _ignore_registration(name: str, rtype: Any) -> None:
     """Stand-in for resource_tracker.register while attaching (see the module docstring)."""
 
 
-def _creator_pid(name: str) -> int | None:
-    head = name[len(PREFIX):].split("_", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def _pid_alive(pid: int) -> bool:
+def _listdir() -> list[str]:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return os.listdir(SHM_DIR)
+    except OSError:  # not Linux: no way to list segments
+        return []
+
+
+def _remove(path: str) -> bool:
+    try:
+        os.unlink(path)
+    except OSError:
         return False
-    except PermissionError:  # someone else's live process
-        return True
     return True
 
 
 def sweep_orphans() -> list[str]:
-    """Unlink kvcli segments whose creating process is gone; returns their names.
+    """Unlink the kvcli segments whose creating process is provably gone; returns their names.
 
     Python's resource tracker normally does this when a creator dies, but it dies too when
-    the whole process group is killed (a closed terminal, ``kill -9 -- -PGID``). A pid that
-    is alive again (reused) keeps its segments: the sweep only ever removes what no living
-    process can own.
+    the whole process group is killed (a closed terminal, ``kill -9 -- -PGID``). A segment is
+    removed only when it and its creator's token file belong to this user and this sweep can
+    lock that file (the creator's lock died with it). Never by pid: a store in another PID
+    namespace sharing ``/dev/shm`` keeps its lock, so its segments stay. Segments without a
+    token file (older kvcli versions) are left alone.
     """
+    import fcntl
+
+    names = _listdir()
+    segments: dict[str, list[str]] = {}
+    keys = set()
+    for name in names:
+        match = _SEGMENT_RE.fullmatch(name) or _LIVE_RE.fullmatch(name)
+        if match:
+            keys.add(match.group(1))
+            if not name.endswith(LIVE):
+                segments.setdefault(match.group(1), []).append(name)
+    mine = _token[1] if _token is not None and _token[0] == os.getpid() else None
+    uid = os.geteuid()
     removed = []
-    for name in leftover_segments():
-        pid = _creator_pid(name)
-        if pid is None or pid == os.getpid() or _pid_alive(pid):
+    for key in sorted(keys - {mine}):
+        live = os.path.join(SHM_DIR, f"{PREFIX}{key}{LIVE}")
+        try:
+            fd = os.open(live, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:  # no token: nothing proves the creator is gone
             continue
         try:
-            os.unlink(os.path.join(SHM_DIR, name))
-        except OSError:
-            continue
-        removed.append(name)
+            info = os.fstat(fd)
+            if info.st_uid != uid or not stat.S_ISREG(info.st_mode):
+                continue  # another user's store: not ours to judge
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # its creator holds it: alive, in this namespace or another
+                continue
+            left = False
+            for name in sorted(segments.get(key, [])):
+                path = os.path.join(SHM_DIR, name)
+                try:
+                    owner = os.lstat(path).st_uid
+                except OSError:
+                    continue
+                if owner == uid and _remove(path):
+                    removed.append(name)
+                elif owner != uid:
+                    left = True
+            if not left:
+                _remove(live)
+        finally:
+            os.close(fd)
     return removed
 
 
 def leftover_segments(pid: int | None = None) -> list[str]:
     """Names of kvcli segments still in ``/dev/shm`` (for one creator pid, or all)."""
     prefix = PREFIX if pid is None else f"{PREFIX}{pid}_"
-    try:
-        return sorted(n for n in os.listdir(SHM_DIR) if n.startswith(prefix))
-    except FileNotFoundError:  # not Linux: no way to list segments
-        return []
+    return sorted(n for n in _listdir() if n.startswith(prefix) and not n.endswith(LIVE))

@@ -1,6 +1,6 @@
 """A `device` session keeps its device workers warm between one-shot commands: they listen
-on Unix sockets in the session folder, the next command attaches to them, and they go
-after KVCLI_DEVICE_IDLE seconds without one."""
+on Unix sockets in a private folder of the user's runtime folder, the next command attaches
+to them, and they go after KVCLI_DEVICE_IDLE seconds without one."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from kvcli.session import Session
+from kvcli.store.device import warm_folder
 
 N = 200_000  # big enough that every device gets a slice
 
@@ -55,9 +56,10 @@ def test_the_next_command_attaches_to_the_same_devices(home: Path, monkeypatch: 
     monkeypatch.setenv("KVCLI_DEVICE_IDLE", "30")
     first, value = push_three(home)
     assert len(first) == 2 and np.array_equal(value, np.full(N, 3.0, np.float32))
-    folder = home / "sessions" / "s" / ".devices"
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert sorted(p.name for p in folder.iterdir()) == ["device-0.sock", "device-1.sock"]
+    folder = warm_folder(home / "sessions" / "s")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    assert sorted(p.name for p in folder.iterdir()) == ["d0.sock", "d1.sock"]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in folder.iterdir())
     assert all(alive(p) for p in first)  # the command is over; its devices are not
     second, value = push_three(home)
     assert second == first and np.array_equal(value, np.full(N, 3.0, np.float32))
@@ -70,7 +72,7 @@ def test_idle_devices_exit_and_remove_their_sockets(home: Path, monkeypatch: pyt
     monkeypatch.setenv("KVCLI_DEVICE_IDLE", "1")
     pids, _ = push_three(home)
     assert wait_gone(pids, 15)
-    assert list((home / "sessions" / "s" / ".devices").iterdir()) == []
+    assert list(warm_folder(home / "sessions" / "s").iterdir()) == []
 
 
 def test_a_killed_warm_device_is_replaced_and_the_sum_stays_exact(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
