@@ -168,9 +168,24 @@ class NDArray:
         """``self`` when it is on ``context`` already, else a copy there."""
         return self if context == self._ctx else NDArray(self._data.copy(), _context(context))
 
-    def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
-        target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return NDArray(self._data.reshape(kwargs.get("shape", target)), self._ctx)
+    def reshape(self, *shape: Any, reverse: bool = False, **kwargs: Any) -> "NDArray":
+        """A **view** of a new shape, with MXNet's special values (0 copies a dimension, -1
+        infers one, -2 copies the rest, -3 merges two, -4 splits one; ``reverse=True`` reads
+        them from the right): ``x.reshape(0, -1)``, ``x.reshape((2, -1))``, ``x.reshape(shape=...)``."""
+        if set(kwargs) - {"shape"}:
+            raise TypeError(f"reshape got unknown keywords {sorted(set(kwargs) - {'shape'})}: use shape= and reverse=")
+        target: Any = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if not shape:
+            target = kwargs.get("shape")
+        if target is None:
+            raise TypeError("reshape needs a shape: x.reshape((2, -1)) or x.reshape(shape=(2, -1))")
+        new_shape = nd_ops.reshape_shape(self.shape, target, reverse)
+        view = self._data.view()
+        try:
+            view.shape = new_shape  # a view, never a copy: MXNet's reshape shares the data
+        except AttributeError:  # not contiguous (a column view): numpy can only copy
+            view = self._data.reshape(new_shape)
+        return NDArray(view, self._ctx)
 
     def wait_to_read(self) -> None:
         """Nothing to wait for: operations here are synchronous."""
@@ -178,21 +193,25 @@ class NDArray:
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.sum(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """``(d0, d1 * ... * dk)``: a copy, or with ``inplace=True`` a view."""
+        return self.reshape((0, -1)) if inplace else flatten(self)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.mean(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """A new axis of size 1 at ``axis``: a copy, or with ``inplace=True`` a view."""
+        return self.reshape(nd_ops.expanded_shape(self.shape, axis)) if inplace else expand_dims(self, axis)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.max(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def squeeze(self, axis: Any = None, inplace: bool = False) -> "NDArray":
+        """Without size-1 axes (all, or ``axis``): a copy, or with ``inplace=True`` a view."""
+        return self.reshape(nd_ops.squeezed_shape(self.shape, axis)) if inplace else squeeze(self, axis)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.min(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
-
-    def norm(self, ord: int = 2, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        """The L1 or L2 norm (MXNet's ``NDArray.norm``; see :func:`kvcli.nd_ops.norm`)."""
-        return NDArray(nd_ops.norm(self._data, ord, axis, keepdims), self._ctx)
+    def broadcast_to(self, shape: Any) -> "NDArray":
+        """Broadcast to ``shape``; unlike ``nd.broadcast_to`` the method first gives the array
+        the leading axes of size 1 that ``shape`` has more (as MXNet's method does)."""
+        shape = tuple(shape)
+        if len(shape) < self.ndim:
+            raise NDArrayError(f"broadcast_to: shape {shape} has fewer axes than the array's {self.shape}")
+        return broadcast_to(self.reshape((1,) * (len(shape) - self.ndim) + self.shape), shape)
 
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
@@ -200,7 +219,16 @@ class NDArray:
         return NDArray(nd_ops.reduced(self._data[_index(index)]), self._ctx)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._data[_index(index)] = _unwrap(value)
+        index = _index(index)
+        value = _unwrap(value)
+        if not nd_ops.is_scalar(value):
+            value = np.asarray(value)
+            target_ndim = np.ndim(self._data[index])
+            if value.ndim > target_ndim:  # MXNet drops a value's extra leading 1s: b[0] = np.array([4.5])
+                leading = value.shape[: value.ndim - target_ndim]
+                if all(d == 1 for d in leading):
+                    value = value.reshape(value.shape[value.ndim - target_ndim:])
+        self._data[index] = value
 
     def __len__(self) -> int:
         return len(self._data)
@@ -284,21 +312,51 @@ def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = D
     return NDArray(_allocate(shape, ctx, dtype), ctx)
 
 
-def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array filled with ``val``."""
+def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,
+         out: "NDArray | None" = None) -> NDArray:
+    """An array filled with ``val``; with ``out``, ``out`` is filled (in its own shape and
+    dtype, as MXNet does: ``shape`` and ``dtype`` are then not used) and returned."""
+    if out is not None:
+        _check_out("full", out)
+        out._data[...] = nd_ops.cast_scalar(val, out._data.dtype)
+        return out
     data = _allocate(shape, ctx, dtype)
     data.fill(val)
     return NDArray(data, ctx)
 
 
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 0, ctx, dtype)
+def _filled(what: str, value: int, shape: int | Sequence[int], ctx: Context | None, dtype: Any,
+            out: "NDArray | None") -> NDArray:
+    """``zeros`` / ``ones``: a new array, or ``out`` filled, which must have the shape and
+    the dtype (float32 unless given) asked for, as in MXNet."""
+    if out is None:
+        return full(shape, value, ctx, DEFAULT_DTYPE if dtype is None else dtype)
+    _check_out(what, out)
+    wanted = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    if out.shape != _shape(shape) or out._data.dtype != wanted:
+        raise NDArrayError(f"{what}: out is {out._data.dtype} of shape {out.shape}, but the result is {wanted} of "
+                           f"shape {_shape(shape)}: give an out of that shape and dtype")
+    out._data[...] = value
+    return out
 
 
-def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of ones (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 1, ctx, dtype)
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, out: "NDArray | None" = None,
+          name: str | None = None) -> NDArray:
+    """An array of zeros (float32 unless ``dtype`` says otherwise), or ``out`` set to zeros."""
+    return _filled("zeros", 0, shape, ctx, dtype, out)
+
+
+def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, out: "NDArray | None" = None,
+         name: str | None = None) -> NDArray:
+    """An array of ones (float32 unless ``dtype`` says otherwise), or ``out`` set to ones."""
+    return _filled("ones", 1, shape, ctx, dtype, out)
+
+
+def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any = None,
+        out: "NDArray | None" = None, name: str | None = None) -> NDArray:
+    """Ones on diagonal ``k`` of an ``N x M`` array (``M=0``: square), zeros elsewhere."""
+    values = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(DEFAULT_DTYPE if dtype is None else dtype))
+    return _result("eye", values, _context(ctx), out)
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
@@ -320,14 +378,14 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     return NDArray(np.repeat(values, repeat) if repeat != 1 else values, ctx)
 
 
-def ones_like(data: NDArray, **_: Any) -> NDArray:
+def ones_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Ones of ``data``'s shape, dtype and context."""
-    return NDArray(np.ones_like(data._data), data.context)
+    return _result("ones_like", np.ones_like(_operand(data, "ones_like")), data.context, out)
 
 
-def zeros_like(data: NDArray, **_: Any) -> NDArray:
+def zeros_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Zeros of ``data``'s shape, dtype and context."""
-    return NDArray(np.zeros_like(data._data), data.context)
+    return _result("zeros_like", np.zeros_like(_operand(data, "zeros_like")), data.context, out)
 
 
 # ---------------------------------------------------------------------- operators
@@ -370,17 +428,22 @@ def _result(name: str, values: np.ndarray, ctx: Context, out: "NDArray | None") 
     may be a view such as ``grad[row]``) and ``out`` returned."""
     if out is None:
         return NDArray(values, ctx)
-    if not isinstance(out, NDArray):
-        raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
+    _check_out(name, out)
     if out.shape != values.shape:
         raise NDArrayError(f"{name}: out has shape {out.shape} but the result has shape {values.shape}")
     np.copyto(out._data, values, casting="unsafe")
     return out
 
 
+def _check_out(name: str, out: Any) -> None:
+    if not isinstance(out, NDArray):
+        raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
+
+
 def _make_unary(name: str) -> Callable[..., NDArray]:
-    def function(data: NDArray, out: NDArray | None = None, **_: Any) -> NDArray:
-        return _result(name, nd_ops.unary(name, _operand(data, name)), data.context, out)
+    def function(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+        return _result(function.__name__, nd_ops.unary(function.__name__, _operand(data, function.__name__)),
+                       data.context, out)
 
     function.__name__ = name
     function.__doc__ = f"MXNet's ``nd.{name}``, element-wise, keeping the dtype (integers truncate)."
@@ -391,7 +454,7 @@ for _name in nd_ops.UNARY:
     globals()[_name] = _make_unary(_name)
 
 
-def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, **_: Any) -> NDArray:
+def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
     values = _operand(data, "clip")
     if a_min > a_max:
@@ -401,34 +464,209 @@ def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, 
 
 
 def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,
-         **_: Any) -> NDArray:
+         name: str | None = None) -> NDArray:
     """MXNet's ``nd.norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``)."""
     return _result("norm", nd_ops.norm(_operand(data, "norm"), ord, axis, keepdims), data.context, out)
 
 
 def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False,
-        out: NDArray | None = None, **_: Any) -> NDArray:
+        out: NDArray | None = None, name: str | None = None) -> NDArray:
     """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
     result = nd_ops.dot(_operand(lhs, "dot"), _operand(rhs, "dot"), transpose_a, transpose_b)
     return _result("dot", result, lhs.context, out)
 
 
-def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None, **_: Any) -> NDArray:
+def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None,
+              name: str | None = None) -> NDArray:
     """The axes reversed (or permuted by ``axes``), as a copy."""
     values = _operand(data, "transpose")
     return _result("transpose", np.transpose(values, tuple(axes) if axes else None).copy(), data.context, out)
 
 
-def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, **_: Any) -> NDArray:
+def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Arrays joined along axis ``dim`` (MXNet's default: 1)."""
     arrays = [_operand(a, "concat") for a in data]
     return _result("concat", nd_ops.join("concat", arrays, dim, new_axis=False), _context(data[0].context if data else None), out)
 
 
-def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, **_: Any) -> NDArray:
+def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Same-shape arrays stacked along a new axis ``axis``."""
     arrays = [_operand(a, "stack") for a in data]
     return _result("stack", nd_ops.join("stack", arrays, axis, new_axis=True), _context(data[0].context if data else None), out)
+
+
+def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArray | None = None,
+            name: str | None = None) -> NDArray:
+    """MXNet's ``nd.reshape``: a copy in a new shape (special values as :meth:`NDArray.reshape`)."""
+    values = _operand(data, "reshape")
+    if shape is None:
+        raise TypeError("reshape needs a shape: nd.reshape(x, shape=(2, -1))")
+    return _result("reshape", values.reshape(nd_ops.reshape_shape(values.shape, shape, reverse)), data.context, out)
+
+
+def _make_reduction(kind: str) -> Callable[..., NDArray]:
+    def function(data: NDArray, axis: Any = None, keepdims: bool = False, exclude: bool = False,
+                 out: NDArray | None = None, name: str | None = None) -> NDArray:
+        return _result(kind, nd_ops.reduce(kind, _operand(data, kind), axis, keepdims, exclude), data.context, out)
+
+    function.__name__ = kind
+    function.__doc__ = (f"MXNet's ``nd.{kind}`` over ``axis`` (None or ``()``: every axis, giving shape ``(1,)``; "
+                        f"``exclude=True``: every other axis), in the input's dtype.")
+    return function
+
+
+for _name in nd_ops.REDUCTIONS:
+    globals()[_name] = _make_reduction(_name)
+
+
+def _make_arg_reduction(kind: str) -> Callable[..., NDArray]:
+    def function(data: NDArray, axis: int | None = None, keepdims: bool = False, out: NDArray | None = None,
+                 name: str | None = None) -> NDArray:
+        return _result(kind, nd_ops.arg_reduce(kind, _operand(data, kind), axis, keepdims), data.context, out)
+
+    function.__name__ = kind
+    function.__doc__ = f"MXNet's ``nd.{kind}``: indices along ``axis`` (None: of the flattened array), in the input's dtype."
+    return function
+
+
+argmax = _make_arg_reduction("argmax")
+argmin = _make_arg_reduction("argmin")
+
+
+def _make_math(kind: str) -> Callable[..., NDArray]:
+    def function(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+        return _result(kind, nd_ops.math(kind, _operand(data, kind)), data.context, out)
+
+    function.__name__ = kind
+    function.__doc__ = f"MXNet's ``nd.{kind}``, element-wise, in the input's dtype (integers are computed, then cast)."
+    return function
+
+
+_MATH_NAMES = (*nd_ops.MATH, "relu")
+for _name in _MATH_NAMES:
+    globals()[_name] = _make_math(_name)
+
+
+def concatenate(arrays: Sequence[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
+    """MXNet's ``nd.concatenate``: a list of arrays joined along ``axis`` (default 0); one
+    array with ``always_copy=False`` is returned itself."""
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    items = [_operand(a, "concatenate") for a in arrays]
+    return NDArray(nd_ops.join("concatenate", items, axis, new_axis=False), _context(arrays[0].context if arrays else None))
+
+
+def expand_dims(data: NDArray, axis: int, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy with a new axis of size 1 at ``axis``."""
+    values = _operand(data, "expand_dims")
+    return _result("expand_dims", values.reshape(nd_ops.expanded_shape(values.shape, axis)).copy(), data.context, out)
+
+
+def flatten(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy of shape ``(d0, d1 * ... * dk)``."""
+    values = _operand(data, "flatten")
+    return _result("flatten", values.reshape(nd_ops.flattened_shape(values.shape)).copy(), data.context, out)
+
+
+def squeeze(data: NDArray, axis: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy without size-1 axes (every one, or those of ``axis``); all gone: shape ``(1,)``."""
+    values = _operand(data, "squeeze")
+    return _result("squeeze", values.reshape(nd_ops.squeezed_shape(values.shape, axis)).copy(), data.context, out)
+
+
+def split(data: NDArray, num_outputs: int, axis: int = 1, squeeze_axis: bool = False,
+          name: str | None = None) -> "NDArray | list[NDArray]":
+    """``num_outputs`` equal parts along ``axis`` (default 1): a list, or the one array
+    when ``num_outputs=1`` (as in MXNet)."""
+    parts = [NDArray(p, data.context) for p in nd_ops.split(_operand(data, "split"), num_outputs, axis, squeeze_axis)]
+    return parts[0] if len(parts) == 1 else parts
+
+
+def slice_axis(data: NDArray, axis: int, begin: int, end: int | None, out: NDArray | None = None,
+               name: str | None = None) -> NDArray:
+    """A copy of ``begin:end`` along ``axis`` (negative values count from the end)."""
+    return _result("slice_axis", nd_ops.slice_axis(_operand(data, "slice_axis"), axis, begin, end), data.context, out)
+
+
+def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy broadcast to ``shape`` (same number of axes; 0 keeps an axis)."""
+    values = _operand(data, "broadcast_to")
+    target = nd_ops.broadcast_shape(values.shape, shape)
+    return _result("broadcast_to", np.broadcast_to(values, target).copy(), data.context, out)
+
+
+def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """``x`` where ``condition`` is non-zero, else ``y`` (see :func:`kvcli.nd_ops.where`)."""
+    values = nd_ops.where(_operand(condition, "where"), _operand(x, "where"), _operand(y, "where"))
+    return _result("where", values, x.context, out)
+
+
+def one_hot(indices: NDArray, depth: int, on_value: float = 1.0, off_value: float = 0.0, dtype: Any = DEFAULT_DTYPE,
+            out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """``on_value`` at each index along a new last axis of size ``depth``, else ``off_value``."""
+    values = nd_ops.one_hot(_operand(indices, "one_hot"), depth, on_value, off_value, dtype)
+    return _result("one_hot", values, indices.context, out)
+
+
+def take(a: NDArray, indices: NDArray, axis: int = 0, mode: str = "clip", out: NDArray | None = None,
+         name: str | None = None) -> NDArray:
+    """Slices of ``a`` along ``axis`` at ``indices``; out-of-range indices clip (or ``mode='wrap'``)."""
+    return _result("take", nd_ops.take(_operand(a, "take"), _operand(indices, "take"), axis, mode), a.context, out)
+
+
+def add_n(*args: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """The element-wise sum of same-shape, same-dtype arrays (MXNet's ``add_n`` /
+    ``ElementWiseSum``: what a KVStore push from several devices computes)."""
+    if not args:
+        raise NDArrayError("add_n: give at least one array")
+    arrays = [_operand(a, "add_n") for a in args]
+    nd_ops.check_same_dtype("add_n", *arrays)
+    if any(a.shape != arrays[0].shape for a in arrays):
+        raise NDArrayError(f"add_n: shapes {[a.shape for a in arrays]} differ: they must be equal")
+    total = arrays[0].copy()
+    for extra in arrays[1:]:
+        total += extra
+    return _result("add_n", total, args[0].context, out)
+
+
+ElementWiseSum = add_n
+
+
+def random_uniform(low: float = 0.0, high: float = 1.0, shape: Any = None, ctx: Context | None = None,
+                   dtype: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """MXNet's old name of ``nd.random.uniform`` (same streams, :mod:`kvcli.nd_random`)."""
+    from kvcli import nd_random
+
+    return nd_random.uniform(low, high, shape, dtype, ctx, out)
+
+
+def random_normal(loc: float = 0.0, scale: float = 1.0, shape: Any = None, ctx: Context | None = None,
+                  dtype: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """MXNet's old name of ``nd.random.normal`` (same streams, :mod:`kvcli.nd_random`)."""
+    from kvcli import nd_random
+
+    return nd_random.normal(loc, scale, shape, dtype, ctx, out)
+
+
+#: The functions that are also NDArray methods (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``).
+_FLUENT = (
+    *nd_ops.REDUCTIONS, "argmax", "argmin", *_MATH_NAMES, *nd_ops.UNARY, "norm", "clip", "transpose",
+    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot",
+)
+
+
+def _make_fluent(function: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: NDArray, *args: Any, **kwargs: Any) -> Any:
+        return function(self, *args, **kwargs)
+
+    method.__name__ = function.__name__
+    method.__doc__ = f"``nd.{function.__name__}(self, ...)``."
+    return method
+
+
+for _name in _FLUENT:
+    if _name not in ("abs",):  # abs is NDArray.__abs__ already
+        setattr(NDArray, _name, _make_fluent(globals()[_name]))
 
 
 def waitall() -> None:
@@ -460,10 +698,12 @@ __getattr__ = submodule_getattr("kvcli.nd", _SUBMODULES, globals())
 
 
 __all__ = [
-    "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu",
-    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "norm", "ones",
-    "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
-    *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
+    "Context", "ElementWiseSum", "NDArray", "NDArrayError", "add_n", "arange", "argmax", "argmin", "array",
+    "broadcast_to", "clip", "concat", "concatenate", "cpu", "current_context", "dot", "empty", "expand_dims", "eye",
+    "flatten", "full", "gpu", "load", "load_frombuffer", "norm", "one_hot", "ones", "ones_like", "random_normal",
+    "random_uniform", "reshape", "save", "slice_axis", "split", "squeeze", "stack", "take", "transpose", "waitall",
+    "where", "zeros", "zeros_like",
+    *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *nd_ops.REDUCTIONS, *_MATH_NAMES, *_SUBMODULES,
 ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,30 @@ def test_in_place_equals_out_of_place(dtype: str, op: str) -> None:
         getattr(x, f"__i{op}__")(other)
         assert x._kvcli_buffer() is view_before and x.dtype == a.dtype  # written in place
         np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: nd.exp(nd.ones((2,)), foo=1),          # MXNet 1.9.1 ignores foo here
+    lambda: nd.sqrt(nd.ones((2,)), foo=1),         # ... and here
+    lambda: nd.ones_like(nd.ones((2,)), foo=2),    # ... and here
+    lambda: nd.ones((2,), fill=3),
+    lambda: nd.sum(nd.ones((2,)), axes=0),
+    lambda: nd.ones((2,)).sum(keepdim=True),
+    lambda: nd.random.uniform(0, 1, shape=(2,), sape=3),
+    lambda: nd.random_normal(shape=(2,), foo=1),
+    lambda: nd.take(nd.ones((2,)), nd.array([0]), axes=0),
+])
+def test_unknown_keyword_is_an_error(call: Any) -> None:
+    """A misspelt keyword is never silently ignored (MXNet ignores some)."""
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_ones_out_fills_out_and_keeps_its_identity() -> None:
+    """``nd.ones((2, 2), out=o)`` used to leave ``o`` unfilled (the keyword was ignored)."""
+    o = nd.zeros((2, 2))
+    assert nd.ones((2, 2), out=o) is o
+    assert o.asnumpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    view = nd.zeros((3, 2))
+    nd.full((2,), 4, out=view[1])
+    assert view.asnumpy().tolist() == [[0, 0], [4, 4], [0, 0]]
