@@ -256,6 +256,22 @@ class NDArray:
     def __hash__(self) -> int:  # MXNet hashes by identity (== gives an array)
         return id(self) // 16
 
+    def __getstate__(self) -> dict[str, bytearray]:
+        """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
+        so arrays pickled by MXNet load here and the other way round."""
+        from kvcli import ndarray_io
+
+        return {"handle": bytearray(ndarray_io.array_to_bytes(self))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from kvcli import ndarray_io
+
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise NDArrayError("cannot unpickle an NDArray: the state has no 'handle' (MXNet's pickled form)")
+        # MXNet 1.9.1 unpickles onto cpu(0) whatever context was pickled (recorded)
+        self._data, self._ctx = ndarray_io.array_from_bytes(handle)._data, cpu(0)
+
 
 def _index(index: Any) -> Any:
     """An index for numpy: NDArray indices (float32 in MXNet) become integer arrays."""
@@ -372,10 +388,48 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
-           ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE) -> NDArray:
-    """Evenly spaced values, as ``mxnet.nd.arange``."""
-    values = np.arange(start, stop, step, dtype=dtype) if stop is not None else np.arange(start, step=step, dtype=dtype)
+           infer_range: Any = None, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE) -> NDArray:
+    """Evenly spaced values, as ``mxnet.nd.arange``: ``ceil((stop - start) / step)`` of them
+    (counted in float64), each ``start + i * step`` computed in ``dtype``, each repeated
+    ``repeat`` times; ``arange(n)`` is ``arange(0, n)``."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise NDArrayError("arange: step must not be 0")
+    count = int(np.ceil((float(stop) - float(start)) / float(step)))
+    if count < 0:
+        raise NDArrayError(f"arange: start={start}, stop={stop}, step={step} give no values: swap start and stop "
+                           f"or change the sign of step")
+    kind = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    with np.errstate(all="ignore"):
+        values = (nd_ops.cast_scalar(start, kind) + np.arange(count).astype(kind) * nd_ops.cast_scalar(step, kind))
+    values = values.astype(kind, copy=False)
     return NDArray(np.repeat(values, repeat) if repeat != 1 else values, ctx)
+
+
+def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Context | None = None,
+             dtype: Any = DEFAULT_DTYPE) -> NDArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
+    ``endpoint=False``); an integer ``dtype`` truncates them."""
+    kind = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    return NDArray(np.linspace(float(start), float(stop), int(num), endpoint=bool(endpoint)).astype(kind), ctx)
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
+    """An NDArray of ``ndarray``'s dtype; ``zero_copy=True`` shares its memory (which must be
+    C-contiguous; numpy's array is then made read-only, as MXNet does)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy takes a numpy array, not {type(ndarray).__name__}")
+    if not zero_copy:
+        return NDArray(np.array(ndarray, copy=True))
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise NDArrayError("from_numpy: zero_copy needs a C-contiguous array: use np.ascontiguousarray first")
+    import ctypes  # numpy gives no writable view of a read-only array (one shared before): alias its memory
+
+    memory = (ctypes.c_char * ndarray.nbytes).from_address(ndarray.__array_interface__["data"][0])
+    memory._kvcli_owner = ndarray  # type: ignore[attr-defined]  # the alias keeps the memory's owner alive
+    ndarray.flags.writeable = False  # the NDArray owns the memory now; the numpy side is read-only
+    return NDArray(np.frombuffer(memoryview(memory), dtype=ndarray.dtype).reshape(ndarray.shape))
 
 
 def ones_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
@@ -648,10 +702,74 @@ def random_normal(loc: float = 0.0, scale: float = 1.0, shape: Any = None, ctx: 
     return nd_random.normal(loc, scale, shape, dtype, ctx, out)
 
 
+def broadcast_like(lhs: NDArray, rhs: NDArray, lhs_axes: Any = None, rhs_axes: Any = None,
+                   out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """``lhs`` broadcast to ``rhs``'s shape, or only its axes ``lhs_axes`` to the sizes of
+    ``rhs``'s axes ``rhs_axes``."""
+    values, like = _operand(lhs, "broadcast_like"), _operand(rhs, "broadcast_like")
+    if lhs_axes is None and rhs_axes is None:
+        target = like.shape
+    else:
+        given_l, given_r = tuple(lhs_axes or ()), tuple(rhs_axes or ())
+        if not given_l or len(given_l) != len(given_r):
+            raise NDArrayError(f"broadcast_like: lhs_axes {given_l} and rhs_axes {given_r} must be non-empty and "
+                               f"of equal length")
+        shape = list(values.shape)
+        for a, b in zip(given_l, given_r):  # paired in the order given
+            (mine,) = nd_ops.axes(values.ndim, a, "broadcast_like")
+            (theirs,) = nd_ops.axes(like.ndim, b, "broadcast_like")
+            shape[mine] = like.shape[theirs]
+        target = tuple(shape)
+    return _result("broadcast_like", np.broadcast_to(values, nd_ops.broadcast_shape(values.shape, target)).copy(),
+                   lhs.context, out)
+
+
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """A copy with axes ``source`` moved to ``destination`` (ints or sequences, as numpy's)."""
+    values = _operand(tensor, "moveaxis")
+    try:
+        return NDArray(np.moveaxis(values, source, destination).copy(), tensor.context)
+    except ValueError as error:  # numpy's AxisError is one
+        raise NDArrayError(f"moveaxis: {error}") from None
+
+
+def _row_positions(what: str, data: np.ndarray, index: np.ndarray) -> np.ndarray:
+    if data.ndim != 2 or index.shape != (data.shape[0],):
+        raise NDArrayError(f"{what}: needs a 2-d array and one index per row, not shapes {data.shape} and {index.shape}")
+    return np.clip(np.trunc(index).astype(np.int64), 0, data.shape[1] - 1)
+
+
+def choose_element_0index(lhs: NDArray, rhs: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """MXNet's old ``choose_element_0index``: ``lhs[i, rhs[i]]`` for each row ``i`` (clipped)."""
+    values = _operand(lhs, "choose_element_0index")
+    cols = _row_positions("choose_element_0index", values, _operand(rhs, "choose_element_0index"))
+    return _result("choose_element_0index", values[np.arange(values.shape[0]), cols], lhs.context, out)
+
+
+def fill_element_0index(lhs: NDArray, mhs: NDArray, rhs: NDArray, out: NDArray | None = None,
+                        name: str | None = None) -> NDArray:
+    """MXNet's old ``fill_element_0index``: ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]``, a copy
+    (or ``out``)."""
+    values = _operand(lhs, "fill_element_0index").copy()
+    cols = _row_positions("fill_element_0index", values, _operand(rhs, "fill_element_0index"))
+    values[np.arange(values.shape[0]), cols] = _operand(mhs, "fill_element_0index")
+    return _result("fill_element_0index", values, lhs.context, out)
+
+
+def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
+    """MXNet's old ``onehot_encode`` (``one_hot`` replaces it): ``out`` set to one row per
+    index, of ``out``'s width."""
+    _check_out("onehot_encode", out)
+    if out.ndim != 2:
+        raise NDArrayError(f"onehot_encode: out must be 2-d, not of shape {out.shape}")
+    values = nd_ops.one_hot(_operand(indices, "onehot_encode"), out.shape[1], 1, 0, out._data.dtype)
+    return _result("onehot_encode", values, out.context, out)
+
+
 #: The functions that are also NDArray methods (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``).
 _FLUENT = (
     *nd_ops.REDUCTIONS, "argmax", "argmin", *_MATH_NAMES, *nd_ops.UNARY, "norm", "clip", "transpose",
-    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot",
+    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like",
 )
 
 
@@ -699,7 +817,8 @@ __getattr__ = submodule_getattr("kvcli.nd", _SUBMODULES, globals())
 
 __all__ = [
     "Context", "ElementWiseSum", "NDArray", "NDArrayError", "add_n", "arange", "argmax", "argmin", "array",
-    "broadcast_to", "clip", "concat", "concatenate", "cpu", "current_context", "dot", "empty", "expand_dims", "eye",
+    "broadcast_like", "broadcast_to", "choose_element_0index", "fill_element_0index", "from_numpy", "linspace",
+    "moveaxis", "onehot_encode", "clip", "concat", "concatenate", "cpu", "current_context", "dot", "empty", "expand_dims", "eye",
     "flatten", "full", "gpu", "load", "load_frombuffer", "norm", "one_hot", "ones", "ones_like", "random_normal",
     "random_uniform", "reshape", "save", "slice_axis", "split", "squeeze", "stack", "take", "transpose", "waitall",
     "where", "zeros", "zeros_like",

@@ -340,6 +340,41 @@ CASES: list[tuple[str, str, str]] = [
     ("setitem_row_nd_leading_one", "y = a.copy()\ny[0] = nd.array([[1, 2, 3]])", "y"),
     ("setitem_row_bad_shape", "y = a.copy()\ny[0] = np.array([[1, 2]])", "y"),
     ("setitem_large_int", "y = nd.zeros((4, 1), dtype='int32')\ny[1, 0] = 16800001", "y"),
+    # arange (count in float64, values start + i * step in the dtype), linspace
+    ("arange_float_steps", "", "nd.arange(0.3, 5.1, 0.7)"), ("arange_stop_only_int", "", "nd.arange(1.5, dtype='int32')"),
+    ("arange_reversed", "", "nd.arange(5, 1)"), ("arange_tenths_len", "", "nd.arange(0, 1, 0.1).shape"),
+    ("arange_keywords_repeat", "", "nd.arange(2, stop=8, step=2, repeat=3)"),
+    ("arange_negative_step", "", "nd.arange(3, 0, -1)"),
+    ("arange_large_int", "", "nd.arange(0, 10000 ** 2, 10001, dtype='int32')[-2:]"),
+    ("linspace", "", "nd.linspace(0, 1, 5)"), ("linspace_no_endpoint", "", "nd.linspace(0, 1, 5, endpoint=False)"),
+    ("linspace_int", "", "nd.linspace(0.5, 7.3, 4, dtype='int32')"), ("linspace_empty", "", "nd.linspace(3, 1, 0)"),
+    ("linspace_one", "", "nd.linspace(0, 1, 1)"),
+    ("moveaxis", "", "nd.moveaxis(a, 0, 1)"), ("moveaxis_3d", "", "nd.moveaxis(x, [0, 1], [2, 0])"),
+    ("moveaxis_bad_axis", "", "nd.moveaxis(a, 0, 5)"), ("moveaxis_repeated", "", "nd.moveaxis(a, [0, 0], [0, 1])"),
+    ("broadcast_like", "", "nd.broadcast_like(nd.array([[1], [2]]), a)"),
+    ("broadcast_like_axes", "",
+     "nd.broadcast_like(nd.ones((1, 2, 1, 3)), nd.ones((5, 6, 7, 8)), lhs_axes=(0, 2), rhs_axes=(1, 3))"),
+    ("broadcast_like_axes_neg", "",
+     "nd.broadcast_like(nd.ones((1, 7, 9, 1, 1)), nd.ones((9, 1)), lhs_axes=(-2, -1), rhs_axes=(-2, -1))"),
+    ("broadcast_like_empty_axes", "", "nd.broadcast_like(a, a, lhs_axes=(), rhs_axes=())"),
+    ("broadcast_like_method", "", "nd.array([[1], [2]]).broadcast_like(a)"),
+    # MXNet's old row-wise ops
+    ("choose_element_0index", "", "nd.choose_element_0index(a, nd.array([2, 0]))"),
+    ("choose_element_0index_clipped", "", "nd.choose_element_0index(a, nd.array([5, -1]))"),
+    ("fill_element_0index", "", "nd.fill_element_0index(a, nd.array([9, 8]), nd.array([1, 2]))"),
+    ("onehot_encode", "o = nd.ones((2, 3))\nnd.onehot_encode(nd.array([2, 0]), o)", "o"),
+    # pickling: MXNet pickles {'handle': the array's .params record}
+    ("pickle_state_f32", "", "bytes(a.__getstate__()['handle']).hex()"),
+    ("pickle_state_int", "", "bytes(i.__getstate__()['handle']).hex()"),
+    ("pickle_state_ctx", "", "bytes(nd.array([1.0, 2.0], ctx=mx.cpu(2)).__getstate__()['handle']).hex()"),
+    ("pickle_roundtrip", "import pickle", "pickle.loads(pickle.dumps(i))"),
+    ("pickle_roundtrip_ctx", "import pickle", "str(pickle.loads(pickle.dumps(nd.ones((1,), ctx=mx.cpu(2)))).context)"),
+    # from_numpy: zero copy shares the memory and makes numpy's side read-only
+    ("from_numpy_f64", "", "nd.from_numpy(np.ones((2, 2)))"),
+    ("from_numpy_shares", "n = np.zeros((2, 2), dtype=np.float32)\ny = nd.from_numpy(n)\ny[1, 1] = 7", "nd.array(n)"),
+    ("from_numpy_readonly", "n = np.zeros((2,))\ny = nd.from_numpy(n)", "n.flags.writeable"),
+    ("from_numpy_copy_writable", "n = np.zeros((2,))\ny = nd.from_numpy(n, zero_copy=False)", "n.flags.writeable"),
+    ("from_numpy_not_contiguous", "", "nd.from_numpy(np.ones((2, 3)).T)"),
 ]
 
 

@@ -129,3 +129,16 @@ def test_ones_out_fills_out_and_keeps_its_identity() -> None:
     view = nd.zeros((3, 2))
     nd.full((2,), 4, out=view[1])
     assert view.asnumpy().tolist() == [[0, 0], [4, 4], [0, 0]]
+
+
+def test_unpickles_the_state_mxnet_pickled() -> None:
+    """MXNet's pickled state (recorded: ``{'handle': <.params record>}``) unpickles here,
+    onto cpu(0) as in MXNet, with its dtype and values."""
+    from .conftest import load_reference
+
+    cases = {c["name"]: c["mxnet"] for c in load_reference()["cases"]}
+    y = nd.zeros((1,))
+    y.__setstate__({"handle": bytearray.fromhex(cases["pickle_state_ctx"]["value"])})
+    assert y.dtype == np.float32 and y.asnumpy().tolist() == [1.0, 2.0] and y.context == mx.cpu(0)
+    y.__setstate__({"handle": bytearray.fromhex(cases["pickle_state_int"]["value"])})
+    assert y.dtype == np.int32 and y.asnumpy().tolist() == [[7, -3, 2], [0, 5, -8]]
