@@ -142,3 +142,13 @@ def test_unpickles_the_state_mxnet_pickled() -> None:
     assert y.dtype == np.float32 and y.asnumpy().tolist() == [1.0, 2.0] and y.context == mx.cpu(0)
     y.__setstate__({"handle": bytearray.fromhex(cases["pickle_state_int"]["value"])})
     assert y.dtype == np.int32 and y.asnumpy().tolist() == [[7, -3, 2], [0, 5, -8]]
+
+
+def test_reshape_differences_from_mxnet_are_the_documented_ones() -> None:
+    """README, Differences: ``nd.reshape`` never changes the element count (MXNet's operator
+    returns values read past the end), and -1 after -2 is inferred where it stands."""
+    x = nd.arange(24).reshape((2, 3, 4))
+    with pytest.raises(NDArrayError):
+        nd.reshape(x, shape=(5, 5))
+    assert nd.reshape(x, shape=(2, -2, -1)).shape == (2, 3, 4, 1)
+    assert x.reshape((-1, 2, -2)).shape == (3, 2, 4)
