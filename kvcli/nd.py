@@ -587,6 +587,8 @@ __all__ = [  # kvcli.nd_functions adds its names
     "empty", "eye", "from_numpy", "full", "gpu", "linspace", "load", "load_frombuffer", "norm", "ones", "ones_like",
     "save", "stack", "transpose", "waitall", "zeros", "zeros_like", *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]
+Concat = concat  # MXNet's capitalised (symbol-era) name
+__all__ += ["Concat"]
 
 # ---------------------------------------------------------------------- reductions, maths, shapes
 # kvcli.nd_functions defines them on the names above and adds each to this module (nd.sum,

@@ -242,10 +242,65 @@ def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
     return _result("onehot_encode", values, out.context, out)
 
 
+#: MXNet's ``broadcast_*`` operators by their suffix, for the operator table of
+#: :mod:`kvcli.nd_ops` (``nd.add`` is the same operation and also takes numbers).
+_BROADCAST = {
+    "add": "add", "plus": "add", "sub": "sub", "minus": "sub", "mul": "mul", "div": "truediv", "mod": "mod",
+    "power": "pow", "maximum": "maximum", "minimum": "minimum", "equal": "eq", "not_equal": "ne", "greater": "gt",
+    "greater_equal": "ge", "lesser": "lt", "lesser_equal": "le",
+}
+#: MXNet's ``elemwise_*`` operators: as ``broadcast_*``, on arrays of one shape only.
+_ELEMWISE = {"add": "add", "sub": "sub", "mul": "mul", "div": "truediv"}
+
+
+def _make_binary(kind: str, mxnet_name: str, same_shape: bool) -> Callable[..., NDArray]:
+    def function(lhs: NDArray, rhs: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+        x, y = _operand(lhs, mxnet_name), _operand(rhs, mxnet_name)
+        if same_shape and x.shape != y.shape:
+            raise NDArrayError(f"{mxnet_name}: shapes {x.shape} and {y.shape} differ: use broadcast_"
+                               f"{mxnet_name.partition('_')[2]} to broadcast")
+        return _result(mxnet_name, nd_ops.binary(kind, x, y), lhs.context, out)
+
+    function.__name__ = mxnet_name
+    function.__doc__ = (f"MXNet's ``nd.{mxnet_name}`` of two NDArrays of one dtype"
+                        f"{' and shape' if same_shape else ', broadcasting'} (MXNet's dtype rules).")
+    return function
+
+
+BINARY_NAMES = (*(f"broadcast_{n}" for n in _BROADCAST), *(f"elemwise_{n}" for n in _ELEMWISE))
+for _suffix, _kind in _BROADCAST.items():
+    globals()[f"broadcast_{_suffix}"] = _make_binary(_kind, f"broadcast_{_suffix}", same_shape=False)
+for _suffix, _kind in _ELEMWISE.items():
+    globals()[f"elemwise_{_suffix}"] = _make_binary(_kind, f"elemwise_{_suffix}", same_shape=True)
+
+
+def broadcast_axis(data: NDArray, axis: Any = (), size: Any = (), out: NDArray | None = None,
+                   name: str | None = None) -> NDArray:
+    """Axes ``axis`` (each of size 1) repeated to ``size`` (MXNet's ``broadcast_axis`` /
+    ``broadcast_axes``)."""
+    values = _operand(data, "broadcast_axis")
+    given_axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    given_sizes = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    if len(given_axes) != len(given_sizes):
+        raise NDArrayError(f"broadcast_axis: axis {given_axes} and size {given_sizes} must have equal lengths")
+    target = list(values.shape)
+    for a, n in zip(given_axes, given_sizes):
+        (position,) = nd_ops.axes(values.ndim, a, "broadcast_axis")
+        if values.shape[position] != 1:
+            raise NDArrayError(f"broadcast_axis: axis {a} has size {values.shape[position]}, not 1")
+        target[position] = int(n)
+    return _result("broadcast_axis", np.broadcast_to(values, tuple(target)).copy(), data.context, out)
+
+
+broadcast_axes = broadcast_axis
+#: MXNet's capitalised (symbol-era) names of the same operators.
+Reshape, Flatten, SliceChannel = reshape, flatten, split
+
+
 #: The functions that are also NDArray methods (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``).
 _FLUENT = (
     *nd_ops.REDUCTIONS, "argmax", "argmin", *MATH_NAMES, *nd_ops.UNARY, "norm", "clip", "transpose",
-    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like",
+    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like", "broadcast_axes",
 )
 
 
@@ -264,12 +319,14 @@ for _name in _FLUENT:
 
 
 __all__ = [
+    "BINARY_NAMES", "Flatten", "Reshape", "SliceChannel", "broadcast_axes", "broadcast_axis",
     "ElementWiseSum", "MATH_NAMES", "add_n", "argmax", "argmin", "broadcast_like", "broadcast_to", "choose_element_0index",
     "concatenate", "expand_dims", "fill_element_0index", "flatten", "max", "mean", "min", "moveaxis", "nanprod",
     "nansum", "one_hot", "onehot_encode", "prod", "random_normal", "random_uniform", "reshape", "slice_axis", "split",
-    "squeeze", "sum", "take", "where", *MATH_NAMES,
+    "squeeze", "sum", "take", "where", *MATH_NAMES, *BINARY_NAMES,
 ]
 
 # into kvcli.nd, whichever of the two modules was imported first
-vars(_nd).update({name: globals()[name] for name in __all__ if name != "MATH_NAMES"})
-_nd.__all__ = [*_nd.__all__, *(name for name in __all__ if name not in _nd.__all__ and name != "MATH_NAMES")]
+_EXPORTED = [name for name in __all__ if name not in ("MATH_NAMES", "BINARY_NAMES")]
+vars(_nd).update({name: globals()[name] for name in _EXPORTED})
+_nd.__all__ = [*_nd.__all__, *(name for name in _EXPORTED if name not in _nd.__all__)]

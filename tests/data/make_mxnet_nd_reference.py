@@ -375,6 +375,26 @@ CASES: list[tuple[str, str, str]] = [
     ("from_numpy_readonly", "n = np.zeros((2,))\ny = nd.from_numpy(n)", "n.flags.writeable"),
     ("from_numpy_copy_writable", "n = np.zeros((2,))\ny = nd.from_numpy(n, zero_copy=False)", "n.flags.writeable"),
     ("from_numpy_not_contiguous", "", "nd.from_numpy(np.ones((2, 3)).T)"),
+    # broadcast_* / elemwise_* operators and the capitalised names
+    ("broadcast_add", "", "nd.broadcast_add(a, v)"), ("broadcast_plus", "", "nd.broadcast_plus(a, v)"),
+    ("broadcast_minus", "", "nd.broadcast_minus(a, v)"), ("broadcast_sub_col", "", "nd.broadcast_sub(a, nd.array([[1], [2]]))"),
+    ("broadcast_mul", "", "nd.broadcast_mul(a, v)"), ("broadcast_div_int", "", "nd.broadcast_div(i, j)"),
+    ("broadcast_mod", "", "nd.broadcast_mod(a, v)"), ("broadcast_power", "", "nd.broadcast_power(a, v)"),
+    ("broadcast_maximum", "", "nd.broadcast_maximum(a, v)"), ("broadcast_minimum", "", "nd.broadcast_minimum(a, v)"),
+    ("broadcast_equal", "", "nd.broadcast_equal(a, v)"), ("broadcast_greater", "", "nd.broadcast_greater(a, v)"),
+    ("broadcast_lesser_equal_int", "", "nd.broadcast_lesser_equal(i, j)"),
+    ("broadcast_add_dtypes", "", "nd.broadcast_add(a, i)"), ("broadcast_add_shapes", "", "nd.broadcast_add(a, nd.ones((2,)))"),
+    ("broadcast_add_out", "o = nd.zeros((2, 3))\nnd.broadcast_add(a, v, out=o)", "o"),
+    ("elemwise_add", "", "nd.elemwise_add(a, b)"), ("elemwise_add_shapes", "", "nd.elemwise_add(a, v)"),
+    ("elemwise_sub", "", "nd.elemwise_sub(a, b)"), ("elemwise_mul_int", "", "nd.elemwise_mul(i, j)"),
+    ("elemwise_div", "", "nd.elemwise_div(a, b)"),
+    ("broadcast_axis", "", "nd.broadcast_axis(nd.ones((1, 3)), axis=0, size=2)"),
+    ("broadcast_axes_two", "", "nd.broadcast_axes(nd.array([[[5]]]), axis=(0, 2), size=(2, 3))"),
+    ("broadcast_axis_not_one", "", "nd.broadcast_axis(a, axis=0, size=3)"),
+    ("broadcast_axes_method", "", "nd.ones((2, 1)).broadcast_axes(axis=1, size=4)"),
+    ("capitalised_reshape", "", "nd.Reshape(a, shape=(3, 2))"), ("capitalised_flatten", "", "nd.Flatten(x)"),
+    ("capitalised_concat", "", "nd.Concat(a, b, dim=0)"),
+    ("capitalised_slicechannel", "", "nd.SliceChannel(a, num_outputs=3)[0]"),
 ]
 
 

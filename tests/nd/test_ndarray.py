@@ -152,3 +152,14 @@ def test_reshape_differences_from_mxnet_are_the_documented_ones() -> None:
         nd.reshape(x, shape=(5, 5))
     assert nd.reshape(x, shape=(2, -2, -1)).shape == (2, 3, 4, 1)
     assert x.reshape((-1, 2, -2)).shape == (3, 2, 4)
+
+
+def test_broadcast_and_elemwise_operators_take_arrays_only() -> None:
+    """``nd.broadcast_add(a, 1)`` is an error in MXNet 1.9.1 (an assertion) and here (TypeError);
+    ``nd.add`` is the form that takes a number."""
+    a = nd.ones((2,))
+    with pytest.raises(TypeError):
+        nd.broadcast_add(a, 1)
+    with pytest.raises(TypeError):
+        nd.elemwise_mul(2, a)
+    assert nd.add(a, 1).asnumpy().tolist() == [2.0, 2.0]
