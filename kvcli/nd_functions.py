@@ -19,6 +19,7 @@ from kvcli.nd import DEFAULT_DTYPE, NDArray, _check_out, _context, _operand, _re
 from kvcli.nd_context import Context
 from kvcli.nd_ops import NDArrayError
 
+
 def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArray | None = None,
             name: str | None = None) -> NDArray:
     """MXNet's ``nd.reshape``: a copy in a new shape (special values as :meth:`NDArray.reshape`)."""
