@@ -397,6 +397,8 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     """Evenly spaced values, as ``mxnet.nd.arange``: ``ceil((stop - start) / step)`` of them
     (counted in float64), each ``start + i * step`` computed in ``dtype``, each repeated
     ``repeat`` times; ``arange(n)`` is ``arange(0, n)``."""
+    if infer_range:  # MXNet's deprecated symbol-side option; accepted only as False/None
+        raise NDArrayError("arange: infer_range is not supported by kvcli (MXNet deprecated it): give stop")
     if stop is None:
         start, stop = 0, start
     if step == 0:

@@ -163,3 +163,11 @@ def test_broadcast_and_elemwise_operators_take_arrays_only() -> None:
     with pytest.raises(TypeError):
         nd.elemwise_mul(2, a)
     assert nd.add(a, 1).asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_arange_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(NDArrayError, match="infer_range"):
+        nd.arange(0, 3, infer_range=True)
+    with pytest.raises(NDArrayError, match="step"):
+        nd.arange(0, 3, 0)
+    assert nd.arange(0, 3, infer_range=False).asnumpy().tolist() == [0.0, 1.0, 2.0]
