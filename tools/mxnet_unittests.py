@@ -56,13 +56,15 @@ OUT_OF_SCOPE: dict[str, str] = {
                                             "(sin, pad, pick, topk, softmax, tile, ...)",
     "test_ndarray.py::test_basic_indexing_is_contiguous": "MXNet's private NDArray._basic_indexing_slice_is_contiguous",
     "test_ndarray.py::test_ndarray_indexing": "ends with getitem/setitem under mx.autograd (attach_grad, backward); "
-                                              "it also imports MXNet's private py_slice and base.integer_types",
+                                              "it also imports MXNet's private py_slice and base.integer_types "
+                                              "(without the autograd calls its indexing cases pass)",
     "test_ndarray.py::test_dlpack": "DLPack (to_dlpack_for_read, from_dlpack)",
     "test_ndarray.py::test_ndarray_is_inf": "mx.nd.contrib.isinf",
     "test_ndarray.py::test_ndarray_is_finite": "mx.nd.contrib.isfinite",
     "test_ndarray.py::test_ndarray_is_nan": "mx.nd.contrib.isnan",
     "test_ndarray.py::test_ndarray_nan_comparison": "mx.autograd (relu's gradient); it also uses np.NaN, which "
-                                                    "numpy 2 removed",
+                                                    "numpy 2 removed (without both, its maximum/minimum/relu "
+                                                    "checks pass)",
     "test_ndarray.py::test_save_load_scalar_zero_size_ndarrays": "mx.np_shape (numpy shape semantics for nd)",
     "test_ndarray.py::test_update_ops_mutation": "MXNet's fused optimizer operators (nd.sgd_update, nd.adam_update, "
                                                  "...); kvcli's optimizers are mx.optimizer classes",
