@@ -1,13 +1,18 @@
 """A small MXNet-style ``nd`` module: NDArrays are numpy arrays that remember a context.
 
-Enough of ``mxnet.nd`` for KVStore code written for MXNet to run unchanged, with MXNet
-1.9.1's dtype rules (:mod:`kvcli.nd_ops`; float32 by default, ``nd.array`` of any numpy
-input included): creation (``ones``, ``zeros``, ``full``, ``empty``, ``array``, ``arange``,
-``ones_like``, ``zeros_like``), arithmetic and comparison operators, ``clip``, ``sqrt``,
-``square``, ``sign``, ``abs``, ``maximum``, ``minimum``, ``add`` ... ``lesser_equal``,
-``dot``, ``concat``, ``stack``, ``transpose``, ``save`` / ``load`` (MXNet's ``.params``
-format, :mod:`kvcli.ndarray_io`), ``nd.random`` (:mod:`kvcli.nd_random`), ``waitall``.
-Computation is numpy's and synchronous; a context names the device an array belongs to.
+The ``mxnet.nd`` calls KVStore code written for MXNet makes, with MXNet 1.9.1's dtype and
+shape rules (:mod:`kvcli.nd_ops`; float32 by default, ``nd.array`` of any numpy input
+included), each checked against numbers recorded from MXNet (``tests/data/``): creation
+(``ones``, ``zeros``, ``full``, ``eye``, ``ones_like``, ``zeros_like`` -- all with ``out=`` --
+``empty``, ``array``, ``arange``, ``linspace``, ``from_numpy``), arithmetic and comparison
+operators, ``reshape`` with MXNet's special values, reductions with ``axis`` / ``keepdims`` /
+``exclude``, element-wise maths, shape functions (``concatenate``, ``expand_dims``,
+``flatten``, ``squeeze``, ``split``, ``slice_axis``, ``broadcast_to``, ``where``, ``one_hot``,
+``take``, ...), ``dot``, ``save`` / ``load`` (MXNet's ``.params`` format,
+:mod:`kvcli.ndarray_io`), ``nd.random`` (:mod:`kvcli.nd_random`), ``waitall``. Functions
+are NDArray methods too (``a.sum(axis=1)``); a keyword a function does not take is a
+``TypeError``. Computation is numpy's and synchronous; a context names the device an array
+belongs to.
 """
 
 from __future__ import annotations
@@ -168,9 +173,24 @@ class NDArray:
         """``self`` when it is on ``context`` already, else a copy there."""
         return self if context == self._ctx else NDArray(self._data.copy(), _context(context))
 
-    def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
-        target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return NDArray(self._data.reshape(kwargs.get("shape", target)), self._ctx)
+    def reshape(self, *shape: Any, reverse: bool = False, **kwargs: Any) -> "NDArray":
+        """A **view** of a new shape, with MXNet's special values (0 copies a dimension, -1
+        infers one, -2 copies the rest, -3 merges two, -4 splits one; ``reverse=True`` reads
+        them from the right): ``x.reshape(0, -1)``, ``x.reshape((2, -1))``, ``x.reshape(shape=...)``."""
+        if set(kwargs) - {"shape"}:
+            raise TypeError(f"reshape got unknown keywords {sorted(set(kwargs) - {'shape'})}: use shape= and reverse=")
+        target: Any = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if not shape:
+            target = kwargs.get("shape")
+        if target is None:
+            raise TypeError("reshape needs a shape: x.reshape((2, -1)) or x.reshape(shape=(2, -1))")
+        new_shape = nd_ops.reshape_shape(self.shape, target, reverse)
+        view = self._data.view()
+        try:
+            view.shape = new_shape  # a view, never a copy: MXNet's reshape shares the data
+        except AttributeError:  # not contiguous (a column view): numpy can only copy
+            view = self._data.reshape(new_shape)
+        return NDArray(view, self._ctx)
 
     def wait_to_read(self) -> None:
         """Nothing to wait for: operations here are synchronous."""
@@ -178,21 +198,25 @@ class NDArray:
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.sum(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """``(d0, d1 * ... * dk)``: a copy, or with ``inplace=True`` a view."""
+        return self.reshape((0, -1)) if inplace else _functions.flatten(self)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.mean(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """A new axis of size 1 at ``axis``: a copy, or with ``inplace=True`` a view."""
+        return self.reshape(nd_ops.expanded_shape(self.shape, axis)) if inplace else _functions.expand_dims(self, axis)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.max(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
+    def squeeze(self, axis: Any = None, inplace: bool = False) -> "NDArray":
+        """Without size-1 axes (all, or ``axis``): a copy, or with ``inplace=True`` a view."""
+        return self.reshape(nd_ops.squeezed_shape(self.shape, axis)) if inplace else _functions.squeeze(self, axis)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        return NDArray(nd_ops.reduced(self._data.min(axis=axis, keepdims=keepdims), self._data.dtype), self._ctx)
-
-    def norm(self, ord: int = 2, axis: Any = None, keepdims: bool = False) -> "NDArray":
-        """The L1 or L2 norm (MXNet's ``NDArray.norm``; see :func:`kvcli.nd_ops.norm`)."""
-        return NDArray(nd_ops.norm(self._data, ord, axis, keepdims), self._ctx)
+    def broadcast_to(self, shape: Any) -> "NDArray":
+        """Broadcast to ``shape``; unlike ``nd.broadcast_to`` the method first gives the array
+        the leading axes of size 1 that ``shape`` has more (as MXNet's method does)."""
+        shape = tuple(shape)
+        if len(shape) < self.ndim:
+            raise NDArrayError(f"broadcast_to: shape {shape} has fewer axes than the array's {self.shape}")
+        return _functions.broadcast_to(self.reshape((1,) * (len(shape) - self.ndim) + self.shape), shape)
 
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
@@ -200,7 +224,16 @@ class NDArray:
         return NDArray(nd_ops.reduced(self._data[_index(index)]), self._ctx)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._data[_index(index)] = _unwrap(value)
+        index = _index(index)
+        value = _unwrap(value)
+        if not nd_ops.is_scalar(value):
+            value = np.asarray(value)
+            target_ndim = np.ndim(self._data[index])
+            if value.ndim > target_ndim:  # MXNet drops a value's extra leading 1s: b[0] = np.array([4.5])
+                leading = value.shape[: value.ndim - target_ndim]
+                if all(d == 1 for d in leading):
+                    value = value.reshape(value.shape[value.ndim - target_ndim:])
+        self._data[index] = value
 
     def __len__(self) -> int:
         return len(self._data)
@@ -227,6 +260,22 @@ class NDArray:
 
     def __hash__(self) -> int:  # MXNet hashes by identity (== gives an array)
         return id(self) // 16
+
+    def __getstate__(self) -> dict[str, bytearray]:
+        """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
+        so arrays pickled by MXNet load here and the other way round."""
+        from kvcli import ndarray_io
+
+        return {"handle": bytearray(ndarray_io.array_to_bytes(self))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from kvcli import ndarray_io
+
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise NDArrayError("cannot unpickle an NDArray: the state has no 'handle' (MXNet's pickled form)")
+        # MXNet 1.9.1 unpickles onto cpu(0) whatever context was pickled (recorded)
+        self._data, self._ctx = ndarray_io.array_from_bytes(handle)._data, cpu(0)
 
 
 def _index(index: Any) -> Any:
@@ -284,21 +333,51 @@ def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = D
     return NDArray(_allocate(shape, ctx, dtype), ctx)
 
 
-def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array filled with ``val``."""
+def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,
+         out: "NDArray | None" = None) -> NDArray:
+    """An array filled with ``val``; with ``out``, ``out`` is filled (in its own shape and
+    dtype, as MXNet does: ``shape`` and ``dtype`` are then not used) and returned."""
+    if out is not None:
+        _check_out("full", out)
+        out._data[...] = nd_ops.cast_scalar(val, out._data.dtype)
+        return out
     data = _allocate(shape, ctx, dtype)
     data.fill(val)
     return NDArray(data, ctx)
 
 
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 0, ctx, dtype)
+def _filled(what: str, value: int, shape: int | Sequence[int], ctx: Context | None, dtype: Any,
+            out: "NDArray | None") -> NDArray:
+    """``zeros`` / ``ones``: a new array, or ``out`` filled, which must have the shape and
+    the dtype (float32 unless given) asked for, as in MXNet."""
+    if out is None:
+        return full(shape, value, ctx, DEFAULT_DTYPE if dtype is None else dtype)
+    _check_out(what, out)
+    wanted = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    if out.shape != _shape(shape) or out._data.dtype != wanted:
+        raise NDArrayError(f"{what}: out is {out._data.dtype} of shape {out.shape}, but the result is {wanted} of "
+                           f"shape {_shape(shape)}: give an out of that shape and dtype")
+    out._data[...] = value
+    return out
 
 
-def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE, **_: Any) -> NDArray:
-    """An array of ones (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 1, ctx, dtype)
+def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, out: "NDArray | None" = None,
+          name: str | None = None) -> NDArray:
+    """An array of zeros (float32 unless ``dtype`` says otherwise), or ``out`` set to zeros."""
+    return _filled("zeros", 0, shape, ctx, dtype, out)
+
+
+def ones(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, out: "NDArray | None" = None,
+         name: str | None = None) -> NDArray:
+    """An array of ones (float32 unless ``dtype`` says otherwise), or ``out`` set to ones."""
+    return _filled("ones", 1, shape, ctx, dtype, out)
+
+
+def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any = None,
+        out: "NDArray | None" = None, name: str | None = None) -> NDArray:
+    """Ones on diagonal ``k`` of an ``N x M`` array (``M=0``: square), zeros elsewhere."""
+    values = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(DEFAULT_DTYPE if dtype is None else dtype))
+    return _result("eye", values, _context(ctx), out)
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
@@ -314,20 +393,60 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
-           ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE) -> NDArray:
-    """Evenly spaced values, as ``mxnet.nd.arange``."""
-    values = np.arange(start, stop, step, dtype=dtype) if stop is not None else np.arange(start, step=step, dtype=dtype)
+           infer_range: Any = None, ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE) -> NDArray:
+    """Evenly spaced values, as ``mxnet.nd.arange``: ``ceil((stop - start) / step)`` of them
+    (counted in float64), each ``start + i * step`` computed in ``dtype``, each repeated
+    ``repeat`` times; ``arange(n)`` is ``arange(0, n)``."""
+    if infer_range:  # MXNet's deprecated symbol-side option; accepted only as False/None
+        raise NDArrayError("arange: infer_range is not supported by kvcli (MXNet deprecated it): give stop")
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise NDArrayError("arange: step must not be 0")
+    count = int(np.ceil((float(stop) - float(start)) / float(step)))
+    if count < 0:
+        raise NDArrayError(f"arange: start={start}, stop={stop}, step={step} give no values: swap start and stop "
+                           f"or change the sign of step")
+    kind = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    with np.errstate(all="ignore"):
+        values = (nd_ops.cast_scalar(start, kind) + np.arange(count).astype(kind) * nd_ops.cast_scalar(step, kind))
+    values = values.astype(kind, copy=False)
     return NDArray(np.repeat(values, repeat) if repeat != 1 else values, ctx)
 
 
-def ones_like(data: NDArray, **_: Any) -> NDArray:
+def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Context | None = None,
+             dtype: Any = DEFAULT_DTYPE) -> NDArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
+    ``endpoint=False``); an integer ``dtype`` truncates them."""
+    kind = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    return NDArray(np.linspace(float(start), float(stop), int(num), endpoint=bool(endpoint)).astype(kind), ctx)
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
+    """An NDArray of ``ndarray``'s dtype; ``zero_copy=True`` shares its memory (which must be
+    C-contiguous; numpy's array is then made read-only, as MXNet does)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy takes a numpy array, not {type(ndarray).__name__}")
+    if not zero_copy:
+        return NDArray(np.array(ndarray, copy=True))
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise NDArrayError("from_numpy: zero_copy needs a C-contiguous array: use np.ascontiguousarray first")
+    import ctypes  # numpy gives no writable view of a read-only array (one shared before): alias its memory
+
+    memory = (ctypes.c_char * ndarray.nbytes).from_address(ndarray.__array_interface__["data"][0])
+    memory._kvcli_owner = ndarray  # type: ignore[attr-defined]  # the alias keeps the memory's owner alive
+    ndarray.flags.writeable = False  # the NDArray owns the memory now; the numpy side is read-only
+    return NDArray(np.frombuffer(memoryview(memory), dtype=ndarray.dtype).reshape(ndarray.shape))
+
+
+def ones_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Ones of ``data``'s shape, dtype and context."""
-    return NDArray(np.ones_like(data._data), data.context)
+    return _result("ones_like", np.ones_like(_operand(data, "ones_like")), data.context, out)
 
 
-def zeros_like(data: NDArray, **_: Any) -> NDArray:
+def zeros_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Zeros of ``data``'s shape, dtype and context."""
-    return NDArray(np.zeros_like(data._data), data.context)
+    return _result("zeros_like", np.zeros_like(_operand(data, "zeros_like")), data.context, out)
 
 
 # ---------------------------------------------------------------------- operators
@@ -370,17 +489,22 @@ def _result(name: str, values: np.ndarray, ctx: Context, out: "NDArray | None") 
     may be a view such as ``grad[row]``) and ``out`` returned."""
     if out is None:
         return NDArray(values, ctx)
-    if not isinstance(out, NDArray):
-        raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
+    _check_out(name, out)
     if out.shape != values.shape:
         raise NDArrayError(f"{name}: out has shape {out.shape} but the result has shape {values.shape}")
     np.copyto(out._data, values, casting="unsafe")
     return out
 
 
+def _check_out(name: str, out: Any) -> None:
+    if not isinstance(out, NDArray):
+        raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
+
+
 def _make_unary(name: str) -> Callable[..., NDArray]:
-    def function(data: NDArray, out: NDArray | None = None, **_: Any) -> NDArray:
-        return _result(name, nd_ops.unary(name, _operand(data, name)), data.context, out)
+    def function(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+        return _result(function.__name__, nd_ops.unary(function.__name__, _operand(data, function.__name__)),
+                       data.context, out)
 
     function.__name__ = name
     function.__doc__ = f"MXNet's ``nd.{name}``, element-wise, keeping the dtype (integers truncate)."
@@ -391,7 +515,7 @@ for _name in nd_ops.UNARY:
     globals()[_name] = _make_unary(_name)
 
 
-def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, **_: Any) -> NDArray:
+def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
     values = _operand(data, "clip")
     if a_min > a_max:
@@ -401,31 +525,32 @@ def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, 
 
 
 def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,
-         **_: Any) -> NDArray:
+         name: str | None = None) -> NDArray:
     """MXNet's ``nd.norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``)."""
     return _result("norm", nd_ops.norm(_operand(data, "norm"), ord, axis, keepdims), data.context, out)
 
 
 def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False,
-        out: NDArray | None = None, **_: Any) -> NDArray:
+        out: NDArray | None = None, name: str | None = None) -> NDArray:
     """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
     result = nd_ops.dot(_operand(lhs, "dot"), _operand(rhs, "dot"), transpose_a, transpose_b)
     return _result("dot", result, lhs.context, out)
 
 
-def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None, **_: Any) -> NDArray:
+def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None,
+              name: str | None = None) -> NDArray:
     """The axes reversed (or permuted by ``axes``), as a copy."""
     values = _operand(data, "transpose")
     return _result("transpose", np.transpose(values, tuple(axes) if axes else None).copy(), data.context, out)
 
 
-def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, **_: Any) -> NDArray:
+def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Arrays joined along axis ``dim`` (MXNet's default: 1)."""
     arrays = [_operand(a, "concat") for a in data]
     return _result("concat", nd_ops.join("concat", arrays, dim, new_axis=False), _context(data[0].context if data else None), out)
 
 
-def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, **_: Any) -> NDArray:
+def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Same-shape arrays stacked along a new axis ``axis``."""
     arrays = [_operand(a, "stack") for a in data]
     return _result("stack", nd_ops.join("stack", arrays, axis, new_axis=True), _context(data[0].context if data else None), out)
@@ -459,12 +584,18 @@ def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
 __getattr__ = submodule_getattr("kvcli.nd", _SUBMODULES, globals())
 
 
-__all__ = [
-    "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu",
-    "current_context", "dot", "empty", "full", "gpu", "load", "load_frombuffer", "norm", "ones",
-    "ones_like", "save", "stack", "transpose", "waitall", "zeros", "zeros_like",
-    *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
+__all__ = [  # kvcli.nd_functions adds its names
+    "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu", "current_context", "dot",
+    "empty", "eye", "from_numpy", "full", "gpu", "linspace", "load", "load_frombuffer", "norm", "ones", "ones_like",
+    "save", "stack", "transpose", "waitall", "zeros", "zeros_like", *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
 ]
+Concat = concat  # MXNet's capitalised (symbol-era) name
+__all__ += ["Concat"]
+
+# ---------------------------------------------------------------------- reductions, maths, shapes
+# kvcli.nd_functions defines them on the names above and adds each to this module (nd.sum,
+# nd.exp, nd.take, ...; and to __all__) and to NDArray as a method (a.sum(axis=1)).
+from kvcli import nd_functions as _functions  # noqa: E402
 
 
 # ---------------------------------------------------------------------- row-sparse hooks

@@ -195,7 +195,297 @@ def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = Fals
     return reduced(result, data.dtype)
 
 
+
+
+# ---------------------------------------------------------------------- element-wise maths
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    """C's ``round``: halves go away from zero (numpy's ``round`` goes to even)."""
+    whole = np.trunc(x)
+    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+
+
+def _rint_half_down(x: np.ndarray) -> np.ndarray:
+    """MXNet's ``rint``: the nearer integer, halves going down (1.5 -> 1, -0.5 -> -1)."""
+    low, high = np.floor(x), np.ceil(x)
+    return np.where(x - low > high - x, high, low)
+
+
+#: MXNet's element-wise maths by name. Float inputs are computed in their own dtype
+#: (float16 in float32); integer inputs are computed in float64 and cast back, as MXNet
+#: does (``exp`` of int32 7 is 1096, ``log`` of a negative int is INT_MIN).
+MATH: dict[str, Callable[[Any], Any]] = {
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+    "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil, "round": _round_half_away,
+    "rint": _rint_half_down, "trunc": np.trunc, "fix": np.fix,
+}
+#: Ops that give an integer input back unchanged (no float round trip).
+_INTEGER_IDENTITY = frozenset({"floor", "ceil", "round", "rint", "trunc", "fix"})
+
+
+def math(name: str, data: np.ndarray) -> np.ndarray:
+    """``name`` (a key of :data:`MATH`, or ``relu``) of ``data``, in ``data``'s dtype."""
+    if name == "relu":
+        return np.where(data > 0, data, np.zeros((), data.dtype)) if data.dtype.kind in "iu" else \
+            np.where(np.isnan(data) | (data > 0), data, np.zeros((), data.dtype))
+    if data.dtype.kind in "iub":
+        if name in _INTEGER_IDENTITY:
+            return data.copy()
+        wide = data.astype(np.float64)
+    else:
+        wide = data.astype(np.float32) if data.dtype == np.float16 else data
+    with np.errstate(all="ignore"):
+        return np.asarray(MATH[name](wide)).astype(data.dtype)
+
+
+# ---------------------------------------------------------------------- reductions
+REDUCTIONS: dict[str, Callable[..., Any]] = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "nansum": np.nansum, "nanprod": np.nanprod,
+}
+
+
+def axes(ndim: int, axis: Any, what: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence; negative counts from the end) as sorted
+    non-negative axes, every one checked; None and ``()`` mean every axis (MXNet)."""
+    if axis is None:
+        return tuple(range(ndim))
+    given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if not given:
+        return tuple(range(ndim))
+    found = []
+    for a in given:
+        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise NDArrayError(f"{what}: axis {a!r} is out of range for a {ndim}-d array: use -{ndim} .. {ndim - 1}")
+        found.append(int(a) % ndim)
+    if len(set(found)) != len(found):
+        raise NDArrayError(f"{what}: axis {given} names an axis twice")
+    return tuple(sorted(found))
+
+
+def reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False, exclude: bool = False) -> np.ndarray:
+    """MXNet's ``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` / ``nansum`` / ``nanprod``:
+    the result keeps ``data``'s dtype (integer sums wrap, an integer mean truncates, float16
+    accumulates in float32); a full reduction is shape ``(1,)``; ``exclude=True`` reduces
+    every axis except ``axis``."""
+    chosen = axes(data.ndim, axis, name)
+    if exclude:
+        chosen = tuple(a for a in range(data.ndim) if a not in chosen)
+        if not chosen:  # nothing left to reduce: MXNet gives the values unchanged
+            return data.copy()
+    dtype = data.dtype
+    if dtype.kind in "iu":
+        accumulate: Any = dtype if name != "mean" else np.int64
+    else:
+        accumulate = np.float32 if dtype == np.float16 else dtype
+    func = REDUCTIONS[name]
+    with np.errstate(all="ignore"):
+        if name in ("max", "min"):
+            result = func(data, axis=chosen, keepdims=bool(keepdims))
+        elif name == "mean" and dtype.kind in "iu":
+            total = np.sum(data, axis=chosen, keepdims=bool(keepdims), dtype=np.int64)
+            count = int(np.prod([data.shape[a] for a in chosen], dtype=np.int64))
+            result = np.trunc(total / count)
+        else:
+            result = func(data, axis=chosen, keepdims=bool(keepdims), dtype=accumulate)
+    return reduced(result, dtype)
+
+
+def arg_reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    """MXNet's ``argmax`` / ``argmin``: indices in ``data``'s dtype; no axis: of the
+    flattened array, shape ``(1,)``."""
+    func = np.argmax if name == "argmax" else np.argmin
+    if axis is None:
+        return reduced(func(data)).astype(data.dtype)
+    (chosen,) = axes(data.ndim, axis, name)
+    return reduced(func(data, axis=chosen, keepdims=bool(keepdims))).astype(data.dtype)
+
+
+# ---------------------------------------------------------------------- shapes
+def reshape_shape(shape: tuple[int, ...], spec: Any, reverse: bool = False) -> tuple[int, ...]:
+    """The shape MXNet's ``reshape`` makes of ``shape`` for ``spec``, with its special values:
+    0 copies a dimension, -1 infers one, -2 copies all that remain, -3 merges two, -4 splits
+    one into the next two values (one of them may be -1); ``reverse`` reads both from the
+    right. The element count must not change."""
+    dims = list(shape)[::-1] if reverse else list(shape)
+    wanted = [int(d) for d in spec]
+    if reverse:
+        wanted = wanted[::-1]
+    out: list[int] = []
+    infer = -1
+    src = 0
+    i = 0
+    try:
+        while i < len(wanted):
+            d = wanted[i]
+            if d == 0:
+                out.append(dims[src])
+                src += 1
+            elif d == -1:
+                if infer >= 0:
+                    raise NDArrayError(f"reshape: {tuple(spec)} has -1 twice: only one dimension can be inferred")
+                infer = len(out)
+                out.append(1)
+                src += 1
+            elif d == -2:
+                out.extend(dims[src:])
+                src = len(dims)
+            elif d == -3:
+                if src + 1 >= len(dims):
+                    raise IndexError
+                out.append(dims[src] * dims[src + 1])
+                src += 2
+            elif d == -4:
+                if i + 2 >= len(wanted):
+                    raise NDArrayError(f"reshape: -4 in {tuple(spec)} must be followed by two dimensions")
+                whole, left, right = dims[src], wanted[i + 1], wanted[i + 2]
+                src += 1
+                i += 2
+                if left == -1 and right == -1:
+                    raise NDArrayError("reshape: the two dimensions after -4 cannot both be -1")
+                left = whole // right if left == -1 else left
+                right = whole // left if right == -1 else right
+                if left * right != whole:
+                    raise NDArrayError(f"reshape: {left} x {right} does not split dimension {whole}")
+                out.extend([left, right])
+            elif d > 0:
+                out.append(d)
+                src += 1
+            else:
+                raise NDArrayError(f"reshape: {d} is not a dimension nor one of MXNet's special values 0, -1, -2, -3, -4")
+            i += 1
+    except IndexError:
+        raise NDArrayError(f"reshape: {tuple(spec)} refers to more dimensions than shape {shape} has") from None
+    size = int(np.prod(shape, dtype=np.int64))
+    if infer >= 0:
+        rest = int(np.prod(out, dtype=np.int64))
+        out[infer] = size // rest if rest else 0
+    if reverse:
+        out = out[::-1]
+    if int(np.prod(out, dtype=np.int64)) != size:
+        raise NDArrayError(f"reshape: cannot reshape an array of shape {shape} (size {size}) into {tuple(spec)} "
+                           f"(shape {tuple(out)}): the sizes must be equal")
+    return tuple(out)
+
+
+def expanded_shape(shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    """``shape`` with a 1 inserted at ``axis`` (``-ndim-1 <= axis <= ndim``)."""
+    ndim = len(shape)
+    if not isinstance(axis, (int, np.integer)) or not -ndim - 1 <= axis <= ndim:
+        raise NDArrayError(f"expand_dims: axis {axis!r} is out of range for a {ndim}-d array: use {-ndim - 1} .. {ndim}")
+    position = int(axis) + ndim + 1 if axis < 0 else int(axis)
+    return shape[:position] + (1,) + shape[position:]
+
+
+def squeezed_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    """``shape`` without its size-1 axes (all of them, or those of ``axis``, which must be 1);
+    nothing left gives ``(1,)``, as in MXNet."""
+    if axis is None:
+        kept = [d for d in shape if d != 1]
+    else:
+        chosen = axes(len(shape), axis, "squeeze")
+        for a in chosen:
+            if shape[a] != 1:
+                raise NDArrayError(f"squeeze: axis {a} has size {shape[a]}, not 1")
+        kept = [d for a, d in enumerate(shape) if a not in chosen]
+    return tuple(kept) or (1,)
+
+
+def flattened_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """MXNet's ``flatten``: ``(d0, d1 * ... * dk)``; a 1-d array becomes ``(n, 1)``."""
+    if not shape:
+        return (1, 1)
+    return (shape[0], int(np.prod(shape[1:], dtype=np.int64)))
+
+
+def broadcast_shape(shape: tuple[int, ...], target: Any) -> tuple[int, ...]:
+    """MXNet's ``broadcast_to`` target: same number of axes, 0 keeps an axis, and an axis
+    that changes must be 1 in ``shape``."""
+    wanted = tuple(int(d) for d in target)
+    if len(wanted) != len(shape):
+        raise NDArrayError(f"broadcast_to: shape {wanted} has {len(wanted)} axes, the array {len(shape)}: "
+                           f"they must be equal (reshape first)")
+    out = tuple(s if w == 0 else w for s, w in zip(shape, wanted))
+    for s, w in zip(shape, out):
+        if s != w and s != 1:
+            raise NDArrayError(f"broadcast_to: shape {shape} cannot be broadcast to {out}: only axes of size 1 can grow")
+    return out
+
+
+def slice_axis(data: np.ndarray, axis: int, begin: int, end: int | None) -> np.ndarray:
+    """MXNet's ``slice_axis``: ``data[begin:end]`` along ``axis`` (negative values count from
+    the end; ``end=None`` is the end); an empty or out-of-range slice is an error."""
+    (position,) = axes(data.ndim, axis, "slice_axis")
+    size = data.shape[position]
+    lo = begin + size if begin < 0 else begin
+    hi = size if end is None else (end + size if end < 0 else end)
+    if not 0 <= lo < hi <= size:
+        raise NDArrayError(f"slice_axis: begin={begin}, end={end} is not a non-empty range of axis {axis} (size {size})")
+    index = [slice(None)] * data.ndim
+    index[position] = slice(lo, hi)
+    return data[tuple(index)].copy()
+
+
+def split(data: np.ndarray, num_outputs: int, axis: int = 1, squeeze_axis: bool = False) -> list[np.ndarray]:
+    """MXNet's ``split``: ``num_outputs`` equal parts along ``axis`` (``squeeze_axis`` drops
+    that axis, which must then be of size 1 in each part)."""
+    (position,) = axes(data.ndim, axis, "split")
+    size = data.shape[position]
+    if num_outputs < 1 or size % num_outputs:
+        raise NDArrayError(f"split: axis {axis} of size {size} cannot be split into {num_outputs} equal parts")
+    if squeeze_axis and size != num_outputs:
+        raise NDArrayError(f"split: squeeze_axis needs parts of size 1, but axis {axis} gives parts of size "
+                           f"{size // num_outputs}")
+    parts = np.split(data, num_outputs, axis=position)
+    return [np.squeeze(p, axis=position).copy() if squeeze_axis else p.copy() for p in parts]
+
+
+def where(condition: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """MXNet's ``where``: ``x`` where ``condition`` is non-zero, else ``y``; ``x`` and ``y`` of
+    one shape and dtype, ``condition`` of that shape or 1-d along the first axis."""
+    check_same_dtype("where", x, y)
+    if x.shape != y.shape:
+        raise NDArrayError(f"where: x has shape {x.shape} and y {y.shape}: they must be equal")
+    if condition.shape == x.shape:
+        mask = condition != 0
+    elif condition.ndim == 1 and x.ndim >= 1 and condition.shape[0] == x.shape[0]:
+        mask = (condition != 0).reshape((-1,) + (1,) * (x.ndim - 1))
+    else:
+        raise NDArrayError(f"where: condition has shape {condition.shape}: give x's shape {x.shape} "
+                           f"or a 1-d array of its first axis")
+    return np.where(mask, x, y)
+
+
+def one_hot(indices: np.ndarray, depth: int, on_value: float, off_value: float, dtype: Any) -> np.ndarray:
+    """MXNet's ``one_hot``: indices truncated to integers; one outside ``[0, depth)`` gives a
+    row of ``off_value``."""
+    positions = np.trunc(indices).astype(np.int64)
+    result = np.full(indices.shape + (int(depth),), off_value, dtype=np.dtype(dtype))
+    inside = (positions >= 0) & (positions < depth)
+    result[inside, positions[inside]] = on_value
+    return result
+
+
+def take(data: np.ndarray, indices: np.ndarray, axis: int = 0, mode: str = "clip") -> np.ndarray:
+    """MXNet's ``take``: slices of ``data`` along ``axis`` at ``indices`` (truncated to
+    integers); out-of-range indices are clipped (``mode='clip'``) or wrap (``'wrap'``)."""
+    if mode not in ("clip", "wrap", "raise"):
+        raise NDArrayError(f"take: mode {mode!r} is not one of 'clip', 'wrap', 'raise'")
+    (position,) = axes(data.ndim, axis, "take")
+    size = data.shape[position]
+    positions = np.trunc(indices).astype(np.int64)
+    if mode == "wrap":
+        positions = np.mod(positions, size)
+    elif mode == "clip":
+        positions = np.clip(positions, 0, size - 1)
+    elif ((positions < 0) | (positions >= size)).any():
+        raise NDArrayError(f"take: an index is outside 0 .. {size - 1} (mode='raise')")
+    return np.take(data, positions, axis=position)
+
+
 __all__ = [
-    "ARITHMETIC", "COMPARISONS", "NDArrayError", "UNARY", "binary", "binary_inplace", "cast_scalar",
-    "check_same_dtype", "dot", "is_scalar", "join", "norm", "reduced", "unary",
+    "ARITHMETIC", "COMPARISONS", "MATH", "NDArrayError", "REDUCTIONS", "UNARY", "arg_reduce", "axes", "binary",
+    "binary_inplace", "broadcast_shape", "cast_scalar", "check_same_dtype", "dot", "expanded_shape",
+    "flattened_shape", "is_scalar", "join", "math", "norm", "one_hot", "reduce", "reduced", "reshape_shape",
+    "slice_axis", "split", "squeezed_shape", "take", "unary", "where",
 ]

@@ -87,42 +87,43 @@ def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, 
 
 
 def uniform(low: Any = 0, high: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-            out: NDArray | None = None, **_: Any) -> NDArray:
+            out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Samples from ``[low, high)``."""
     return _sample(lambda g, lo, hi, size: g.uniform(lo, hi, size), (low, high), shape, dtype, ctx, out)
 
 
 def normal(loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-           out: NDArray | None = None, **_: Any) -> NDArray:
+           out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
     return _sample(lambda g, mu, sigma, size: g.normal(mu, sigma, size), (loc, scale), shape, dtype, ctx, out)
 
 
-def randn(*shape: int, loc: Any = 0, scale: Any = 1, dtype: Any = None, ctx: Context | None = None, **_: Any) -> NDArray:
+def randn(*shape: int, loc: Any = 0, scale: Any = 1, dtype: Any = None, ctx: Context | None = None,
+          name: str | None = None) -> NDArray:
     """Normal samples of shape ``shape`` given as separate numbers: ``randn(2, 3)``."""
     return normal(loc, scale, shape or None, dtype, ctx)
 
 
 def exponential(scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-                out: NDArray | None = None, **_: Any) -> NDArray:
+                out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Samples from an exponential distribution of mean ``scale``."""
     return _sample(lambda g, beta, size: g.exponential(beta, size), (scale,), shape, dtype, ctx, out)
 
 
 def poisson(lam: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-            out: NDArray | None = None, **_: Any) -> NDArray:
+            out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Samples from a Poisson distribution of rate ``lam`` (float32 counts, as in MXNet)."""
     return _sample(lambda g, rate, size: g.poisson(rate, size), (lam,), shape, dtype, ctx, out)
 
 
 def gamma(alpha: Any = 1, beta: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-          out: NDArray | None = None, **_: Any) -> NDArray:
+          out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Samples from a gamma distribution of shape ``alpha`` and scale ``beta``."""
     return _sample(lambda g, k, theta, size: g.gamma(k, theta, size), (alpha, beta), shape, dtype, ctx, out)
 
 
 def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-            out: NDArray | None = None, **_: Any) -> NDArray:
+            out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Integers from ``[low, high)`` (int32 unless ``dtype`` says otherwise)."""
     if not low < high:
         raise NDArrayError(f"randint needs low < high, not low={low}, high={high}")
@@ -130,7 +131,7 @@ def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Cont
                    default_dtype=np.int32)
 
 
-def shuffle(data: NDArray, **_: Any) -> NDArray:
+def shuffle(data: NDArray, name: str | None = None) -> NDArray:
     """A copy of ``data`` with its rows (first axis) in random order."""
     if not isinstance(data, NDArray):
         raise TypeError(f"shuffle takes an NDArray, not {type(data).__name__}")

@@ -221,6 +221,20 @@ def _array_bytes(value: Any, label: str) -> bytes:
     return head + np.ascontiguousarray(data, dtype=data.dtype.newbyteorder("<")).tobytes()
 
 
+def array_to_bytes(value: Any) -> bytes:
+    """One array's record, as MXNet's ``NDArray.__getstate__`` gives it (a pickled NDArray)."""
+    return _array_bytes(value, "the array")
+
+
+def array_from_bytes(buf: bytes | bytearray | memoryview, source: str = "<pickled NDArray>") -> Any:
+    """The array of one record written by :func:`array_to_bytes` or by MXNet's pickling."""
+    reader = Reader(buf, source)
+    array = _read_array(reader, 0)
+    if reader.left:
+        raise reader.error(f"{reader.left} bytes follow the array")
+    return array
+
+
 def dumps(data: Any) -> bytes:
     """The bytes MXNet's ``nd.save`` writes for one NDArray, a list of them or a ``{str: NDArray}`` dict."""
     if isinstance(data, (NDArray, np.ndarray)):
@@ -268,5 +282,5 @@ def save(fname: str | os.PathLike[str], data: Any) -> None:
 
 __all__ = [
     "FLAG_OF_DTYPE", "LIST_MAGIC", "ParamsFileError", "Reader", "STORAGE_READERS", "STORAGE_WRITERS",
-    "TYPE_FLAGS", "V2_MAGIC", "V3_MAGIC", "dumps", "load", "loads", "save",
+    "TYPE_FLAGS", "V2_MAGIC", "V3_MAGIC", "array_from_bytes", "array_to_bytes", "dumps", "load", "loads", "save",
 ]

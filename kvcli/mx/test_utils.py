@@ -5,11 +5,13 @@ pytest with only their imports changed (``tools/mxnet_unittests.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import random as py_random
-from typing import Any, Callable
+import tempfile
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -244,6 +246,56 @@ def raises(*expected: type[BaseException]) -> Callable[[Callable[..., Any]], Cal
     return decorate
 
 
+def assert_raises(expected_exception: type[BaseException], *args: Any, **kwargs: Any) -> Any:
+    """nose's ``assert_raises`` (unittest's ``assertRaises``): with a function, call it and
+    assert it raises; without, a context manager that asserts its block raises."""
+    import unittest
+
+    return unittest.TestCase().assertRaises(expected_exception, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def TemporaryDirectory(suffix: str = "", prefix: str = "", dir: str = "") -> Iterator[str]:  # noqa: N802 - MXNet's name
+    """A temporary directory's path for the ``with`` block, removed after it (MXNet's
+    ``common.TemporaryDirectory``)."""
+    with tempfile.TemporaryDirectory(suffix=suffix, prefix=prefix, dir=dir or None) as path:
+        yield path
+
+
+def np_reduce(dat: np.ndarray, axis: Any, keepdims: bool, numpy_reduce_func: Callable[..., Any]) -> np.ndarray:
+    """``numpy_reduce_func`` over ``axis`` (an int, a sequence, or None for all), one axis at
+    a time from the last, with ``keepdims`` (MXNet's ``test_utils.np_reduce``)."""
+    chosen = [axis] if isinstance(axis, (int, np.integer)) else (list(range(dat.ndim)) if axis is None else list(axis))
+    result = dat
+    for a in sorted(chosen, reverse=True):
+        result = numpy_reduce_func(result, axis=a)
+    if keepdims:
+        result = np.asarray(result).reshape([1 if a in chosen else d for a, d in enumerate(dat.shape)])
+    return result
+
+
+def random_sample(population: Any, k: int) -> Any:
+    """``k`` elements of ``population`` in random order (numpy's global stream)."""
+    if not 0 <= k <= len(population):
+        raise ValueError(f"random_sample: k={k} is not between 0 and {len(population)}")
+    copy = population[:]
+    np.random.shuffle(copy)
+    return copy[:k]
+
+
+def rand_shape_nd(num_dim: int, dim: int = 10, allow_zero_size: bool = False) -> tuple[int, ...]:
+    """A random shape of ``num_dim`` axes, each of size 1 (0 when allowed) to ``dim``."""
+    return tuple(int(d) for d in np.random.randint(0 if allow_zero_size else 1, dim + 1, size=num_dim))
+
+
+def random_arrays(*shapes: Any) -> Any:
+    """Standard-normal float32 numpy arrays of ``shapes``; one shape gives one array."""
+    arrays = [np.array(np.random.randn(), dtype=np.float32) if len(s) == 0 else np.random.randn(*s).astype(np.float32)
+              for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "array", "assert_almost_equal", "compare_ndarray_tuple",
            "compare_optimizer", "default_context", "rand_ndarray", "same",
-           "assertRaises", "assert_exception", "raises", "setup_module", "teardown", "with_seed"]
+           "TemporaryDirectory", "assertRaises", "assert_exception", "assert_raises", "np_reduce", "rand_shape_nd",
+           "random_arrays", "random_sample", "raises", "setup_module", "teardown", "with_seed"]

@@ -117,3 +117,14 @@ def test_nd_submodules_import_by_dotted_path() -> None:
     assert out.split() == ["True", "True", "True", "True", "kvcli.nd_random"]
     with pytest.raises(ModuleNotFoundError, match="kvcli.nd.nothing"):
         importlib.import_module("kvcli.nd.nothing")
+
+
+@pytest.mark.parametrize("first", ["kvcli.nd_functions", "kvcli.nd", "kvcli.mx", "kvcli.nd_random", "kvcli.nd_sparse"])
+def test_nd_functions_are_in_nd_whichever_module_is_imported_first(first: str) -> None:
+    """``kvcli.nd`` and ``kvcli.nd_functions`` import each other: either order gives
+    ``nd.sum``, the ``a.sum()`` method and ``'sum'`` in ``nd.__all__``."""
+    code = (f"import {first}\nfrom kvcli import nd\n"
+            "print(nd.sum(nd.ones((2, 2)), axis=0).asnumpy().tolist(), nd.ones((2,)).exp().shape, "
+            "'sum' in nd.__all__, 'take' in nd.__all__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[2.0, 2.0] (2,) True True"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,72 @@ def test_in_place_equals_out_of_place(dtype: str, op: str) -> None:
         getattr(x, f"__i{op}__")(other)
         assert x._kvcli_buffer() is view_before and x.dtype == a.dtype  # written in place
         np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: nd.exp(nd.ones((2,)), foo=1),          # MXNet 1.9.1 ignores foo here
+    lambda: nd.sqrt(nd.ones((2,)), foo=1),         # ... and here
+    lambda: nd.ones_like(nd.ones((2,)), foo=2),    # ... and here
+    lambda: nd.ones((2,), fill=3),
+    lambda: nd.sum(nd.ones((2,)), axes=0),
+    lambda: nd.ones((2,)).sum(keepdim=True),
+    lambda: nd.random.uniform(0, 1, shape=(2,), sape=3),
+    lambda: nd.random_normal(shape=(2,), foo=1),
+    lambda: nd.take(nd.ones((2,)), nd.array([0]), axes=0),
+])
+def test_unknown_keyword_is_an_error(call: Any) -> None:
+    """A misspelt keyword is never silently ignored (MXNet ignores some)."""
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_ones_out_fills_out_and_keeps_its_identity() -> None:
+    """``nd.ones((2, 2), out=o)`` used to leave ``o`` unfilled (the keyword was ignored)."""
+    o = nd.zeros((2, 2))
+    assert nd.ones((2, 2), out=o) is o
+    assert o.asnumpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    view = nd.zeros((3, 2))
+    nd.full((2,), 4, out=view[1])
+    assert view.asnumpy().tolist() == [[0, 0], [4, 4], [0, 0]]
+
+
+def test_unpickles_the_state_mxnet_pickled() -> None:
+    """MXNet's pickled state (recorded: ``{'handle': <.params record>}``) unpickles here,
+    onto cpu(0) as in MXNet, with its dtype and values."""
+    from .conftest import load_reference
+
+    cases = {c["name"]: c["mxnet"] for c in load_reference()["cases"]}
+    y = nd.zeros((1,))
+    y.__setstate__({"handle": bytearray.fromhex(cases["pickle_state_ctx"]["value"])})
+    assert y.dtype == np.float32 and y.asnumpy().tolist() == [1.0, 2.0] and y.context == mx.cpu(0)
+    y.__setstate__({"handle": bytearray.fromhex(cases["pickle_state_int"]["value"])})
+    assert y.dtype == np.int32 and y.asnumpy().tolist() == [[7, -3, 2], [0, 5, -8]]
+
+
+def test_reshape_differences_from_mxnet_are_the_documented_ones() -> None:
+    """README, Differences: ``nd.reshape`` never changes the element count (MXNet's operator
+    returns values read past the end), and -1 after -2 is inferred where it stands."""
+    x = nd.arange(24).reshape((2, 3, 4))
+    with pytest.raises(NDArrayError):
+        nd.reshape(x, shape=(5, 5))
+    assert nd.reshape(x, shape=(2, -2, -1)).shape == (2, 3, 4, 1)
+    assert x.reshape((-1, 2, -2)).shape == (3, 2, 4)
+
+
+def test_broadcast_and_elemwise_operators_take_arrays_only() -> None:
+    """``nd.broadcast_add(a, 1)`` is an error in MXNet 1.9.1 (an assertion) and here (TypeError);
+    ``nd.add`` is the form that takes a number."""
+    a = nd.ones((2,))
+    with pytest.raises(TypeError):
+        nd.broadcast_add(a, 1)
+    with pytest.raises(TypeError):
+        nd.elemwise_mul(2, a)
+    assert nd.add(a, 1).asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_arange_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(NDArrayError, match="infer_range"):
+        nd.arange(0, 3, infer_range=True)
+    with pytest.raises(NDArrayError, match="step"):
+        nd.arange(0, 3, 0)
+    assert nd.arange(0, 3, infer_range=False).asnumpy().tolist() == [0.0, 1.0, 2.0]
