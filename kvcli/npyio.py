@@ -42,6 +42,7 @@ DTYPES = (
 )
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
+MAX_BYTES = 1 << 62  # bytes an array may claim (numpy's own limit is 2**63 - 1)
 READ_CHUNK = 1 << 24  # bytes read at a time from a stream
 DEFAULT_STREAM_TIMEOUT = config.STREAM_TIMEOUT.default
 MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
@@ -51,7 +52,8 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 class NpyError(Exception):
     """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
-    ``timeout``, ``mismatch`` or ``bad``; ``str()`` is the problem, without the file name."""
+    ``timeout``, ``mismatch``, ``io`` (reading failed) or ``bad``; ``str()`` is the problem,
+    without the file name."""
 
     def __init__(self, problem: str, kind: str = "bad") -> None:
         super().__init__(problem)
@@ -121,8 +123,17 @@ def read_header(handle: Any) -> Header:
         raise NpyError("holds Python objects, which kvcli refuses to load (they would be unpickled)", "pickle")
     if dtype.name not in DTYPES or dtype.fields is not None or dtype.subdtype is not None:
         raise NpyError(f"holds dtype {dtype}, which kvcli does not load (use one of {', '.join(DTYPES)})")
+    if impossible_shape(shape, dtype.itemsize):
+        raise NpyError(f"has an impossible shape {_short(shape)}: over 2**62 bytes, even with an empty dimension")
     offset = 8 + len(size_bytes) + length
     return Header(tuple(shape), dtype, fortran, offset)
+
+
+def impossible_shape(shape: tuple[int, ...], itemsize: int) -> bool:
+    """Whether no array can have ``shape``: its non-zero dimensions make more than 2**62
+    bytes (numpy refuses such a shape even when another dimension is 0, so a header
+    claiming ``(0, 2**62, 2**62)`` is refused here rather than by numpy's reshape)."""
+    return math.prod(n for n in shape if n) * itemsize > MAX_BYTES
 
 
 def read_array(
@@ -144,11 +155,14 @@ def read_array(
             file, and map big files instead of reading them.
         timeout: seconds a pipe or FIFO may stay silent (default :func:`stream_timeout`).
     """
-    if isinstance(source, (str, Path)):
-        fd = _open_for_reading(Path(source), session_file)
-        with os.fdopen(fd, "rb") as handle:
-            return _read_from(handle, limit, dtype, shape, session_file, timeout)
-    return _read_from(source, limit, dtype, shape, False, timeout)
+    try:
+        if isinstance(source, (str, Path)):
+            fd = _open_for_reading(Path(source), session_file)
+            with os.fdopen(fd, "rb") as handle:
+                return _read_from(handle, limit, dtype, shape, session_file, timeout)
+        return _read_from(source, limit, dtype, shape, False, timeout)
+    except OSError as error:  # e.g. EIO from /proc/self/mem or a failing disk
+        raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
 
 
 def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
@@ -156,7 +170,10 @@ def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
     shape and size are what the manifest says."""
     fd = _open_for_reading(path, True)
     with os.fdopen(fd, "rb") as handle:
-        header = read_header(handle)
+        try:
+            header = read_header(handle)
+        except OSError as error:
+            raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
         _check_expected(header, dtype, shape)
         _check_size(handle, header)
 
@@ -378,4 +395,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["DTYPES", "Header", "NpyError", "check_file", "read_array", "read_header", "write_file"]
+__all__ = [
+    "DTYPES", "Header", "NpyError", "check_file", "impossible_shape", "read_array", "read_header", "write_file",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from math import cos, pi
 from typing import Any, ClassVar
 
-from kvcli.errors import UpdaterError
+from kvcli.errors import OptimizerStateError, UpdaterError
 
 
 
@@ -65,9 +65,31 @@ class LRScheduler:
         return {name: getattr(self, name) for name in self.mutable}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.check_state_dict(state)
         for name in self.mutable:
             if name in state:
-                setattr(self, name, state[name])
+                setattr(self, name, float(state[name]) if name == "base_lr" else int(state[name]))
+
+    def check_state_dict(self, state: dict[str, Any]) -> None:
+        """Refuse a saved position this schedule cannot take (a rate that is not a finite
+        number, a count out of range): :class:`OptimizerStateError`, nothing changed."""
+        from kvcli.optim.base import check_count, check_number
+
+        for name in self.mutable:
+            if name not in state:
+                continue
+            if name == "base_lr":
+                check_number(state[name], "the schedule's base_lr")
+            elif check_count(state[name], f"the schedule's {name}") > self._most(name):
+                raise OptimizerStateError(f"the schedule's {name} is {state[name]}, more than its {self._most(name)} steps")
+
+    def _most(self, name: str) -> int:
+        """The largest value the mutable counter ``name`` can reach."""
+        if name == "cur_step_ind":
+            return len(getattr(self, "step", []))
+        from kvcli.optim.base import MAX_COUNT
+
+        return MAX_COUNT
 
     @property
     def spec(self) -> str:
@@ -126,6 +148,7 @@ class FactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         while num_update > self.count + self.step:
             self.count += self.step
+            before = self.base_lr
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
                 self.base_lr = self.stop_factor_lr
@@ -133,6 +156,12 @@ class FactorScheduler(LRScheduler):
                           num_update, self.base_lr)
             else:
                 _info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
+            if self.base_lr == before:
+                # a fixed point (factor 1, or held at stop_factor_lr): the remaining turns
+                # would only advance count, so advance it at once (a count loaded far behind
+                # num_update must not loop for ages)
+                self.count += self.step * ((num_update - self.count - 1) // self.step)
+                break
         return self.base_lr
 
 

@@ -78,6 +78,10 @@ class Manifest:
             return None
         return "int" if isinstance(next(iter(self.keys)), int) else "str"
 
+    def shapes(self) -> dict[Key, tuple[int, ...]]:
+        """Each key's shape (what its optimizer state must fit)."""
+        return {key: tuple(entry.shape) for key, entry in self.keys.items()}
+
     def files(self) -> set[str]:
         names = {entry.file for entry in self.keys.values()}
         names.update(entry.spare for entry in self.keys.values() if entry.spare)
