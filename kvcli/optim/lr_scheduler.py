@@ -84,9 +84,11 @@ class LRScheduler:
                 raise OptimizerStateError(f"the schedule's {name} is {state[name]}, more than its {self._most(name)} steps")
 
     def _most(self, name: str) -> int:
-        """The largest value the mutable counter ``name`` can reach."""
-        if name == "cur_step_ind":
-            return len(getattr(self, "step", []))
+        """The largest value the mutable counter ``name`` can reach (a multi-factor schedule's
+        position is at most its number of steps)."""
+        steps = getattr(self, "step", None)
+        if name == "cur_step_ind" and isinstance(steps, list):
+            return len(steps)
         from kvcli.optim.base import MAX_COUNT
 
         return MAX_COUNT

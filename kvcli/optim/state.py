@@ -57,8 +57,9 @@ Shapes = Mapping[Key, tuple[int, ...]]
 
 
 def names_code(spec: str | None) -> bool:
-    """Whether an updater spec names code to run (``python:FILE.py:NAME``)."""
-    return isinstance(spec, str) and spec.strip().lower().startswith("python:")
+    """Whether an updater spec names code to run (``python:FILE.py:NAME``), read as
+    :func:`~kvcli.optim.spec.parse_updater` reads the name before the first colon."""
+    return isinstance(spec, str) and spec.partition(":")[0].strip().lower() == "python"
 
 
 def _archive(state: dict[str, Any], name: str, spec: str | None) -> dict[str, np.ndarray]:
@@ -298,22 +299,25 @@ def read_state(
     shapes: Shapes | None = None,
     all_keys: bool = False,
     adopt_spec: bool = True,
+    role: str = "updater",
 ) -> tuple[Any, StateFile]:
     """Read a state file for ``updater``: ``(the updater it goes into, the file)``, checked
-    but not loaded yet (see :func:`load_state`)."""
+    but not loaded yet (see :func:`load_state`; ``role`` as for :func:`resolve_updater`)."""
     where = where or (repr(str(source)) if isinstance(source, Path) else "the optimizer states")
     with _Archive(source, where, shapes, all_keys) as archive:
         meta = archive.meta
-        target = resolve_updater(meta.name, meta.spec, updater, where, adopt_spec)
+        target = resolve_updater(meta.name, meta.spec, updater, where, adopt_spec, role)
         meta.states = archive.read_arrays(weight_shaped=is_builtin(type(target)))
     return target, meta
 
 
-def resolve_updater(name: str, spec: str | None, updater: Any, where: str, adopt_spec: bool) -> Any:
+def resolve_updater(
+    name: str, spec: str | None, updater: Any, where: str, adopt_spec: bool, role: str = "updater"
+) -> Any:
     """The updater a state file's arrays go into: ``updater``, or (``adopt_spec``) a new one
     made from the file's spec when that names one of kvcli's own optimizers. A spec that
-    names code is never parsed: it must be the spec of ``updater`` itself. ``where`` names
-    the file (``"the states"``: bytes given to ``Updater.set_states``, whose fix differs)."""
+    names code is never parsed: it must be the spec of ``updater`` itself. ``role`` is what
+    the caller calls ``updater`` (``"optimizer"`` for ``Updater.set_states``)."""
     from kvcli.optim.spec import builtin_optimizers, parse_updater
 
     own = getattr(updater, "spec", None)
@@ -332,27 +336,14 @@ def resolve_updater(name: str, spec: str | None, updater: Any, where: str, adopt
             f"cannot load {where}: set the optimizer first (set_optimizer or set_updater('{name}:...'))"
         )
     if updater.name != name:
-        if where == "the states":
+        if role == "optimizer":  # Updater.set_states: "the states" (bytes), no set_updater there
             raise OptimizerStateError(
-                f"the states hold {name} state but the optimizer is {updater.name}: use a {name} optimizer"
+                f"{where} hold {name} state but the optimizer is {updater.name}: use a {name} optimizer"
             )
         raise OptimizerStateError(
             f"{where} holds {name} state but the updater is {updater.name}: set_updater('{name}:...') first"
         )
     return updater
-
-
-def loads(
-    data: bytes | Path, where: str = "the optimizer states", shapes: Shapes | None = None
-) -> tuple[str, str | None, dict[str, Any]]:
-    """Read a state file (bytes or a path): ``(optimizer name, spec or None, state dict)``.
-    Nothing in it is run; arrays are bounded by ``shapes`` (kvcli's optimizers) or
-    ``KVCLI_MAX_ELEMENTS``."""
-    source = data if isinstance(data, (bytes, bytearray)) else Path(data)
-    with _Archive(source, where, shapes, False) as archive:
-        meta = archive.meta
-        meta.states = archive.read_arrays(weight_shaped=False)
-    return meta.name, meta.spec, meta.as_state()
 
 
 def save_state(updater: Any, path: Path, include_spec: bool = False) -> None:

@@ -116,7 +116,7 @@ class Updater:
         nothing changed."""
         from kvcli.optim.state import read_state
 
-        optimizer, saved = read_state(bytes(states), self.optimizer, where="the states")
+        optimizer, saved = read_state(bytes(states), self.optimizer, where="the states", role="optimizer")
         if not isinstance(optimizer, Optimizer):
             raise OptimizerStateError(f"the states name {saved.spec!r}, which is not an optimizer")
         pending = optimizer._restore(saved.as_state())
