@@ -52,8 +52,8 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 class NpyError(Exception):
     """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
-    ``timeout``, ``mismatch``, ``io`` (reading failed) or ``bad``; ``str()`` is the problem,
-    without the file name."""
+    ``size`` (a ``.npz`` member declares too many bytes), ``timeout``, ``mismatch``, ``io``
+    (reading failed) or ``bad``; ``str()`` is the problem, without the file name."""
 
     def __init__(self, problem: str, kind: str = "bad") -> None:
         super().__init__(problem)
@@ -341,6 +341,110 @@ class _Stream:
                 continue
 
 
+# ---------------------------------------------------------------------- .npz archives
+#: Bytes a ``.npz`` member may hold beyond its data: the ``.npy`` header.
+NPZ_MEMBER_SLACK = MAX_HEADER + 16
+_WIDEST_ITEM = max(np.dtype(name).itemsize for name in DTYPES)
+
+
+class NpzArchive:
+    """A ``.npz`` file (a zip of ``.npy`` members, as ``numpy.savez`` writes) read with
+    bounds, for files that may come from elsewhere (optimizer state, compression residuals).
+
+    Only a regular file (or bytes) is opened; members must be stored or deflated, not
+    encrypted, named ``*.npy`` and unique. :meth:`read` checks the size a member declares
+    before anything is decompressed (zip output stops at that size), then its ``.npy``
+    header before its body, so a zip bomb unpacks nothing. Problems are :class:`NpyError`.
+    """
+
+    def __init__(self, source: bytes | bytearray | Path) -> None:
+        import zipfile
+
+        if isinstance(source, (bytes, bytearray)):
+            handle: Any = io.BytesIO(source)
+        else:
+            fd = _open_for_reading(Path(source), False)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise NpyError("is not a regular file (a device, FIFO or socket)", "not-regular")
+            handle = os.fdopen(fd, "rb")
+        self._handle = handle
+        try:
+            self._zip = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, UnicodeDecodeError) as error:
+            handle.close()
+            raise NpyError(f"is not a .npz archive ({_short(str(error))})") from None
+        try:
+            self.members = self._list()
+        except BaseException:
+            self.close()
+            raise
+
+    def _list(self) -> dict[str, Any]:
+        import zipfile
+
+        members: dict[str, Any] = {}
+        for info in self._zip.infolist():
+            shown = _short(info.filename)
+            if info.flag_bits & 0x1:
+                raise NpyError(f"has an encrypted member {shown}")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise NpyError(f"has a member {shown} packed with method {info.compress_type} (numpy uses 0 or 8)")
+            if not info.filename.endswith(".npy"):
+                raise NpyError(f"has a member {shown} that is not a .npy array")
+            name = info.filename[: -len(".npy")]
+            if name in members:
+                raise NpyError(f"has the member {shown} twice")
+            members[name] = info
+        return members
+
+    def read(self, name: str, limit: int) -> np.ndarray:
+        """Member ``name`` (without ``.npy``), of at most ``limit`` elements: a member that
+        declares more bytes than that allows is refused before it is unpacked (kind
+        ``size``), one whose header claims more elements before its body is read (``limit``)."""
+        import zipfile
+        import zlib
+
+        info = self.members[name]
+        most = limit * _WIDEST_ITEM + NPZ_MEMBER_SLACK
+        if info.file_size > most:
+            raise NpyError(
+                f"unpacks to {info.file_size:,} bytes, more than the {most:,} that {limit:,} elements allow; "
+                "refused before unpacking", "size",
+            )
+        try:
+            with self._zip.open(info) as member:
+                return read_array(_ReadOnly(member), limit=limit)
+        except NpyError as error:
+            if error.kind == "limit":
+                raise NpyError(f"holds more than the {limit:,} elements allowed", "limit") from None
+            raise
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as error:
+            raise NpyError(f"cannot be unpacked ({_short(str(error))})") from None
+
+    def close(self) -> None:
+        self._zip.close()
+        self._handle.close()  # ZipFile leaves a file object it was given open
+
+    def __enter__(self) -> "NpzArchive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _ReadOnly:
+    """Only ``read``: the reader must see a plain stream and never seek a zip member to its
+    end (which would unpack all of it to find the size)."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._handle.read(size)
+        return data
+
+
 # ---------------------------------------------------------------------- writing
 def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
     """Write ``array`` as a ``.npy`` session file and fsync it (never pickled).
@@ -396,5 +500,6 @@ def _short(value: Any) -> str:
 
 
 __all__ = [
-    "DTYPES", "Header", "NpyError", "check_file", "impossible_shape", "read_array", "read_header", "write_file",
+    "DTYPES", "Header", "NpyError", "NpzArchive", "check_file", "impossible_shape", "read_array", "read_header",
+    "write_file",
 ]

@@ -15,6 +15,10 @@ from kvcli.errors import OptimizerStateError, UpdaterError
 
 
 
+#: The mutable attributes that count updates or steps (whole numbers, see ``check_state_dict``).
+_COUNTERS = ("count", "cur_step_ind")
+
+
 def _info(message: str, *args: Any) -> None:
     """MXNet logs each rate change at INFO (logging is imported only then: fast start-up)."""
     import logging
@@ -68,20 +72,26 @@ class LRScheduler:
         self.check_state_dict(state)
         for name in self.mutable:
             if name in state:
-                setattr(self, name, float(state[name]) if name == "base_lr" else int(state[name]))
+                value = state[name]
+                setattr(self, name, float(value) if name == "base_lr" else int(value) if name in _COUNTERS else value)
 
     def check_state_dict(self, state: dict[str, Any]) -> None:
         """Refuse a saved position this schedule cannot take (a rate that is not a finite
-        number, a count out of range): :class:`OptimizerStateError`, nothing changed."""
+        number, a count out of range, anything but a plain number or word for a subclass's
+        own attribute): :class:`OptimizerStateError`, nothing changed."""
         from kvcli.optim.base import check_count, check_number
 
         for name in self.mutable:
             if name not in state:
                 continue
+            value = state[name]
             if name == "base_lr":
-                check_number(state[name], "the schedule's base_lr")
-            elif check_count(state[name], f"the schedule's {name}") > self._most(name):
-                raise OptimizerStateError(f"the schedule's {name} is {state[name]}, more than its {self._most(name)} steps")
+                check_number(value, "the schedule's base_lr")
+            elif name in _COUNTERS:
+                if check_count(value, f"the schedule's {name}") > self._most(name):
+                    raise OptimizerStateError(f"the schedule's {name} is {value}, more than its {self._most(name)} steps")
+            elif value is not None and not isinstance(value, (bool, int, float, str)):
+                raise OptimizerStateError(f"the schedule's {name} is a {type(value).__name__}, not a number")
 
     def _most(self, name: str) -> int:
         """The largest value the mutable counter ``name`` can reach (a multi-factor schedule's

@@ -11,9 +11,10 @@ reading it trusts nothing in it:
   ``dump_optimizer``); a ``python:`` spec is never parsed, and is accepted only when it is
   the spec of the updater the user already set (a session's comes from its manifest, with
   the trust check of :mod:`kvcli.session.trust`);
-* every member is bounded before it is decompressed: its declared size against the shape of
-  its key (where the caller knows it) or ``KVCLI_MAX_ELEMENTS``, and each ``.npy`` header
-  against the same bound before its body is read (a 2 MB zip bomb unpacks nothing);
+* every member is bounded before it is decompressed (:class:`kvcli.npyio.NpzArchive`): its
+  declared size against the shape of its key (where the caller knows it) or
+  ``KVCLI_MAX_ELEMENTS``, and each ``.npy`` header against the same bound before its body is
+  read (a 2 MB zip bomb unpacks nothing);
 * the numbers are checked (step counts from 0 to 2**62, finite rates, known keys, arrays
   of their weight's shape) before the updater changes: on any error nothing changed.
 """
@@ -25,9 +26,6 @@ import json
 import math
 import os
 import re
-import stat
-import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,7 +34,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.npyio import MAX_HEADER, NpyError, read_array
+from kvcli.npyio import NpyError, NpzArchive
 from kvcli.optim.base import check_count, is_builtin
 from kvcli.store.arrays import Key
 
@@ -47,9 +45,6 @@ MAX_ARRAYS_PER_KEY = 64
 #: text, at most :data:`_JSON_BYTES_PER_ELEMENT` each) may need.
 MAX_META_BYTES = 1 << 20
 _JSON_BYTES_PER_ELEMENT = 40
-#: Bytes a member may hold beyond its data: the ``.npy`` header.
-_MEMBER_SLACK = MAX_HEADER + 16
-_WIDEST_ITEM = 8  # bytes of the widest dtype a state array may have
 _MEMBER_RE = re.compile(r"state/(0|[1-9][0-9]{0,8})/([A-Za-z0-9_.-]{1,64})")
 _MAX_SPEC = 4096
 
@@ -110,23 +105,22 @@ class _Archive:
         self.where = where
         self.shapes = shapes
         self.all_keys = all_keys
-        handle: Any = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else _open_regular(source, where)
-        self._handle = handle
         try:
-            self.zip = zipfile.ZipFile(handle)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, UnicodeDecodeError) as error:
-            handle.close()
-            raise self.damaged(f"it is not a zip archive: {str(error)[:100]}") from None
+            self.npz = NpzArchive(source)
+        except NpyError as error:
+            if error.kind == "missing":
+                raise OptimizerStateError(f"optimizer state file {where} does not exist") from None
+            if error.kind == "not-regular":
+                raise OptimizerStateError(f"{where} {error}: give the path of a state file (.npz)") from None
+            raise self.damaged(str(error)) from None
         try:
-            self.members = self._members()
             self.meta = self._read_meta()
         except BaseException:
             self.close()
             raise
 
     def close(self) -> None:
-        self.zip.close()
-        self._handle.close()  # ZipFile leaves a file object it was given open
+        self.npz.close()
 
     def __enter__(self) -> "_Archive":
         return self
@@ -135,22 +129,7 @@ class _Archive:
         self.close()
 
     def damaged(self, problem: str) -> OptimizerStateError:
-        return OptimizerStateError(f"{self.where} is not an optimizer state file written by kvcli ({problem})")
-
-    def _members(self) -> dict[str, zipfile.ZipInfo]:
-        members: dict[str, zipfile.ZipInfo] = {}
-        for info in self.zip.infolist():
-            if info.flag_bits & 0x1:
-                raise self.damaged(f"member {info.filename[:80]!r} is encrypted")
-            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise self.damaged(f"member {info.filename[:80]!r} uses compression method {info.compress_type}")
-            if not info.filename.endswith(".npy"):
-                raise self.damaged(f"member {info.filename[:80]!r} is not a .npy array")
-            name = info.filename[: -len(".npy")]
-            if name in members:
-                raise self.damaged(f"member {info.filename[:80]!r} appears twice")
-            members[name] = info
-        return members
+        return OptimizerStateError(f"{self.where} is not an optimizer state file written by kvcli (it {problem})")
 
     def _meta_limit(self) -> int:
         """Bytes ``__meta__`` may have: LBSGD writes each key's accumulated gradient into it."""
@@ -160,34 +139,31 @@ class _Archive:
         return MAX_META_BYTES + _JSON_BYTES_PER_ELEMENT * elements
 
     def _read_meta(self) -> StateFile:
-        info = self.members.get("__meta__")
-        if info is None:
-            raise self.damaged("it has no __meta__ member")
-        raw = self._member(info, self._meta_limit(), "its __meta__")
+        if "__meta__" not in self.npz.members:
+            raise self.damaged("has no __meta__ member")
+        raw = self._member("__meta__", self._meta_limit(), "its __meta__")
         if raw.dtype != np.uint8 or raw.ndim != 1:
-            raise self.damaged(f"its __meta__ is {raw.dtype} {raw.shape}, not text")
+            raise self.damaged(f"has a __meta__ of {raw.dtype} {raw.shape}, not text")
         try:
             meta = json.loads(raw.tobytes().decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            raise self.damaged(f"its __meta__ is not JSON: {str(error)[:100]}") from None
+            raise self.damaged(f"has a __meta__ that is not JSON: {str(error)[:100]}") from None
         if not isinstance(meta, dict) or meta.get("format") != STATE_FORMAT:
             got = meta.get("format") if isinstance(meta, dict) else None
             raise OptimizerStateError(f"{self.where} has state format {repr(got)[:40]}; expected {STATE_FORMAT}")
         name, spec, raw_keys, raw_counts = meta.get("updater"), meta.get("spec"), meta.get("keys"), meta.get("counts")
         extra = meta.get("extra") or {}
         if not isinstance(name, str) or not 1 <= len(name) <= 200:
-            raise self.damaged(f"its optimizer name {repr(name)[:60]} is not a name")
+            raise self.damaged(f"has the optimizer name {repr(name)[:60]}, not a name")
         if spec is not None and (not isinstance(spec, str) or not 1 <= len(spec) <= _MAX_SPEC):
-            raise self.damaged(f"its spec {repr(spec)[:60]} is not a spec string")
+            raise self.damaged(f"has the spec {repr(spec)[:60]}, not a spec string")
         if not isinstance(raw_keys, list) or not isinstance(raw_counts, list) or len(raw_keys) != len(raw_counts):
-            raise self.damaged("its keys and counts are not two lists of the same length")
+            raise self.damaged("has keys and counts that are not two lists of the same length")
         if not isinstance(extra, dict):
-            raise self.damaged("its optimizer numbers are not a table")
-        keys: list[Key] = []
-        for item in raw_keys:
-            keys.append(self._key(item))
+            raise self.damaged("has optimizer numbers that are not a table")
+        keys = [self._key(item) for item in raw_keys]
         if len(set(keys)) != len(keys):
-            raise self.damaged("it lists a key twice")
+            raise self.damaged("lists a key twice")
         try:
             counts = {key: check_count(count, f"the step count of key {key!r}") for key, count in zip(keys, raw_counts)}
         except OptimizerStateError as error:
@@ -199,84 +175,45 @@ class _Archive:
                     f"cannot load {self.where}: it holds the state of key {unknown[0]!r}, which the manifest "
                     "does not list"
                 )
-        if len(self.members) - 1 > MAX_ARRAYS_PER_KEY * len(keys):
-            raise self.damaged(f"it has {len(self.members) - 1} arrays for {len(keys)} keys")
+        arrays = len(self.npz.members) - 1
+        if arrays > MAX_ARRAYS_PER_KEY * len(keys):
+            raise self.damaged(f"has {arrays} arrays for {len(keys)} keys")
         return StateFile(name, spec, keys, counts, extra)
 
     def _key(self, item: Any) -> Key:
         if not isinstance(item, list) or len(item) != 2 or item[0] not in ("int", "str"):
-            raise self.damaged(f"it names the key {repr(item)[:60]}, not [kind, key]")
+            raise self.damaged(f"names the key {repr(item)[:60]}, not [kind, key]")
         kind, key = item
         if kind == "int" and isinstance(key, int) and not isinstance(key, bool) and abs(key) < 1 << 63:
             return int(key)
         if kind == "str" and isinstance(key, str) and 1 <= len(key) <= 4096:
             return key
-        raise self.damaged(f"it names the key {repr(item)[:60]}")
+        raise self.damaged(f"names the key {repr(item)[:60]}")
 
     def read_arrays(self, weight_shaped: bool) -> dict[Key, dict[str, np.ndarray]]:
         """Every state array, each bounded before it is read: by its key's shape when
         ``weight_shaped`` and the key is known, else by ``KVCLI_MAX_ELEMENTS``."""
         meta = self.meta
         states: dict[Key, dict[str, np.ndarray]] = {}
-        for member, info in self.members.items():
+        for member in self.npz.members:
             if member == "__meta__":
                 continue
             match = _MEMBER_RE.fullmatch(member)
             if match is None or int(match.group(1)) >= len(meta.keys):
-                raise self.damaged(f"member {info.filename[:80]!r} is not state/<key index>/<name>.npy")
+                raise self.damaged(f"has a member {member[:80]!r} that is not state/<key index>/<name>.npy")
             key, state_name = meta.keys[int(match.group(1))], match.group(2)
             shape = (self.shapes or {}).get(key)
             limit = math.prod(shape) if weight_shaped and shape is not None else _max_elements()
-            states.setdefault(key, {})[state_name] = self._member(info, limit, f"its state {state_name!r} of key {key!r}")
+            states.setdefault(key, {})[state_name] = self._member(member, limit, f"its state {state_name!r} of key {key!r}")
         return states
 
-    def _member(self, info: zipfile.ZipInfo, limit: int, what: str) -> np.ndarray:
-        """One ``.npy`` member of at most ``limit`` elements: its declared size is checked
-        before anything is decompressed, its header before its body is read."""
-        most = limit * _WIDEST_ITEM + _MEMBER_SLACK
-        if info.file_size > most:
-            raise OptimizerStateError(
-                f"cannot load {self.where}: {what} unpacks to {info.file_size:,} bytes, more than the {most:,} "
-                f"its key allows; refused before unpacking"
-            )
+    def _member(self, member: str, limit: int, what: str) -> np.ndarray:
         try:
-            with self.zip.open(info) as handle:
-                return read_array(_Reader(handle), limit=limit)
+            return self.npz.read(member, limit)
         except NpyError as error:
-            if error.kind == "limit":
-                raise OptimizerStateError(
-                    f"cannot load {self.where}: {what} is bigger than the {limit:,} elements its key allows"
-                ) from None
-            raise self.damaged(f"{what} {error}") from None
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as error:
-            raise self.damaged(f"{what} cannot be unpacked: {str(error)[:100]}") from None
-
-
-class _Reader:
-    """Only ``read``: the ``.npy`` reader must see a plain stream, never seek a zip member
-    to its end (which would unpack all of it)."""
-
-    def __init__(self, handle: Any) -> None:
-        self._handle = handle
-
-    def read(self, size: int = -1) -> bytes:
-        data: bytes = self._handle.read(size)
-        return data
-
-
-def _open_regular(path: Path, where: str) -> Any:
-    """A state file opened for reading: a regular file (not a device, FIFO or folder)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise OptimizerStateError(f"optimizer state file {where} does not exist") from None
-    except OSError as error:
-        raise OptimizerStateError(f"cannot read the optimizer state file {where}: {error.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OptimizerStateError(f"{where} is not a regular file: give the path of a state file (.npz)")
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
+            if error.kind in ("size", "limit"):
+                raise OptimizerStateError(f"cannot load {self.where}: {what} {error}") from None
+            raise self.damaged(f"has {what}, which {error}") from None
 
 
 def _max_elements() -> int:

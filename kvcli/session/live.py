@@ -270,7 +270,7 @@ class LiveStore(SessionAttrs):
             arrays: list[np.ndarray] = []
             if want:
                 try:
-                    arrays = load_residuals(self.path / DATA / want)
+                    arrays = load_residuals(self.path / DATA / want, limit=manifest.keys[key].size)
                 except (OSError, ValueError, StoreError) as error:
                     raise corrupted(self.path / DATA / want, f"compression residuals unreadable: {error}") from None
             self._store.set_compression_residuals(key, arrays)

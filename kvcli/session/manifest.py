@@ -5,6 +5,7 @@ JSON that is checked field by field (:mod:`kvcli.session.schema`) and written at
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ class KeyEntry:
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    @property
+    def size(self) -> int:
+        """Elements of the value."""
+        return math.prod(self.shape)
 
     @property
     def signature(self) -> tuple[str, int]:

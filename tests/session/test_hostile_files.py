@@ -168,3 +168,29 @@ def test_nd_load_keeps_64_dimensions() -> None:
 
     loaded = ndarray_io.loads(_params(64, [1] * 64)[:-8] + bytes(4) + struct.pack("<Q", 0))
     assert loaded[0].shape == (1,) * 64
+
+
+# ---------------------------------------------------------------------- compression residuals
+@pytest.mark.parametrize("bomb", [True, False], ids=["zip-bomb", "npy-not-npz"])
+def test_residual_files_are_bounded_by_their_key(tmp_path: Path, bomb: bool) -> None:
+    """A session's residual .npz is unpacked only up to its key's size (it was np.load)."""
+    import zipfile
+
+    from tests.optim.statefiles import npy_bytes
+
+    with Session("c", tmp_path, store_type="device", store_options={"num_devices": 2}) as session:
+        session.init(["w"], [np.zeros(4, np.float32)])
+        session.set_compression("2bit:threshold=0.5")
+        session.push(["w"], [[np.full(4, 0.3, np.float32)] * 2])
+        before = session.pull(["w"])[0][0]
+    residual = session.path / "data" / json.loads((session.path / MANIFEST).read_text())["keys"][0]["residual"]
+    residual.unlink()
+    if bomb:
+        with zipfile.ZipFile(residual, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("arr_0.npy", npy_bytes(np.zeros(4 << 20, np.float32)))
+    else:
+        residual.write_bytes(npy_bytes(np.zeros(4, np.float32)))
+    with Session("c", tmp_path) as session:
+        with pytest.raises(SessionError, match="refused before unpacking" if bomb else "is not a .npz archive"):
+            session.push(["w"], [[np.full(4, 0.3, np.float32)] * 2])
+        assert session.pull(["w"])[0][0].tolist() == before.tolist()

@@ -187,7 +187,7 @@ def test_member_whose_header_claims_more_than_its_key_is_refused(tmp_path: Path)
 
     rewrite(state, lie)
     with Session("target", tmp_path / "home") as session:
-        with pytest.raises(SessionError, match="bigger than the 3 elements its key allows"):
+        with pytest.raises(SessionError, match="'w' holds more than the 3 elements allowed"):
             session.import_(folder)
 
 
