@@ -371,8 +371,8 @@ class NpzArchive:
         self._handle = handle
         try:
             self._zip = zipfile.ZipFile(handle)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, UnicodeDecodeError) as error:
-            handle.close()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, UnicodeDecodeError, NotImplementedError) as error:
+            handle.close()  # NotImplementedError: a damaged "needs zip version 6.4" field
             raise NpyError(f"is not a .npz archive ({_short(str(error))})") from None
         try:
             self.members = self._list()

@@ -4,12 +4,15 @@ whole before the optimizer changes, and cannot make a schedule loop for ages."""
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import kvcli
 import kvcli.mx as mx
@@ -195,3 +198,71 @@ def test_lbsgd_accumulated_gradients_are_checked(tmp_path: Path, entry: Any) -> 
         kv.set_updater(spec)
         with pytest.raises(OptimizerStateError, match="LBSGD's accumulat"):
             kv.load_optimizer_states(path)
+
+
+# ---------------------------------------------------------------------- fuzzing
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+FUZZ_EXAMPLES = int(os.environ.get("KVCLI_TEST_FUZZ_EXAMPLES", "80"))
+_FIELDS = ["format", "updater", "spec", "keys", "counts", "extra"]
+_SPEC = "lbsgd:lr=0.1,momentum=0.5,batch_scale=2,schedule=factor:step=2"
+
+
+def _base_state() -> bytes:
+    with kvcli.create("local") as kv:
+        kv.init(["w", "v"], [np.ones(3, np.float32), np.ones((2, 2), np.float32)])
+        kv.set_updater(_SPEC)
+        kv.push("w", GRAD)
+        return kv.updater._kv().get_states(dump_optimizer=True)
+
+
+_BASE = _base_state()
+
+
+def _load(blob: bytes) -> None:
+    """Load ``blob`` the way a session does; only OptimizerStateError may come out, and a
+    failed load leaves the optimizer's counts as they were."""
+    from kvcli.optim.spec import parse_updater
+    from kvcli.optim.state import read_state
+
+    updater = parse_updater(_SPEC)
+    try:
+        target, saved = read_state(blob, updater, shapes={"w": (3,), "v": (2, 2)}, all_keys=True, adopt_spec=False)
+        target.load_state_dict(saved.as_state(), {"w": (3,), "v": (2, 2)})
+    except OptimizerStateError as error:
+        assert "\n" not in str(error)
+        assert updater.counts == {}
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(field=st.sampled_from(_FIELDS), value=_JSON)
+def test_fuzzed_state_meta_is_loaded_or_refused_in_one_line(field: str, value: Any) -> None:
+    import io
+    import json as json_
+
+    with zipfile.ZipFile(io.BytesIO(_BASE)) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    meta = json_.loads(np.load(io.BytesIO(members["__meta__.npy"])).tobytes().decode())
+    meta[field] = value
+    from tests.optim.statefiles import npy_bytes
+
+    members["__meta__.npy"] = npy_bytes(np.frombuffer(json_.dumps(meta).encode(), np.uint8))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    _load(out.getvalue())
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(flips=st.lists(st.tuples(st.integers(0, len(_BASE) - 1), st.integers(0, 255)), min_size=1, max_size=6),
+       cut=st.integers(1, len(_BASE)))
+def test_fuzzed_state_bytes_are_loaded_or_refused_in_one_line(flips: list[tuple[int, int]], cut: int) -> None:
+    blob = bytearray(_BASE)
+    for position, byte in flips:
+        blob[position] = byte
+    _load(bytes(blob[:cut]) if cut < len(_BASE) // 2 else bytes(blob))
