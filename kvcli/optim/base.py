@@ -17,6 +17,7 @@ a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
@@ -55,9 +56,14 @@ def check_number(value: Any, what: str, optional: bool = False) -> float | None:
     """A finite number read from a state file (None too when ``optional``)."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(float(value)):
-        raise OptimizerStateError(f"{what} is {repr(value)[:40]}, not a finite number")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # a 400-digit integer
+        number = math.inf
+    if not math.isfinite(number):
+        shown = f"a {len(str(value))}-digit number" if isinstance(value, int) and number == math.inf else repr(value)[:40]
+        raise OptimizerStateError(f"{what} is {shown}, not a finite number")
+    return number
 
 
 # ---------------------------------------------------------------------- row-sparse gradients
@@ -464,7 +470,8 @@ class Optimizer:
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         self.num_update = int(extra.get("num_update", self.num_update))
-        if "lr_scheduler" in extra and self.lr_scheduler is not None and hasattr(self.lr_scheduler, "load_state_dict"):
+        if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None \
+                and hasattr(self.lr_scheduler, "load_state_dict"):
             self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
 
     def _leaf_names(self, raw: Any, mp: bool) -> list[str]:

@@ -167,6 +167,7 @@ def test_factor_schedule_shortcut_gives_the_looped_numbers(factor: float, step: 
 
 @pytest.mark.parametrize(("extra", "message"), [
     ({"lr_scheduler": {"cur_step_ind": 9}}, "cur_step_ind is 9, more than its 2 steps"),
+    ({"lr_scheduler": {"base_lr": 10**400}}, "base_lr is a 401-digit number, not a finite number"),
     ({"lr_scheduler": {"count": True}}, "count is True"),
     ({"lr_scheduler": "fast"}, "schedule's state is a str"),
     ({"num_update": 2.5}, "num_update is 2.5"),
@@ -208,7 +209,8 @@ _JSON = st.recursive(
     max_leaves=12,
 )
 FUZZ_EXAMPLES = int(os.environ.get("KVCLI_TEST_FUZZ_EXAMPLES", "80"))
-_FIELDS = ["format", "updater", "spec", "keys", "counts", "extra"]
+_FIELDS = ["format", "updater", "spec", "keys", "counts", "extra", "extra.num_update", "extra.cumgrads",
+           "extra.lr_scheduler", "extra.lr_scheduler.base_lr", "extra.lr_scheduler.count"]
 _SPEC = "lbsgd:lr=0.1,momentum=0.5,batch_scale=2,schedule=factor:step=2"
 
 
@@ -247,7 +249,11 @@ def test_fuzzed_state_meta_is_loaded_or_refused_in_one_line(field: str, value: A
     with zipfile.ZipFile(io.BytesIO(_BASE)) as archive:
         members = {info.filename: archive.read(info) for info in archive.infolist()}
     meta = json_.loads(np.load(io.BytesIO(members["__meta__.npy"])).tobytes().decode())
-    meta[field] = value
+    *path, last = field.split(".")
+    place = meta
+    for part in path:
+        place = place[part]
+    place[last] = value
     from tests.optim.statefiles import npy_bytes
 
     members["__meta__.npy"] = npy_bytes(np.frombuffer(json_.dumps(meta).encode(), np.uint8))
