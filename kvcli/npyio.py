@@ -44,6 +44,7 @@ MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
 MAX_BYTES = 1 << 62  # bytes an array may claim (numpy's own limit is 2**63 - 1)
 READ_CHUNK = 1 << 24  # bytes read at a time from a stream
+KNOWN_CHUNK = 1 << 18  # ... from one of known length (small pieces stay in the CPU's cache)
 DEFAULT_STREAM_TIMEOUT = config.STREAM_TIMEOUT.default
 MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
 #: O_NOFOLLOW where the platform has it: a symlink in place of a session file is refused.
@@ -213,17 +214,18 @@ def _read_from(
     header = read_header(stream)
     if dtype is not None or shape is not None:
         _check_expected(header, dtype, shape)
+    left = None
     if fd is not None:
         _check_size(handle, header, exact=mappable)
-    else:
-        left = _bytes_left(handle)
-        if left is not None and left < header.nbytes:
-            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
     if limit is not None and header.count > limit:
         raise NpyError(
             f"holds {header.count:,} elements {header.shape}, more than the limit of {limit:,} "
             "(set KVCLI_MAX_ELEMENTS to raise it)", "limit",
         )
+    if fd is None:
+        left = _bytes_left(handle)
+        if left is not None and left < header.nbytes:
+            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
     if fd is not None:
         if mappable and header.nbytes >= MMAP_BYTES:
             mapped = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
@@ -231,7 +233,9 @@ def _read_from(
             return np.asarray(mapped)
         data = _read_regular(handle, header.nbytes)
     else:
-        data = _read_stream(stream, header.nbytes)
+        # a stream whose length is known (a BytesIO, a .npz member of declared size) holds
+        # the body already: read it into place; otherwise grow with what arrives
+        data = _read_stream(stream, header.nbytes, known=left is not None)
     array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.count)
     array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
     if not header.dtype.isnative:
@@ -256,7 +260,11 @@ def _check_size(handle: Any, header: Header, exact: bool = True) -> None:
 
 
 def _bytes_left(handle: Any) -> int | None:
-    """Bytes after the position of a seekable in-memory stream (None for pipes and FIFOs)."""
+    """Bytes after the position of a seekable in-memory stream, or of a stream that says
+    (``bytes_left()``: a ``.npz`` member); None for pipes and FIFOs."""
+    known = getattr(handle, "bytes_left", None)
+    if callable(known):
+        return int(known())
     try:
         if not handle.seekable():
             return None
@@ -289,8 +297,20 @@ def _read_regular(handle: Any, size: int) -> bytearray:
     return data
 
 
-def _read_stream(stream: "_Stream", size: int) -> bytearray:
-    """Grow with the data that actually arrives (a header may lie about the size)."""
+def _read_stream(stream: "_Stream", size: int, known: bool = False) -> bytearray:
+    """Grow with the data that actually arrives (a header may lie about the size), or, when
+    the stream's length is ``known`` to cover ``size``, fill a buffer made once."""
+    if known:
+        data = bytearray(size)
+        view = memoryview(data)
+        got = 0
+        while got < size:
+            chunk = stream.read(min(size - got, KNOWN_CHUNK))
+            if not chunk:
+                raise NpyError(f"is truncated: {got} of {size} data bytes")
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+        return data
     data = bytearray()
     while len(data) < size:
         chunk = stream.read(min(size - len(data), READ_CHUNK))
@@ -414,7 +434,7 @@ class NpzArchive:
             )
         try:
             with self._zip.open(info) as member:
-                return read_array(_ReadOnly(member), limit=limit)
+                return read_array(_ReadOnly(member, info.file_size), limit=limit)
         except NpyError as error:
             if error.kind == "limit":
                 raise NpyError(f"holds more than the {limit:,} elements allowed", "limit") from None
@@ -434,15 +454,20 @@ class NpzArchive:
 
 
 class _ReadOnly:
-    """Only ``read``: the reader must see a plain stream and never seek a zip member to its
-    end (which would unpack all of it to find the size)."""
+    """A zip member as a plain stream that knows its declared size: the reader never seeks
+    it to its end (which would unpack all of it to find the size)."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Any, size: int) -> None:
         self._handle = handle
+        self._left = size
 
     def read(self, size: int = -1) -> bytes:
         data: bytes = self._handle.read(size)
+        self._left -= len(data)
         return data
+
+    def bytes_left(self) -> int:
+        return max(self._left, 0)
 
 
 # ---------------------------------------------------------------------- writing
