@@ -24,6 +24,7 @@ readers and writers for its storage types in :data:`STORAGE_READERS` / :data:`ST
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import tempfile
 from pathlib import Path
@@ -34,8 +35,10 @@ import numpy as np
 from kvcli.errors import KVCliError
 from kvcli.nd import NDArray
 from kvcli.nd_context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
+from kvcli.npyio import impossible_shape
 
 LIST_MAGIC = 0x112
+MAX_NDIM = 64  # numpy's limit
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
 STORAGE_DEFAULT = 0
 STORAGE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
@@ -100,6 +103,8 @@ def _read_dense_body(reader: Reader, shape: tuple[int, ...], index: int) -> NDAr
     dtype = TYPE_FLAGS[flag]
     if any(d < 0 for d in shape):
         raise reader.error(f"array {index} has a negative dimension in shape {shape}")
+    if impossible_shape(shape, dtype.itemsize):
+        raise reader.error(f"array {index} has an impossible shape {shape}: over 2**62 bytes")
     count = int(np.prod(shape, dtype=object)) if shape else 1  # Python ints: no overflow
     raw = reader.take(count * dtype.itemsize, f"array {index}'s {count} {dtype} values")
     values = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count).astype(dtype).reshape(shape)
@@ -116,6 +121,8 @@ def _read_shape(reader: Reader, index: int) -> tuple[int, ...] | None:
         return None
     if ndim < 0:
         raise reader.error(f"array {index} has ndim {ndim}")
+    if ndim > MAX_NDIM:
+        raise reader.error(f"array {index} claims {ndim} dimensions (numpy holds at most {MAX_NDIM})")
     return reader.dims(ndim, "q", f"array {index}'s shape")
 
 
@@ -141,6 +148,8 @@ def _read_legacy(reader: Reader, index: int, magic: int) -> NDArray:
         shape = reader.dims(magic, "I", f"array {index}'s shape")
     if not shape:
         raise reader.error(f"array {index} has no shape (an empty NDArray()), which kvcli cannot represent")
+    if len(shape) > MAX_NDIM:
+        raise reader.error(f"array {index} claims {len(shape)} dimensions (numpy holds at most {MAX_NDIM})")
     return _read_dense_body(reader, shape, index)
 
 
@@ -186,10 +195,16 @@ def loads(buf: bytes | bytearray | memoryview, source: str = "<bytes>") -> Loade
 
 
 def load(fname: str | os.PathLike[str]) -> Loaded:
-    """Read a ``.params`` file written by MXNet's ``nd.save`` (or :func:`save`)."""
+    """Read a ``.params`` file written by MXNet's ``nd.save`` (or :func:`save`): a regular
+    file (a device such as /dev/zero, a FIFO or a folder is refused, never read forever)."""
     path = Path(fname)
     try:
-        buf = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ParamsFileError(f"cannot read {path}: it is not a regular file (a device, FIFO or folder)")
+            os.set_blocking(fd, True)
+            buf = handle.read()
     except OSError as error:
         raise ParamsFileError(f"cannot read {path}: {error.strerror or error}") from None
     return loads(buf, str(path))

@@ -43,7 +43,9 @@ DTYPES = (
 )
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
+MAX_BYTES = 1 << 62  # bytes an array may claim (numpy's own limit is 2**63 - 1)
 READ_CHUNK = 1 << 24  # bytes read at a time from a stream
+KNOWN_CHUNK = 1 << 18  # ... from one of known length (small pieces stay in the CPU's cache)
 DEFAULT_STREAM_TIMEOUT = config.STREAM_TIMEOUT.default
 MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
 #: O_NOFOLLOW where the platform has it: a symlink in place of a session file is refused.
@@ -52,7 +54,8 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 class NpyError(Exception):
     """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
-    ``timeout``, ``mismatch`` or ``bad``; ``str()`` is the problem, without the file name."""
+    ``size`` (a ``.npz`` member declares too many bytes), ``timeout``, ``mismatch``, ``io``
+    (reading failed) or ``bad``; ``str()`` is the problem, without the file name."""
 
     def __init__(self, problem: str, kind: str = "bad") -> None:
         super().__init__(problem)
@@ -122,8 +125,17 @@ def read_header(handle: Any) -> Header:
         raise NpyError("holds Python objects, which kvcli refuses to load (they would be unpickled)", "pickle")
     if dtype.name not in DTYPES or dtype.fields is not None or dtype.subdtype is not None:
         raise NpyError(f"holds dtype {dtype}, which kvcli does not load (use one of {', '.join(DTYPES)})")
+    if impossible_shape(shape, dtype.itemsize):
+        raise NpyError(f"has an impossible shape {_short(shape)}: over 2**62 bytes, even with an empty dimension")
     offset = 8 + len(size_bytes) + length
     return Header(tuple(shape), dtype, fortran, offset)
+
+
+def impossible_shape(shape: tuple[int, ...], itemsize: int) -> bool:
+    """Whether no array can have ``shape``: its non-zero dimensions make more than 2**62
+    bytes (numpy refuses such a shape even when another dimension is 0, so a header
+    claiming ``(0, 2**62, 2**62)`` is refused here rather than by numpy's reshape)."""
+    return math.prod(n for n in shape if n) * itemsize > MAX_BYTES
 
 
 def read_array(
@@ -145,11 +157,14 @@ def read_array(
             file, and map big files instead of reading them.
         timeout: seconds a pipe or FIFO may stay silent (default :func:`stream_timeout`).
     """
-    if isinstance(source, (str, Path)):
-        fd = _open_for_reading(Path(source), session_file)
-        with os.fdopen(fd, "rb") as handle:
-            return _read_from(handle, limit, dtype, shape, session_file, timeout)
-    return _read_from(source, limit, dtype, shape, False, timeout)
+    try:
+        if isinstance(source, (str, Path)):
+            fd = _open_for_reading(Path(source), session_file)
+            with os.fdopen(fd, "rb") as handle:
+                return _read_from(handle, limit, dtype, shape, session_file, timeout)
+        return _read_from(source, limit, dtype, shape, False, timeout)
+    except OSError as error:  # e.g. EIO from /proc/self/mem or a failing disk
+        raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
 
 
 def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
@@ -157,7 +172,10 @@ def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
     shape and size are what the manifest says."""
     fd = _open_for_reading(path, True)
     with os.fdopen(fd, "rb") as handle:
-        header = read_header(handle)
+        try:
+            header = read_header(handle)
+        except OSError as error:
+            raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
         _check_expected(header, dtype, shape)
         _check_size(handle, header)
 
@@ -197,17 +215,18 @@ def _read_from(
     header = read_header(stream)
     if dtype is not None or shape is not None:
         _check_expected(header, dtype, shape)
+    left = None
     if fd is not None:
         _check_size(handle, header, exact=mappable)
-    else:
-        left = _bytes_left(handle)
-        if left is not None and left < header.nbytes:
-            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
     if limit is not None and header.count > limit:
         raise NpyError(
             f"holds {header.count:,} elements {header.shape}, more than the limit of {limit:,} "
             "(set KVCLI_MAX_ELEMENTS to raise it)", "limit",
         )
+    if fd is None:
+        left = _bytes_left(handle)
+        if left is not None and left < header.nbytes:
+            raise NpyError(f"is truncated: {left} of {header.nbytes} data bytes")
     if fd is not None:
         if mappable and header.nbytes >= MMAP_BYTES:
             mapped = np.memmap(handle, dtype=header.dtype, mode="r", offset=header.offset,
@@ -215,7 +234,9 @@ def _read_from(
             return np.asarray(mapped)
         data = _read_regular(handle, header.nbytes)
     else:
-        data = _read_stream(stream, header.nbytes)
+        # a stream whose length is known (a BytesIO, a .npz member of declared size) holds
+        # the body already: read it into place; otherwise grow with what arrives
+        data = _read_stream(stream, header.nbytes, known=left is not None)
     array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.count)
     array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
     if not header.dtype.isnative:
@@ -240,7 +261,11 @@ def _check_size(handle: Any, header: Header, exact: bool = True) -> None:
 
 
 def _bytes_left(handle: Any) -> int | None:
-    """Bytes after the position of a seekable in-memory stream (None for pipes and FIFOs)."""
+    """Bytes after the position of a seekable in-memory stream, or of a stream that says
+    (``bytes_left()``: a ``.npz`` member); None for pipes and FIFOs."""
+    known = getattr(handle, "bytes_left", None)
+    if callable(known):
+        return int(known())
     try:
         if not handle.seekable():
             return None
@@ -273,8 +298,20 @@ def _read_regular(handle: Any, size: int) -> bytearray:
     return data
 
 
-def _read_stream(stream: "_Stream", size: int) -> bytearray:
-    """Grow with the data that actually arrives (a header may lie about the size)."""
+def _read_stream(stream: "_Stream", size: int, known: bool = False) -> bytearray:
+    """Grow with the data that actually arrives (a header may lie about the size), or, when
+    the stream's length is ``known`` to cover ``size``, fill a buffer made once."""
+    if known:
+        data = bytearray(size)
+        view = memoryview(data)
+        got = 0
+        while got < size:
+            chunk = stream.read(min(size - got, KNOWN_CHUNK))
+            if not chunk:
+                raise NpyError(f"is truncated: {got} of {size} data bytes")
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+        return data
     data = bytearray()
     while len(data) < size:
         chunk = stream.read(min(size - len(data), READ_CHUNK))
@@ -323,6 +360,115 @@ class _Stream:
                 return os.read(self.fd, size)
             except BlockingIOError:  # woken without data (another reader took it)
                 continue
+
+
+# ---------------------------------------------------------------------- .npz archives
+#: Bytes a ``.npz`` member may hold beyond its data: the ``.npy`` header.
+NPZ_MEMBER_SLACK = MAX_HEADER + 16
+_WIDEST_ITEM = max(np.dtype(name).itemsize for name in DTYPES)
+
+
+class NpzArchive:
+    """A ``.npz`` file (a zip of ``.npy`` members, as ``numpy.savez`` writes) read with
+    bounds, for files that may come from elsewhere (optimizer state, compression residuals).
+
+    Only a regular file (or bytes) is opened; members must be stored or deflated, not
+    encrypted, named ``*.npy`` and unique. :meth:`read` checks the size a member declares
+    before anything is decompressed (zip output stops at that size), then its ``.npy``
+    header before its body, so a zip bomb unpacks nothing. Problems are :class:`NpyError`.
+    """
+
+    def __init__(self, source: bytes | bytearray | Path) -> None:
+        import zipfile
+
+        if isinstance(source, (bytes, bytearray)):
+            handle: Any = io.BytesIO(source)
+        else:
+            fd = _open_for_reading(Path(source), False)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise NpyError("is not a regular file (a device, FIFO or socket)", "not-regular")
+            handle = os.fdopen(fd, "rb")
+        self._handle = handle
+        try:
+            self._zip = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, UnicodeDecodeError, NotImplementedError) as error:
+            handle.close()  # NotImplementedError: a damaged "needs zip version 6.4" field
+            raise NpyError(f"is not a .npz archive ({_short(str(error))})") from None
+        try:
+            self.members = self._list()
+        except BaseException:
+            self.close()
+            raise
+
+    def _list(self) -> dict[str, Any]:
+        import zipfile
+
+        members: dict[str, Any] = {}
+        for info in self._zip.infolist():
+            shown = _short(info.filename)
+            if info.flag_bits & 0x1:
+                raise NpyError(f"has an encrypted member {shown}")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise NpyError(f"has a member {shown} packed with method {info.compress_type} (numpy uses 0 or 8)")
+            if not info.filename.endswith(".npy"):
+                raise NpyError(f"has a member {shown} that is not a .npy array")
+            name = info.filename[: -len(".npy")]
+            if name in members:
+                raise NpyError(f"has the member {shown} twice")
+            members[name] = info
+        return members
+
+    def read(self, name: str, limit: int) -> np.ndarray:
+        """Member ``name`` (without ``.npy``), of at most ``limit`` elements: a member that
+        declares more bytes than that allows is refused before it is unpacked (kind
+        ``size``), one whose header claims more elements before its body is read (``limit``)."""
+        import zipfile
+        import zlib
+
+        info = self.members[name]
+        most = limit * _WIDEST_ITEM + NPZ_MEMBER_SLACK
+        if info.file_size > most:
+            raise NpyError(
+                f"unpacks to {info.file_size:,} bytes, more than the {most:,} that {limit:,} elements allow; "
+                "refused before unpacking", "size",
+            )
+        try:
+            with self._zip.open(info) as member:
+                return read_array(_ReadOnly(member, info.file_size), limit=limit)
+        except NpyError as error:
+            if error.kind == "limit":
+                raise NpyError(f"holds more than the {limit:,} elements allowed", "limit") from None
+            raise
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as error:
+            raise NpyError(f"cannot be unpacked ({_short(str(error))})") from None
+
+    def close(self) -> None:
+        self._zip.close()
+        self._handle.close()  # ZipFile leaves a file object it was given open
+
+    def __enter__(self) -> "NpzArchive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _ReadOnly:
+    """A zip member as a plain stream that knows its declared size: the reader never seeks
+    it to its end (which would unpack all of it to find the size)."""
+
+    def __init__(self, handle: Any, size: int) -> None:
+        self._handle = handle
+        self._left = size
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._handle.read(size)
+        self._left -= len(data)
+        return data
+
+    def bytes_left(self) -> int:
+        return max(self._left, 0)
 
 
 # ---------------------------------------------------------------------- writing
@@ -379,4 +525,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["DTYPES", "Header", "NpyError", "check_file", "read_array", "read_header", "write_file"]
+__all__ = [
+    "DTYPES", "Header", "NpyError", "NpzArchive", "check_file", "impossible_shape", "read_array", "read_header",
+    "write_file",
+]

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, f32, is_row_sparse, register, sum_sq
+from kvcli.optim.base import Key, check_number, f32, is_row_sparse, register, sum_sq
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
 from kvcli.optim.sgd import NumpyOptimizer, _rows
 
@@ -110,6 +110,10 @@ class Nadam(NumpyOptimizer):
 
     def _extra_state(self) -> dict[str, Any]:
         return {**super()._extra_state(), "m_schedule": self.m_schedule}
+
+    def _check_extra_state(self, extra: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]]) -> None:
+        check_number(extra.get("m_schedule", 1.0), "Nadam's m_schedule")
+        super()._check_extra_state(extra, shapes)
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         super()._load_extra_state(extra)

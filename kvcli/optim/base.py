@@ -17,9 +17,10 @@ a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -32,6 +33,37 @@ if TYPE_CHECKING:
 
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
 MASTER = "weight32"
+#: The largest step count a state file may hold: far beyond any training run, and small
+#: enough for int64 and float arithmetic (a loaded 10**400 would overflow at the next push).
+MAX_COUNT = 1 << 62
+
+
+def is_builtin(cls: type) -> bool:
+    """Whether ``cls`` is one of kvcli's own optimizers (not a user's subclass or class):
+    their spec strings name no code, and each of their state arrays has the weight's shape."""
+    return cls.__module__.startswith("kvcli.optim")
+
+
+def check_count(value: Any, what: str) -> int:
+    """A step count read from a state file: a whole number from 0 to :data:`MAX_COUNT`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) <= MAX_COUNT:
+        shown = f"a {len(str(value))}-digit number" if isinstance(value, int) and value > MAX_COUNT else repr(value)[:40]
+        raise OptimizerStateError(f"{what} is {shown}, not a whole number from 0 to 2**62")
+    return int(value)
+
+
+def check_number(value: Any, what: str, optional: bool = False) -> float | None:
+    """A finite number read from a state file (None too when ``optional``)."""
+    if value is None and optional:
+        return None
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # a 400-digit integer
+        number = math.inf
+    if not math.isfinite(number):
+        shown = f"a {len(str(value))}-digit number" if isinstance(value, int) and number == math.inf else repr(value)[:40]
+        raise OptimizerStateError(f"{what} is {shown}, not a finite number")
+    return number
 
 
 # ---------------------------------------------------------------------- row-sparse gradients
@@ -365,29 +397,69 @@ class Optimizer:
             "extra": self._extra_state(),
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Replace the state by ``state`` (as from :meth:`state_dict`); checks it first."""
+    def load_state_dict(self, state: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]] | None = None) -> None:
+        """Replace the state by ``state`` (as from :meth:`state_dict`); checks it first, so on
+        an :class:`OptimizerStateError` nothing changed. ``shapes`` (the weights' shapes by
+        key, where known) lets the check refuse state arrays that do not fit their weight."""
         from kvcli.optim.updater import Updater
 
-        pending = self._restore(state)
+        pending = self._restore(state, shapes)
         updater = Updater(self)  # a new object: shallow copies of this optimizer keep theirs
         updater.pending = pending
         self.__dict__["_kv_updater"] = updater
 
-    def _restore(self, state: dict[str, Any]) -> dict[Key, dict[str, np.ndarray]]:
-        """Check ``state``, take its counts and scalars; return the named arrays per key."""
+    def _restore(
+        self, state: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]] | None = None
+    ) -> dict[Key, dict[str, np.ndarray]]:
+        """Check ``state`` whole, then take its counts and scalars; return the named arrays
+        per key. Nothing changes unless every check passed."""
         states = {k: {n: np.array(a) for n, a in s.items()} for k, s in state["states"].items()}
         for key, arrays in states.items():
             self._check_state_names(key, set(arrays))
-        counts = {k: int(c) for k, c in state["counts"].items()}
+            self._check_state_arrays(key, arrays, (shapes or {}).get(key))
+        counts = {k: check_count(c, f"the step count of key {k!r}") for k, c in state["counts"].items()}
+        extra = state.get("extra")
+        if extra:
+            if not isinstance(extra, dict):
+                raise OptimizerStateError(f"the optimizer's own numbers are a {type(extra).__name__}, not a table")
+            self._check_extra_state(extra, shapes or {})
+        # every check passed: only now does the optimizer change
         self._all_index_update_counts = {0: counts}
         self._index_update_count = counts
-        extra = state.get("extra")
         if extra:
             self._load_extra_state(extra)
         else:
             self.num_update = max([self.begin_num_update, *counts.values()])
         return states
+
+    def _check_state_arrays(self, key: Key, arrays: dict[str, np.ndarray], shape: tuple[int, ...] | None) -> None:
+        """kvcli's optimizers keep float arrays of the weight's shape (a user's optimizer may
+        keep anything: its arrays are checked against the state it creates, at first use)."""
+        if not is_builtin(type(self)):
+            return
+        for name, array in arrays.items():
+            if array.dtype.kind != "f":
+                raise OptimizerStateError(
+                    f"the saved state {name!r} of key {key!r} has dtype {array.dtype}; {self.name} keeps float arrays"
+                )
+            if shape is not None and array.shape != tuple(shape):
+                raise OptimizerStateError(
+                    f"the saved state {name!r} of key {key!r} has shape {array.shape} but the key's value has "
+                    f"shape {tuple(shape)}: load the state saved with these keys"
+                )
+
+    def _check_extra_state(self, extra: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]]) -> None:
+        """Refuse optimizer-wide numbers :meth:`_load_extra_state` could not use (subclasses
+        that keep their own check theirs, then call this)."""
+        if "num_update" in extra:
+            check_count(extra["num_update"], "num_update")
+        schedule = extra.get("lr_scheduler")
+        if schedule is not None:
+            if not isinstance(schedule, dict):
+                raise OptimizerStateError(f"the schedule's state is a {type(schedule).__name__}, not a table")
+            check = getattr(self.lr_scheduler, "check_state_dict", None)
+            if check is not None:
+                check(schedule)
 
     def _extra_state(self) -> dict[str, Any]:
         """JSON-able optimizer-wide state beyond the per-key arrays (subclasses add theirs)."""
@@ -398,7 +470,8 @@ class Optimizer:
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         self.num_update = int(extra.get("num_update", self.num_update))
-        if "lr_scheduler" in extra and self.lr_scheduler is not None and hasattr(self.lr_scheduler, "load_state_dict"):
+        if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None \
+                and hasattr(self.lr_scheduler, "load_state_dict"):
             self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
 
     def _leaf_names(self, raw: Any, mp: bool) -> list[str]:

@@ -11,8 +11,12 @@ from __future__ import annotations
 from math import cos, pi
 from typing import Any, ClassVar
 
-from kvcli.errors import UpdaterError
+from kvcli.errors import OptimizerStateError, UpdaterError
 
+
+
+#: The mutable attributes that count updates or steps (whole numbers, see ``check_state_dict``).
+_COUNTERS = ("count", "cur_step_ind")
 
 
 def _info(message: str, *args: Any) -> None:
@@ -65,9 +69,39 @@ class LRScheduler:
         return {name: getattr(self, name) for name in self.mutable}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.check_state_dict(state)
         for name in self.mutable:
             if name in state:
-                setattr(self, name, state[name])
+                value = state[name]
+                setattr(self, name, float(value) if name == "base_lr" else int(value) if name in _COUNTERS else value)
+
+    def check_state_dict(self, state: dict[str, Any]) -> None:
+        """Refuse a saved position this schedule cannot take (a rate that is not a finite
+        number, a count out of range, anything but a plain number or word for a subclass's
+        own attribute): :class:`OptimizerStateError`, nothing changed."""
+        from kvcli.optim.base import check_count, check_number
+
+        for name in self.mutable:
+            if name not in state:
+                continue
+            value = state[name]
+            if name == "base_lr":
+                check_number(value, "the schedule's base_lr")
+            elif name in _COUNTERS:
+                if check_count(value, f"the schedule's {name}") > self._most(name):
+                    raise OptimizerStateError(f"the schedule's {name} is {value}, more than its {self._most(name)} steps")
+            elif value is not None and not isinstance(value, (bool, int, float, str)):
+                raise OptimizerStateError(f"the schedule's {name} is a {type(value).__name__}, not a number")
+
+    def _most(self, name: str) -> int:
+        """The largest value the mutable counter ``name`` can reach (a multi-factor schedule's
+        position is at most its number of steps)."""
+        steps = getattr(self, "step", None)
+        if name == "cur_step_ind" and isinstance(steps, list):
+            return len(steps)
+        from kvcli.optim.base import MAX_COUNT
+
+        return MAX_COUNT
 
     @property
     def spec(self) -> str:
@@ -126,6 +160,7 @@ class FactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         while num_update > self.count + self.step:
             self.count += self.step
+            before = self.base_lr
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
                 self.base_lr = self.stop_factor_lr
@@ -133,6 +168,12 @@ class FactorScheduler(LRScheduler):
                           num_update, self.base_lr)
             else:
                 _info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
+            if self.base_lr == before:
+                # a fixed point (factor 1, or held at stop_factor_lr): the remaining turns
+                # would only advance count, so advance it at once (a count loaded far behind
+                # num_update must not loop for ages)
+                self.count += self.step * ((num_update - self.count - 1) // self.step)
+                break
         return self.base_lr
 
 

@@ -4,11 +4,23 @@ DCASGD, SGLD, and MXNet's Test — numpy float32 in the order of MXNet's kernels
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from kvcli.optim.base import Key, Optimizer, densify, f32, is_row_sparse, register, sum_sq
+from kvcli.errors import OptimizerStateError
+from kvcli.npyio import DTYPES
+from kvcli.optim.base import (
+    Key,
+    Optimizer,
+    check_count,
+    check_number,
+    densify,
+    f32,
+    is_row_sparse,
+    register,
+    sum_sq,
+)
 from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
 
 
@@ -335,9 +347,16 @@ class LARS(NumpyOptimizer):
         # the rates of the last two updates drive the momentum correction
         return {**super()._extra_state(), "last_lr": self.last_lr, "cur_lr": self.cur_lr}
 
+    def _check_extra_state(self, extra: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]]) -> None:
+        for name in ("last_lr", "cur_lr"):
+            check_number(extra.get(name), f"LARS's {name}", optional=True)
+        super()._check_extra_state(extra, shapes)
+
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         super()._load_extra_state(extra)
-        self.last_lr, self.cur_lr = extra.get("last_lr"), extra.get("cur_lr")
+        last, cur = extra.get("last_lr"), extra.get("cur_lr")
+        self.last_lr = None if last is None else float(last)
+        self.cur_lr = None if cur is None else float(cur)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         if self.multi_precision and weight.dtype == np.float16:
@@ -471,13 +490,42 @@ class LBSGD(NumpyOptimizer):
         ]
         return extra
 
+    def _check_extra_state(self, extra: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]]) -> None:
+        self._read_cumgrads(extra, shapes)
+        super()._check_extra_state(extra, shapes)
+
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         super()._load_extra_state(extra)
-        self.cumgrads = {}
-        for kind, key, num_cums, cum_grad, dtype in extra.get("cumgrads", []):
-            key = int(key) if kind == "int" else str(key)
-            array = np.asarray(cum_grad, dtype=dtype)
-            self.cumgrads[key] = {"num_cums": int(num_cums), "cum_grad": array if array.ndim else array.item()}
+        self.cumgrads = self._read_cumgrads(extra, {})
+
+    @staticmethod
+    def _read_cumgrads(extra: dict[str, Any], shapes: Mapping[Key, tuple[int, ...]]) -> dict[Key, dict[str, Any]]:
+        """The accumulated gradients a state file keeps: each a number (0 after a step) or an
+        array of its key's shape (where ``shapes`` knows it)."""
+        entries = extra.get("cumgrads", [])
+        if not isinstance(entries, list):
+            raise OptimizerStateError("LBSGD's accumulated gradients are not a list")
+        cumgrads: dict[Key, dict[str, Any]] = {}
+        for entry in entries:
+            if not isinstance(entry, list) or len(entry) != 5 or entry[0] not in ("int", "str") \
+                    or entry[4] not in DTYPES or entry[4] == "bool":
+                raise OptimizerStateError(f"LBSGD's accumulated gradient {repr(entry)[:60]} is malformed")
+            kind, key, num_cums, cum_grad, dtype = entry
+            if not (isinstance(key, str) if kind == "str" else isinstance(key, int) and not isinstance(key, bool)):
+                raise OptimizerStateError(f"LBSGD's accumulated gradient names the key {repr(key)[:40]} as {kind}")
+            count = check_count(num_cums, f"LBSGD's accumulation count of key {key!r}")
+            try:
+                with np.errstate(over="raise", invalid="raise"):
+                    array = np.asarray(cum_grad, dtype=dtype)
+            except (ValueError, TypeError, OverflowError, FloatingPointError):
+                raise OptimizerStateError(f"LBSGD's accumulated gradient of key {key!r} is not a {dtype} array") from None
+            shape = shapes.get(key)
+            if array.ndim and shape is not None and array.shape != tuple(shape):
+                raise OptimizerStateError(
+                    f"LBSGD's accumulated gradient of key {key!r} has shape {array.shape}, the key {tuple(shape)}"
+                )
+            cumgrads[key] = {"num_cums": count, "cum_grad": array if array.ndim else array.item()}
+        return cumgrads
 
 
 

@@ -110,22 +110,16 @@ class Updater:
         return dumps(state, self.optimizer.name, self.optimizer.spec if dump_optimizer else None)
 
     def set_states(self, states: bytes) -> None:
-        """Load bytes from :meth:`get_states`; when they carry a spec, the optimizer becomes
-        the one it names (MXNet's ``dump_optimizer``)."""
-        from kvcli.optim.spec import parse_updater
-        from kvcli.optim.state import loads
+        """Load bytes from :meth:`get_states`; when they carry the spec of one of kvcli's
+        optimizers, the optimizer becomes the one it names (MXNet's ``dump_optimizer``). A
+        spec that names code is never run (see :mod:`kvcli.optim.state`); on any error
+        nothing changed."""
+        from kvcli.optim.state import read_state
 
-        name, spec, state = loads(states)
-        optimizer = self.optimizer
-        if spec:
-            optimizer = parse_updater(spec)
-            if not isinstance(optimizer, Optimizer):
-                raise OptimizerStateError(f"the states name {spec!r}, which is not an optimizer")
-        elif name != optimizer.name:
-            raise OptimizerStateError(
-                f"the states hold {name} state but the optimizer is {optimizer.name}: use a {name} optimizer"
-            )
-        pending = optimizer._restore(state)
+        optimizer, saved = read_state(bytes(states), self.optimizer, where="the states", role="optimizer")
+        if not isinstance(optimizer, Optimizer):
+            raise OptimizerStateError(f"the states name {saved.spec!r}, which is not an optimizer")
+        pending = optimizer._restore(saved.as_state())
         self.optimizer = optimizer
         self.states, self.states_synced, self.multi_precision = {}, {}, {}
         self.pending = pending

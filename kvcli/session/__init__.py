@@ -20,8 +20,11 @@ Nothing in a session folder is trusted: every manifest is checked field by field
 (:mod:`kvcli.session.schema`), every file is read and written by :mod:`kvcli.npyio` with
 ``O_NOFOLLOW`` (regular files only), a failed write removes what it wrote and says how much
 space it needed, a ``python:`` updater runs only from the file and content the user named
-with ``set_updater`` in this home (:mod:`kvcli.session.trust`), and a manifest's Ray address
-off this machine is used only when the caller names it too.
+with ``set_updater`` in this home (:mod:`kvcli.session.trust`), the optimizer state goes
+into the manifest's updater only (a state file never names code; its arrays are bounded by
+the keys' shapes before they are unpacked, :mod:`kvcli.optim.state`), no two manifest entries
+share a file, and a manifest's Ray address off this machine is used only when the caller
+names it too.
 
 A :class:`Session` object may live across many commands (the ``kvcli shell`` does this):
 it keeps its store — and so the device workers — and on each command re-reads the manifest

@@ -429,12 +429,12 @@ class Session(Committer):
             raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
         for entry in source.keys.values():
             read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
+        code = _python_spec(source.updater) is not None
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
             _check_regular(state_path, "the optimizer state file")
-            from kvcli.optim.state import load_state
-
-            load_state(state_path, None)
+            if not code:  # a python updater is dropped below, its state with it, unread
+                self._check_imported_state(folder, source, state_path)
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             manifest.keys = {}
@@ -445,10 +445,12 @@ class Session(Committer):
             manifest.updater = source.updater
             manifest.updater_trust = None
             self.notices = []
-            if _python_spec(source.updater) is not None:  # an export never brings code to run
+            if code:  # an export never brings code to run
                 manifest.updater = "assign"
                 self.notices.append(
-                    f"the exported updater {source.updater} was not adopted (an import never brings code to run); "
+                    f"the exported updater {source.updater} was not adopted"
+                    + (" nor its optimizer state" if source.optimizer_state else "")
+                    + " (an import never brings code to run); "
                     "the session uses assign: set the updater again if you trust that file"
                 )
             manifest.optimizer_state = None
@@ -461,6 +463,34 @@ class Session(Committer):
 
 
 
+
+    @staticmethod
+    def _check_imported_state(folder: Path, source: Manifest, state_path: Path) -> None:
+        """An exported optimizer state must load into the export's own updater (never one its
+        file names: a file cannot bring code) and fit the export's keys, or nothing is imported."""
+        from kvcli.errors import KVCliError
+        from kvcli.optim.spec import parse_updater
+        from kvcli.optim.state import load_state, names_code, read_meta
+
+        def refused(problem: str) -> SessionError:
+            return SessionError(f"{folder} cannot be imported: {problem}; nothing was changed")
+
+        try:
+            saved = read_meta(state_path)
+            if names_code(saved.spec):
+                raise refused(f"its optimizer state file names Python code ({str(saved.spec)[:200]}), which an "
+                              "import never runs")
+            try:
+                updater = parse_updater(source.updater)
+            except KVCliError as error:
+                raise refused(f"its updater {source.updater!r} cannot be set up ({error})") from None
+            if not hasattr(updater, "load_state_dict"):
+                raise refused(f"it has an optimizer state file but its updater {source.updater!r} keeps no state")
+            load_state(state_path, updater, shapes=source.shapes(), all_keys=True, adopt_spec=False)
+        except SessionError:
+            raise
+        except KVCliError as error:
+            raise refused(str(error)) from None
 
     def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
         entry = manifest.keys.get(key)

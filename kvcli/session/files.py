@@ -239,6 +239,8 @@ def _npy_error(path: Path, error: NpyError) -> SessionError:
         return _pickled(path)
     if error.kind == "missing":
         return corrupted(path, "the file is missing")
+    if error.kind == "io":
+        return SessionError(f"session file {path} {error}; nothing was changed: check the disk and try again")
     return corrupted(path, str(error))
 
 

@@ -195,25 +195,36 @@ class LiveStore(SessionAttrs):
                 from kvcli.session.trust import verified_source
 
                 source, _digest = verified_source(self.home, python[0], manifest.updater_trust)
-                store.set_updater(python_updater(python[0], python[1], source))
+                updater = python_updater(python[0], python[1], source)
             else:
-                store.set_updater(manifest.updater)
-        except KVCliError as error:
-            if isinstance(error, SessionError):
-                raise
+                from kvcli.optim.spec import parse_updater
 
-            found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
-            raise SessionError(
-                f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater"
-            ) from None
+                updater = parse_updater(manifest.updater)
+        except KVCliError as error:
+            raise self._unusable_updater(manifest, error) from None
         if manifest.optimizer_state:
+            # the state goes into the manifest's updater: the file's own spec is never adopted
+            # (it could name other code or other settings), and its arrays must fit the keys
+            from kvcli.optim.state import load_state
+
             path = self.path / DATA / manifest.optimizer_state
             _check_regular(path, "the optimizer state file")
             try:
-                store.load_optimizer_states(path)
+                updater = load_state(path, updater, shapes=manifest.shapes(), all_keys=True, adopt_spec=False)
             except KVCliError as error:
                 raise corrupted(path, str(error)) from None
+        try:
+            store.set_updater(updater)
+        except KVCliError as error:
+            raise self._unusable_updater(manifest, error) from None
         self._updater_sig = sig
+
+    @staticmethod
+    def _unusable_updater(manifest: Manifest, error: Exception) -> SessionError:
+        if isinstance(error, SessionError):
+            return error
+        found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
+        return SessionError(f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater")
 
     def _stateful(self, manifest: Manifest) -> bool:
         """Whether the live updater is the manifest's and keeps state worth saving."""
@@ -261,7 +272,7 @@ class LiveStore(SessionAttrs):
             arrays: list[np.ndarray] = []
             if want:
                 try:
-                    arrays = load_residuals(self.path / DATA / want)
+                    arrays = load_residuals(self.path / DATA / want, limit=manifest.keys[key].size)
                 except (OSError, ValueError, StoreError) as error:
                     raise corrupted(self.path / DATA / want, f"compression residuals unreadable: {error}") from None
             self._store.set_compression_residuals(key, arrays)

@@ -5,6 +5,7 @@ JSON that is checked field by field (:mod:`kvcli.session.schema`) and written at
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,11 @@ class KeyEntry:
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    @property
+    def size(self) -> int:
+        """Elements of the value."""
+        return math.prod(self.shape)
 
     @property
     def signature(self) -> tuple[str, int]:
@@ -78,6 +84,10 @@ class Manifest:
         if not self.keys:
             return None
         return "int" if isinstance(next(iter(self.keys)), int) else "str"
+
+    def shapes(self) -> dict[Key, tuple[int, ...]]:
+        """Each key's shape (what its optimizer state must fit)."""
+        return {key: tuple(entry.shape) for key, entry in self.keys.items()}
 
     def files(self) -> set[str]:
         names = {entry.file for entry in self.keys.values()}

@@ -80,6 +80,22 @@ def validate(data: Any) -> None:
         raise ManifestProblem(f"keys must be a list of at most {MAX_KEYS:,} entries")
     for entry in keys:
         _key_entry(entry)
+    _files_belong_to_one_place(keys, state)
+
+
+def _files_belong_to_one_place(keys: list[dict[str, Any]], state: str | None) -> None:
+    """No two places name one file: a key's spare that is another key's value (or a residual
+    file that is the optimizer state) would be overwritten by the next push of the first."""
+    owners: dict[str, str] = {}
+    places = [(entry[name], f"key {_short(entry['key'])}'s {what}")
+              for entry in keys for name, what in (("file", "value"), ("spare", "spare"), ("residual", "residuals"))
+              if entry.get(name) is not None]
+    if state is not None:
+        places.append((state, "the optimizer state"))
+    for name, place in places:
+        if name in owners:
+            raise ManifestProblem(f"{place} names the file {name}, which is also {owners[name]}: each file has one use")
+        owners[name] = place
 
 
 def _key_entry(entry: Any) -> None:

@@ -430,11 +430,15 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
     def load_optimizer_states(self, fname: str | Path) -> None:
         """Read state written by :meth:`save_optimizer_states` into the current updater
-        (or, when the file holds a spec, into the updater it describes)."""
+        (or, when the file holds the spec of one of kvcli's optimizers, into the optimizer it
+        describes). A file never brings code: one whose spec names a ``python:`` updater loads
+        only into that same updater, set by you. State arrays must fit the keys this store
+        holds; on any error nothing changed."""
         from kvcli.optim.state import load_state
 
         with self._lock:
-            self._updater = load_state(Path(fname), self._updater)
+            shapes = {key: tuple(info.shape) for key, info in self._info.items()}
+            self._updater = load_state(Path(fname), self._updater, shapes=shapes)
             self._updater_changed()
 
     def _stateful_updater(self, verb: str) -> Any:

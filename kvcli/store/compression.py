@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Hashable, Mapping
 
 import numpy as np
@@ -221,10 +222,26 @@ def save_residuals(path: Any, residuals: list[np.ndarray]) -> None:
         os.fsync(handle.fileno())
 
 
-def load_residuals(path: Any) -> list[np.ndarray]:
-    """Read what :func:`save_residuals` wrote (float32 arrays, never unpickled)."""
-    with np.load(path, allow_pickle=False) as data:
-        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+#: Residual arrays one file may hold (one per device or server part).
+MAX_RESIDUAL_ARRAYS = 4096
+
+
+def load_residuals(path: Any, limit: int | None = None) -> list[np.ndarray]:
+    """Read what :func:`save_residuals` wrote (float32 arrays, never unpickled), each of at
+    most ``limit`` elements (the key's size; default ``KVCLI_MAX_ELEMENTS``), bounded before
+    it is unpacked (:class:`kvcli.npyio.NpzArchive`)."""
+    from kvcli import config
+    from kvcli.npyio import NpyError, NpzArchive
+
+    most = int(config.get(config.MAX_ELEMENTS)) if limit is None else limit
+    try:
+        with NpzArchive(Path(path)) as archive:
+            names = [f"arr_{i}" for i in range(len(archive.members))]
+            if len(names) > MAX_RESIDUAL_ARRAYS or set(names) != set(archive.members):
+                raise CompressionError(f"{path} does not hold compression residuals (arr_0, arr_1, ...)")
+            arrays = [archive.read(name, most) for name in names]
+    except NpyError as error:
+        raise CompressionError(f"{path} {error}") from None
     if any(a.dtype != np.float32 or a.ndim != 1 for a in arrays):
         raise CompressionError(f"{path} does not hold compression residuals (1-D float32 arrays)")
     return arrays
