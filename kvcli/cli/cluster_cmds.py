@@ -11,9 +11,7 @@ from kvcli.cli import output
 
 
 def _home(options: Any) -> Path:
-    from kvcli.session import default_home
-
-    return Path(options.home).expanduser() if options.home else default_home()
+    return Path(options.home_path())
 
 
 def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:

@@ -32,6 +32,22 @@ class GlobalOptions:
     #: The session kept open by ``kvcli shell`` (its commands run against it).
     live: Any = None
 
+    def home_path(self) -> Path:
+        """The home every command works in: ``--home``, else the shell's (``kvcli --home B
+        shell`` keeps B for every line), else ``KVCLI_HOME`` or the platform's folder."""
+        if self.home:
+            return Path(self.home).expanduser()
+        if self.live is not None:
+            return Path(self.live.home)
+        from kvcli.session import default_home
+
+        return default_home()
+
+    def is_live(self) -> bool:
+        """Whether the command names the shell's open session (no other name, no other home)."""
+        live = self.live
+        return live is not None and self.session in (None, live.name) and self.home_path() == Path(live.home)
+
 
 def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any]) -> None:
     """Run table ``command`` with its parsed ``values`` (one per table dest): the one place
@@ -46,14 +62,13 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
 
 def require_session(options: GlobalOptions) -> None:
     """A read-only command on a session that does not exist: say so and list the sessions."""
-    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, default_home, list_sessions
+    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, list_sessions
 
-    live = options.live
-    if live is not None and options.session in (None, live.name) and options.home is None:
+    if options.is_live():
         return  # the shell's own session (it may be new: its first init creates it)
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     if (home / "sessions" / name / MANIFEST).exists():
         return
     names = [row["session"] for row in list_sessions(home)]
@@ -83,9 +98,7 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
     from kvcli.session import Session, check_store_request
 
     live = options.live
-    if live is not None and options.session in (None, live.name) and (
-        options.home is None or Path(options.home).expanduser() == live.home
-    ):
+    if options.is_live():
         saved = (live.requested_type, live.requested_options)
         if options.store_type:
             live.requested_type, live.requested_options = check_store_request(options.store_type, options.store_options)
@@ -94,7 +107,8 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
         finally:
             live.requested_type, live.requested_options = saved
         return
-    session = Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options)
+    session = Session(options.session, options.home_path(), store_type=options.store_type,
+                      store_options=options.store_options)
     try:
         yield session
     finally:
@@ -387,9 +401,9 @@ def run_import(options: GlobalOptions, folder: Path) -> None:
 
 
 def run_sessions(options: GlobalOptions) -> None:
-    from kvcli.session import default_home, list_sessions
+    from kvcli.session import list_sessions
 
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     rows = list_sessions(home)
     if options.json:
         output.print_json({"home": str(home), "sessions": rows})
@@ -418,10 +432,10 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     import os
     import shutil
 
-    from kvcli.session import check_session_name, default_home, session_lock
+    from kvcli.session import check_session_name, session_lock
 
     name = check_session_name(name)
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     path = home / "sessions" / name
     if not path.is_dir():
         require_session(GlobalOptions(session=name, home=home))
