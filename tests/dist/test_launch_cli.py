@@ -72,3 +72,16 @@ def test_example_two_workers_converge_to_one_worker(ray_cluster, monkeypatch):
     assert np.array_equal(two, one)
     _, _, w_true = example.make_data()
     assert np.abs(two - w_true).max() < 0.05
+
+
+def test_readme_launch_block_runs_the_worker_example(tmp_path):
+    # the README's dist blocks are skipped by tests/cli/test_readme.py and run here, as written
+    from tests.cli.test_readme import REPO, readme_blocks, run_block
+
+    blocks = [b for b in readme_blocks() if b.kind == "dist"]
+    assert blocks and all("kvcli launch" in b.body for b in blocks)
+    for block in blocks:
+        result = run_block(block, REPO, tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "2 workers: w = [" in result.stdout  # rank 0's line, once: the job ran once
+        assert result.stdout.count("workers: w =") == 1
