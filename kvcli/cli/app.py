@@ -69,6 +69,8 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     try:
         # typer's main() returns the code of an Exit (our commands return None), and turns
         # a Ctrl-C into Exit(130): give that back as the KeyboardInterrupt it was
+        if obj is None:  # what the eager -V must know before the line is parsed
+            obj = GlobalOptions(json=as_json)
         code = command.main(argv, prog_name="kvcli", standalone_mode=False, obj=obj)
     except Exit as done:
         code = done.exit_code
@@ -94,6 +96,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     # The CLI's array work is elementwise (no BLAS); starting OpenBLAS's thread pool would
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    output.quiet_ray_off_terminal()
     argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
@@ -106,13 +109,13 @@ def main(argv: Optional[list[str]] = None) -> None:
             code = run_click(argv, as_json=as_json)
     except KVCliError as error:
         output.report_error(error, "cli", as_json=as_json)
-        code = output.EXIT_USER_ERROR
+        code = output.exit_code(error)
     except KeyboardInterrupt:
         # the session commits atomically at the end of a command: an interrupted one
         # left the last committed state (uncommitted values were discarded)
         output.print_error("interrupted", as_json=as_json)
         code = output.EXIT_INTERRUPTED
-    except BrokenPipeError:  # `kvcli pull big | head`: the reader left; not an error of ours
+    except (BrokenPipeError, output.StdoutClosed):  # `kvcli pull big | head`: the reader left; not ours
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
         except OSError:

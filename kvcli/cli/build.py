@@ -124,6 +124,11 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         if command.children and ctx.invoked_subcommand is not None:
             return  # `sessions delete NAME`: the sub-command runs
         after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
+        refusal = command.extra.get("no_session")
+        if refusal and (after.get("session") is not None or _from_command_line(ctx.find_root(), "session")):
+            from kvcli.errors import KVCliError
+
+            raise KVCliError(refusal, remedy="usage", command=command.name)
         dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
 
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -163,9 +168,15 @@ def merge_globals(base: GlobalOptions, after: dict[str, Any]) -> GlobalOptions:
 
 
 # ---------------------------------------------------------------------- the app
-def _print_version(value: bool) -> None:
+def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
-        print(f"kvcli {__version__}")
+        # --json anywhere on the line (run_click passes it in ctx.obj: -V is read before it)
+        if isinstance(ctx.obj, GlobalOptions) and ctx.obj.json:
+            from kvcli.cli import output
+
+            output.print_json({"version": __version__})
+        else:
+            print(f"kvcli {__version__}")
         raise typer.Exit()
 
 

@@ -57,7 +57,10 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
     if command.needs_session:
         require_session(options)
     module, _, function = command.run.partition(":")
-    getattr(importlib.import_module(module), function)(options, **values)
+    try:
+        getattr(importlib.import_module(module), function)(options, **values)
+    except BrokenPipeError:
+        raise output.StdoutClosed from None
 
 
 def require_session(options: GlobalOptions) -> None:
@@ -258,8 +261,17 @@ def _write_npy_stdout(array: Any) -> None:
     if sys.stdout.isatty():
         raise SessionError("-o - writes binary .npy data: redirect stdout to a file or a pipe")
     sys.stdout.flush()
-    np.save(sys.stdout.buffer, array, allow_pickle=False)
+    # through a plain write(): numpy's fast path for real files (tofile) reports a closed
+    # pipe as a bare OSError ("requested and 0 written") instead of BrokenPipeError
+    np.lib.format.write_array(_Writer(sys.stdout.buffer), np.asanyarray(array), allow_pickle=False)
     sys.stdout.buffer.flush()
+
+
+class _Writer:
+    """A file-like ``write`` only: numpy writes to it in chunks (no copy of the whole array)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.write = stream.write
 
 
 def _write_npy_output(path: Path, array: Any) -> None:

@@ -14,6 +14,11 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE_ERROR = 2
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout left (``kvcli pull w | head``): the command ends quietly, exit 0.
+    Not an ``OSError``, so click does not turn it into its own exit 1 on the way out."""
+
+
 def stdout_console() -> Any:
     """The rich Console for normal output (created on first use)."""
     global _stdout_console
@@ -116,6 +121,12 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     return None
 
 
+def exit_code(error: BaseException) -> int:
+    """The exit code of a kvcli error: 2 for a usage error (``remedy="usage"``), else 1."""
+    fields: dict[str, Any] = getattr(error, "fields", None) or {}
+    return EXIT_USAGE_ERROR if fields.get("remedy") == "usage" else EXIT_USER_ERROR
+
+
 def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
     """Print a kvcli error for ``where`` (its problem and this front end's advice)."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
@@ -154,6 +165,24 @@ def note(message: str) -> None:
     else:
         stream.write(message + "\n")
     stream.flush()
+
+
+#: Ray's notice, on each start of a local instance, that it made an auth token (informational)
+RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+def quiet_ray_off_terminal() -> None:
+    """Keep Ray's terminal decorations out of files and pipes: worker lines without colour
+    codes (``RAY_COLOR_PREFIX=0``) when stdout or stderr is not a terminal or ``NO_COLOR``
+    is set, and no token notice when stderr is not a terminal. Costs nothing until Ray runs."""
+    import logging
+    import os
+
+    if not (sys.stdout.isatty() and sys.stderr.isatty()) or _no_color():
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+    if not sys.stderr.isatty():
+        logging.getLogger(RAY_TOKEN_LOGGER).addFilter(
+            lambda record: "Token authentication is enabled" not in record.getMessage())
 
 
 def _no_color() -> bool:

@@ -94,10 +94,12 @@ class Shell:
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
             output.report_error(error, "shell", as_json=as_json)
-            return output.EXIT_USER_ERROR
+            return output.exit_code(error)
         except KeyboardInterrupt:
             output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
             return output.EXIT_INTERRUPTED
+        except output.StdoutClosed:  # `kvcli shell < script | head`: the reader left, end quietly
+            raise
         except SystemExit as done:
             return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         except Exception as error:  # a bug: report it, keep the shell

@@ -14,6 +14,8 @@ on a multi-node cluster the script (and kvcli) must be present on every node.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 from typing import Any, Callable, Sequence
 
@@ -44,6 +46,43 @@ class WorkerProcess:
             return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, check=False).returncode
         except OSError as error:
             raise DistributedError(f"rank {self.rank}: cannot run {command[0]!r}: {error}") from None
+
+
+def check_command(command: Sequence[str], cwd: str) -> None:
+    """Refuse a command whose program, or whose Python script, does not exist here, before
+    anything starts (a worker would say so only after Ray and the group had started)."""
+    program = command[0]
+    if os.sep in program:
+        path = os.path.join(cwd, program)
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program) is not None
+    if not found:
+        raise StoreError(f"cannot run {program!r}: no such program" + ("" if os.sep in program else " on PATH"))
+    if not re.fullmatch(r"python[0-9.]*", os.path.basename(program)):
+        return
+    script = _python_script(command[1:])
+    if script is not None and not os.path.isfile(os.path.join(cwd, script)):
+        raise StoreError(f"{program}: no script {script!r} in {cwd}")
+
+
+def _python_script(words: Sequence[str]) -> str | None:
+    """The script a ``python`` command line runs (None for ``-c``, ``-m`` or stdin)."""
+    words = list(words)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("-c", "-m", "-") or word.startswith(("-c", "-m")):
+            return None
+        if word in ("-W", "-X"):  # options whose value is the next word
+            index += 2
+            continue
+        if word == "--":
+            return words[index + 1] if index + 1 < len(words) else None
+        if not word.startswith("-"):
+            return word
+        index += 1
+    return None
 
 
 def launch(
@@ -93,6 +132,7 @@ def launch(
         command = [str(part) for part in target]  # type: ignore[union-attr]
         if not command:
             raise StoreError("launch needs a command to run, e.g. kvcli launch -n 2 -- python train.py")
+        check_command(command, cwd or os.getcwd())
     if worker_resources is None or isinstance(worker_resources, dict):
         per_rank = [worker_resources] * num_workers
     else:
@@ -175,4 +215,4 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-__all__ = ["WorkerProcess", "launch"]
+__all__ = ["WorkerProcess", "check_command", "launch"]

@@ -1,0 +1,56 @@
+"""Closed pipes and stdout: a reader that leaves ends kvcli quietly, and --json is JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.runner import KVCLI, kvcli_env, run_kvcli
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "typer"])
+@pytest.mark.parametrize("args", [["pull", "w", "-o", "-"], ["--json", "pull", "w"]])
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, fast: bool, args: list[str]) -> None:
+    assert run_kvcli("init", "w", "ones(2000000)", home=tmp_path).returncode == 0
+    env = kvcli_env(tmp_path, **({} if fast else {"KVCLI_NO_FAST_PATH": "1"}))
+    proc = subprocess.Popen([str(KVCLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    head = proc.stdout.read(100)  # `| head -c 100`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=60)
+    assert len(head) == 100
+    assert code in (0, 141) and err == "", err  # as cat and git: no traceback, no message
+
+
+def test_json_version(tmp_path: Path) -> None:
+    from kvcli import __version__
+
+    for args in (["--json", "-V"], ["-V", "--json"], ["--json", "--version"]):
+        result = run_kvcli(*args, home=tmp_path)
+        assert result.returncode == 0 and json.loads(result.stdout) == {"version": __version__}
+    assert run_kvcli("-V", home=tmp_path).stdout == f"kvcli {__version__}\n"
+
+
+def test_ray_decorations_are_kept_off_pipes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+    import sys
+
+    from kvcli.cli import output
+
+    monkeypatch.delenv("RAY_COLOR_PREFIX", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    logger = logging.getLogger(output.RAY_TOKEN_LOGGER)
+    monkeypatch.setattr(logger, "filters", [])
+    output.quiet_ray_off_terminal()
+    import os
+
+    assert os.environ["RAY_COLOR_PREFIX"] == "0"  # Ray prints its worker prefixes without colour codes
+    notice = logger.makeRecord(logger.name, logging.WARNING, __file__, 1,
+                               "Token authentication is enabled for this Ray cluster. Set ...", (), None)
+    other = logger.makeRecord(logger.name, logging.WARNING, __file__, 1, "Token authentication is disabled", (), None)
+    assert not logger.filter(notice) and logger.filter(other)
