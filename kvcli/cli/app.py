@@ -12,6 +12,8 @@ error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import sys
 from typing import Any, Optional
 
@@ -58,6 +60,21 @@ def usage_command(error: Any) -> Optional[str]:
     return " ".join(words) or None
 
 
+def dash_value(argv: list[str], message: str) -> Optional[str]:
+    """The word of ``argv`` that click's "No such option: -o" is about, when that word is a
+    value (``-ones(2)``, ``-1``, ``-.5``) rather than a misspelt option."""
+    found = re.match(r"No such option: (-\S*)", message)
+    if found is None:
+        return None
+    for word in argv:
+        if word == "--":
+            break
+        looks_like_value = word[1:2].isdigit() or word[1:2] in ("(", ".", "[") or "(" in word
+        if word.startswith(found.group(1)) and not word.startswith("--") and looks_like_value:
+            return word
+    return None
+
+
 def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
     """Run ``argv`` through the typer app's click command; returns the exit code. Usage
     errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
@@ -80,6 +97,12 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     except _click.exceptions.UsageError as error:
         # typer's coercion prefixes pydantic's "Value error, "; the hint follows after ": "
         message = error.format_message().replace("Value error, ", "").rstrip(".")
+        value = dash_value(argv, message)
+        if value is not None:  # `push 3 '-ones(2)'`: a negative value, read as an option
+            fixed = [*argv[:argv.index(value)], "--", *argv[argv.index(value):]]
+            output.print_error(f"{value!r} is read as an option: put -- before a value that starts with '-'",
+                               f"e.g. {output.command_text(shlex.join(fixed), where)}", as_json=as_json)
+            return output.EXIT_USAGE_ERROR
         problem = KVCliError(message, remedy="usage", command=usage_command(error))
         output.report_error(problem, where, as_json=as_json)
         return output.EXIT_USAGE_ERROR

@@ -316,8 +316,10 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
     command = root
     for word in words:
         sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
-        if sub is None:
-            raise _click.exceptions.UsageError(f"no command {' '.join(words)!r}: type help for the list")
+        if sub is None:  # the front end adds its words for the list (`kvcli help`, `help`)
+            from kvcli.errors import KVCliError
+
+            raise KVCliError(f"no command {' '.join(words)!r}", remedy="usage", command=None)
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
     _click.echo(ctx.get_help())  # as --help prints it

@@ -63,8 +63,9 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
         raise output.StdoutClosed from None
 
 
-def require_session(options: GlobalOptions) -> None:
-    """A read-only command on a session that does not exist: say so and list the sessions."""
+def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
+    """A read-only command on a session that does not exist: say so and list the sessions
+    (``to_delete``: without suggesting to create it)."""
     from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, list_sessions
 
     if options.is_live():
@@ -77,6 +78,8 @@ def require_session(options: GlobalOptions) -> None:
     names = [row["session"] for row in list_sessions(home)]
     listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"
     found = f"session {name!r} does not exist in {home} (sessions: {listed})"
+    if to_delete:
+        raise SessionError(f"{found}: nothing was deleted")
     raise SessionError(found, problem=found, remedy="missing-session", session=name)
 
 
@@ -139,6 +142,21 @@ def _starting(session: Any) -> str:
     }[start]
 
 
+def _check_dtype_option(dtype: Optional[str], command: str) -> None:
+    """``--dtype``: a misspelt dtype is a usage error (exit 2), found before any work."""
+    if dtype is None:
+        return
+    from difflib import get_close_matches
+
+    from kvcli.npyio import DTYPES
+
+    if dtype not in DTYPES:
+        close = get_close_matches(dtype, DTYPES, n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
+        raise SessionError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}",
+                           remedy="usage", command=command)
+
+
 def _keys(text: str) -> list[Any]:
     from kvcli.cli.keys import parse_keys
 
@@ -149,6 +167,7 @@ def _keys(text: str) -> list[Any]:
 def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None) -> None:
     from kvcli.values import parse_value
 
+    _check_dtype_option(dtype, "init")
     key_list = _keys(keys)
     if len(values) not in (1, len(key_list)):
         raise SessionError(
@@ -183,6 +202,7 @@ def run_push(
 ) -> None:
     from kvcli.values import parse_value
 
+    _check_dtype_option(dtype, "push")
     key_list = _keys(keys)
     if devices is not None and len(values) > 1 and devices != len(values):
         raise SessionError(f"--devices {devices} but {len(values)} values were given: give one value, or one per device")
@@ -450,7 +470,7 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     home = options.home_path()
     path = home / "sessions" / name
     if not path.is_dir():
-        require_session(GlobalOptions(session=name, home=home))
+        require_session(GlobalOptions(session=name, home=home), to_delete=True)
     live = options.live
     if live is not None and live.name == name and live.home == home:
         raise SessionError(f"session {name!r} is the one this shell has open: delete it from another terminal")
@@ -486,9 +506,9 @@ def run_shell(options: GlobalOptions, file: Optional[Path] = None, keep_going: b
     from kvcli.session import Session
 
     with Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options) as session:
-        failures = repl(session, json_output=options.json, script=file, keep_going=keep_going)
-    if failures:
-        raise SystemExit(output.EXIT_USER_ERROR)
+        code = repl(session, json_output=options.json, script=file, keep_going=keep_going)
+    if code:
+        raise SystemExit(code)
 
 
 def run_help(options: GlobalOptions, words: Optional[Sequence[str]] = None) -> None:

@@ -96,11 +96,12 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     if remedy == "reset":
         return f"restore the file, or run {command_text('reset', where)} to start the session over (this deletes its keys)"
     if remedy == "reset-type":
+        options = fields.get("options") or {}
         flags = "".join(
             f" --{name.replace('_', '-').replace('address', 'ray-address')} {value}"
-            for name, value in (fields.get("options") or {}).items()
+            for name, value in options.items()
         )
-        words = f"reset --type {fields.get('store_type')}{flags}"
+        words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
         return f"to change it, run {command_text(words, where)} (this deletes its keys)"
     if remedy == "init":
         words = f"init {fields.get('key')} VALUE"
@@ -125,6 +126,20 @@ def exit_code(error: BaseException) -> int:
     """The exit code of a kvcli error: 2 for a usage error (``remedy="usage"``), else 1."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     return EXIT_USAGE_ERROR if fields.get("remedy") == "usage" else EXIT_USER_ERROR
+
+
+def _type_taking(store_type: Any, options: dict[str, Any]) -> Any:
+    """``store_type`` if it takes these session options, else the first store type that does
+    (``--num-devices 4`` on a local session: the advice is a device store, not local)."""
+    from kvcli.store import REGISTRY
+
+    def takes(name: Any) -> bool:
+        entry = REGISTRY.get(name)
+        return entry is not None and all(option in entry.session_options for option in options)
+
+    if not options or takes(store_type):
+        return store_type
+    return next((name for name in REGISTRY if takes(name)), store_type)
 
 
 def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
