@@ -126,8 +126,13 @@ def test_viz_open_without_a_browser_is_an_error(tmp_path: Path) -> None:
     from tests.runner import run_kvcli
 
     model = Path(__file__).resolve().parents[2] / "sample_graphs" / "mlp.json"
+    import shutil
+
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("graphviz's dot is not installed")
     # PATH without any browser, no display: Python's webbrowser finds none
-    env = {"PATH": str(Path(KVCLI).parent), "BROWSER": "", "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    env = {"PATH": str(Path(KVCLI).parent), "BROWSER": "", "DISPLAY": "", "WAYLAND_DISPLAY": "", "KVCLI_DOT": dot}
     result = run_kvcli("viz", str(model), "--open", home=tmp_path, env=env)
     assert result.returncode == 1 and "no web browser was found to open" in result.stderr
     page = Path(result.stderr.split("to open ")[1].split(":")[0])
