@@ -127,18 +127,25 @@ def _key_text(keys: Sequence[Any]) -> str:
     return f"{'key' if len(keys) == 1 else 'keys'} {shown}"
 
 
+#: How long starting (and stopping) a private Ray runtime takes, as measured on a 2-core
+#: machine (README, "One-shot commands"): 4.8 s when quiet, 16-18 s at load average 10-14.
+RAY_START_TIME = "5 to 30 s, the longer on a busy machine"
+RAY_START_NOTE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
+                  f"stops it ({RAY_START_TIME}); `kvcli cluster up` keeps one running for the commands to join "
+                  "(about 1 s each, a few on a busy machine)")
+
+
 def _starting(session: Any) -> str:
     """What a status line adds while the session's store is not running yet (device workers
     take seconds to start)."""
     start = session.store_start() if hasattr(session, "store_start") else None
     if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
-        output.note("no Ray cluster is running for this home: this command starts and stops one of its own "
-                    "(~10 s); `kvcli cluster up` keeps one running, which commands join in under a second")
+        output.note(RAY_START_NOTE)
     return {
         None: "",
         "store": "; starting the store",
         "cluster": "; joining the home's Ray cluster",
-        "private-ray": "; starting a Ray runtime for this command (~10 s; `kvcli cluster up` keeps one running)",
+        "private-ray": f"; starting a Ray runtime for this command ({RAY_START_TIME})",
     }[start]
 
 

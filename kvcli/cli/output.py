@@ -278,7 +278,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
 
             from rich.status import Status
 
-            self._live = Status(self.message, console=stderr_console(), spinner="dots")
+            self._live = Status(_Elapsed(self), console=stderr_console(), spinner="dots")
             self._lock = threading.Lock()
             self._done = self._started = False
             self._timer = threading.Timer(STATUS_DELAY, self._start)
@@ -293,9 +293,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
                 self._started = True
 
     def update(self, message: str) -> None:
-        self.message = message
-        if self._live is not None:
-            self._live.update(message)
+        self.message = message  # the spinner draws it at its next refresh (see _Elapsed)
 
     def __exit__(self, *exc: object) -> None:
         if self._timer is None:
@@ -305,6 +303,25 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
             self._done = True
             if self._started:
                 self._live.stop()
+
+
+class _Elapsed:
+    """The spinner's text: the status message and, from 2 s on, the seconds spent (drawn
+    anew at each refresh, so a slow start such as Ray's visibly counts up)."""
+
+    def __init__(self, owner: status) -> None:
+        import time
+
+        self.owner = owner
+        self.start = time.monotonic()
+
+    def __rich__(self) -> str:
+        import time
+
+        from rich.markup import escape
+
+        seconds = time.monotonic() - self.start
+        return escape(self.owner.message) + (f" [dim]{seconds:.0f} s[/]" if seconds >= 2 else "")
 
 
 def _no_color_or_dumb() -> bool:

@@ -98,3 +98,22 @@ def test_json_launch_to_a_pipe_is_json_without_ray_decorations(tmp_path):
     assert sum("hello from a rank" in line for line in lines) == 2
     assert "\x1b[" not in result.stdout + result.stderr  # no colour codes in a pipe
     assert "Token authentication is enabled" not in result.stderr
+
+
+def test_a_one_shot_dist_command_without_a_cluster_shows_ray_starting(tmp_path):
+    # on a terminal: the one-line note naming `kvcli cluster up`, then a spinner whose seconds
+    # count up while Ray starts (it took 16-27 s on a busy 2-core machine, said to be ~10 s)
+    pexpect = pytest.importorskip("pexpect")
+    from tests.runner import KVCLI, kvcli_env
+
+    env = kvcli_env(tmp_path, TERM="xterm", KVCLI_DIST_IDLE="0")
+    env.pop("NO_COLOR")
+    child = pexpect.spawn(str(KVCLI), ["--type", "dist_sync", "init", "k", "ones(3)"], env=env,
+                          encoding="utf-8", timeout=140, dimensions=(40, 250))
+    child.expect("this command starts a Ray runtime of its own")
+    child.expect("`kvcli cluster up` keeps one running")
+    child.expect(r"starting a Ray runtime for this command \(5 to 30 s[^)]*\)\S* \S*[2-9] s")  # counting
+    child.expect("initialised key k")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
