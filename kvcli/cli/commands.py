@@ -141,6 +141,7 @@ def _starting(session: Any) -> str:
     start = session.store_start() if hasattr(session, "store_start") else None
     if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
         output.note(RAY_START_NOTE)
+        output.quiet_ray_token_notice()
     return {
         None: "",
         "store": "; starting the store",

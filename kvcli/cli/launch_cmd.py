@@ -65,6 +65,7 @@ def run_launch(
     check_command_line(command)
     check_command(list(command), os.getcwd())  # before Ray starts, which takes seconds
     as_json = bool(getattr(options, "json", False))
+    output.quiet_ray_token_notice()
     # One line per worker line: Ray would otherwise fold identical lines from several ranks.
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     # the workers print straight to the terminal, so a live spinner would garble their lines:

@@ -187,14 +187,20 @@ RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
 def quiet_ray_off_terminal() -> None:
-    """Keep Ray's terminal decorations out of files and pipes: worker lines without colour
-    codes (``RAY_COLOR_PREFIX=0``) when stdout or stderr is not a terminal or ``NO_COLOR``
-    is set, and no token notice when stderr is not a terminal. Costs nothing until Ray runs."""
-    import logging
+    """Keep Ray's colour codes out of files and pipes: its worker lines are printed without
+    them (``RAY_COLOR_PREFIX=0``) when stdout or stderr is not a terminal or ``NO_COLOR`` is
+    set. Costs an environment variable until Ray runs (every command calls it)."""
     import os
 
     if not (sys.stdout.isatty() and sys.stderr.isatty()) or _no_color():
         os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+
+
+def quiet_ray_token_notice() -> None:
+    """Drop Ray's notice that a new local instance made an auth token when stderr is not a
+    terminal (called just before kvcli starts one: importing logging costs a one-shot command)."""
+    import logging
+
     if not sys.stderr.isatty():
         logging.getLogger(RAY_TOKEN_LOGGER).addFilter(
             lambda record: "Token authentication is enabled" not in record.getMessage())

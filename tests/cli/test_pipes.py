@@ -35,6 +35,19 @@ def test_json_version(tmp_path: Path) -> None:
     assert run_kvcli("-V", home=tmp_path).stdout == f"kvcli {__version__}\n"
 
 
+def test_a_one_shot_command_does_not_import_logging(tmp_path: Path) -> None:
+    # the token notice's filter is installed only when kvcli starts Ray (importing logging
+    # for it would cost every one-shot command)
+    import sys
+
+    assert run_kvcli("init", "k", "zeros(2)", home=tmp_path).returncode == 0
+    probe = "import sys; from kvcli.cli.app import main; main(['push', 'k', 'ones(2)'])"
+    env = kvcli_env(tmp_path, PYTHONPROFILEIMPORTTIME="1")
+    result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "logging" not in [line.split("|")[-1].strip() for line in result.stderr.splitlines()]
+
+
 def test_ray_decorations_are_kept_off_pipes(monkeypatch: pytest.MonkeyPatch) -> None:
     import logging
     import sys
@@ -47,6 +60,7 @@ def test_ray_decorations_are_kept_off_pipes(monkeypatch: pytest.MonkeyPatch) -> 
     logger = logging.getLogger(output.RAY_TOKEN_LOGGER)
     monkeypatch.setattr(logger, "filters", [])
     output.quiet_ray_off_terminal()
+    output.quiet_ray_token_notice()
     import os
 
     assert os.environ["RAY_COLOR_PREFIX"] == "0"  # Ray prints its worker prefixes without colour codes
