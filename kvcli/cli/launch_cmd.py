@@ -73,9 +73,11 @@ def run_launch(
     if not as_json:
         output.note(f"kvcli launch: starting {output.plural(servers, 'key server')} and "
                     f"{output.plural(num_workers, 'worker')} on Ray (the ranks join as they start)")
-    codes = launch(list(command), num_workers, num_servers=servers, address=address, timeout=timeout)
+    # with --json, stdout is the one JSON line: the workers' output goes to stderr
+    codes = launch(list(command), num_workers, num_servers=servers, address=address, timeout=timeout,
+                   stdout_to_stderr=as_json)
     failed = [(rank, code) for rank, code in enumerate(codes) if code != 0]
-    if as_json:  # one line for scripts, after the workers' own output
+    if as_json:  # the one line of stdout, for scripts
         output.print_json({"num_workers": num_workers, "servers": servers, "exit_codes": list(codes),
                            "failed_ranks": [rank for rank, _ in failed]})
     for rank, code in failed:

@@ -39,11 +39,14 @@ class WorkerProcess:
         """Call ``function(*args)`` in this worker and return its result."""
         return function(*args)
 
-    def run_command(self, command: list[str], cwd: str | None) -> int:
-        """Run ``command`` as a child process; its output goes to the launcher's terminal."""
+    def run_command(self, command: list[str], cwd: str | None, stdout_to_stderr: bool = False) -> int:
+        """Run ``command`` as a child process; its output goes to the launcher's terminal
+        (its stdout to the launcher's stderr with ``stdout_to_stderr``)."""
         env = {**os.environ, **self.env}
+        out = 2 if stdout_to_stderr else None  # this actor's stderr, which Ray forwards to the launcher's
         try:
-            return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, check=False).returncode
+            return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                  check=False).returncode
         except OSError as error:
             raise DistributedError(f"rank {self.rank}: cannot run {command[0]!r}: {error}") from None
 
@@ -99,6 +102,7 @@ def launch(
     return_exceptions: bool = False,
     server_resources: dict[str, float] | None = None,
     worker_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
+    stdout_to_stderr: bool = False,
 ) -> list[Any]:
     """Run ``target`` on ``num_workers`` ranks against ``num_servers`` servers; wait for all.
 
@@ -118,6 +122,8 @@ def launch(
         server_resources: Ray custom resources the servers need (places them on the nodes
             started with ``ray start --resources='{"NAME": 1}'``).
         worker_resources: the same for the workers: one dict for every rank, or one per rank.
+        stdout_to_stderr: for commands, send their standard output to the launcher's stderr
+            (``kvcli --json launch`` keeps its stdout for its one JSON line).
 
     Returns:
         Per rank, in rank order: the function's result, or the command's exit code.
@@ -164,7 +170,7 @@ def launch(
             )
             workers.append(worker)
             if is_command:
-                refs[worker.run_command.remote(command, cwd or os.getcwd())] = rank
+                refs[worker.run_command.remote(command, cwd or os.getcwd(), stdout_to_stderr)] = rank
             else:
                 refs[worker.run_function.remote(target, tuple(args))] = rank
         results: list[Any] = [None] * num_workers
