@@ -338,4 +338,4 @@ def _print_shell_commands(root: Any) -> None:
     console = output.stdout_console()
     console.print(listing)
     console.print("Type help CMD for one command's arguments and options (also CMD --help); Tab completes; "
-                  "Ctrl-C cancels a running command; Ctrl-D or exit leaves.")
+                  "Ctrl-C cancels a running command; clear wipes the screen; Ctrl-D or exit [N] leaves.")
