@@ -12,6 +12,8 @@ error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import sys
 from typing import Any, Optional
 
@@ -58,6 +60,21 @@ def usage_command(error: Any) -> Optional[str]:
     return " ".join(words) or None
 
 
+def dash_value(argv: list[str], message: str) -> Optional[str]:
+    """The word of ``argv`` that click's "No such option: -o" is about, when that word is a
+    value (``-ones(2)``, ``-1``, ``-.5``) rather than a misspelt option."""
+    found = re.match(r"No such option: (-\S*)", message)
+    if found is None:
+        return None
+    for word in argv:
+        if word == "--":
+            break
+        looks_like_value = word[1:2].isdigit() or word[1:2] in ("(", ".", "[") or "(" in word
+        if word.startswith(found.group(1)) and not word.startswith("--") and looks_like_value:
+            return word
+    return None
+
+
 def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
     """Run ``argv`` through the typer app's click command; returns the exit code. Usage
     errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
@@ -69,6 +86,8 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     try:
         # typer's main() returns the code of an Exit (our commands return None), and turns
         # a Ctrl-C into Exit(130): give that back as the KeyboardInterrupt it was
+        if obj is None:  # what the eager -V must know before the line is parsed
+            obj = GlobalOptions(json=as_json)
         code = command.main(argv, prog_name="kvcli", standalone_mode=False, obj=obj)
     except Exit as done:
         code = done.exit_code
@@ -78,6 +97,12 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     except _click.exceptions.UsageError as error:
         # typer's coercion prefixes pydantic's "Value error, "; the hint follows after ": "
         message = error.format_message().replace("Value error, ", "").rstrip(".")
+        value = dash_value(argv, message)
+        if value is not None:  # `push 3 '-ones(2)'`: a negative value, read as an option
+            fixed = [*argv[:argv.index(value)], "--", *argv[argv.index(value):]]
+            output.print_error(f"{value!r} is read as an option: put -- before a value that starts with '-'",
+                               f"e.g. {output.command_text(shlex.join(fixed), where)}", as_json=as_json)
+            return output.EXIT_USAGE_ERROR
         problem = KVCliError(message, remedy="usage", command=usage_command(error))
         output.report_error(problem, where, as_json=as_json)
         return output.EXIT_USAGE_ERROR
@@ -94,6 +119,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     # The CLI's array work is elementwise (no BLAS); starting OpenBLAS's thread pool would
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    output.quiet_ray_off_terminal()
     argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
@@ -106,7 +132,19 @@ def main(argv: Optional[list[str]] = None) -> None:
             code = run_click(argv, as_json=as_json)
     except KVCliError as error:
         output.report_error(error, "cli", as_json=as_json)
-        code = output.EXIT_USER_ERROR
+        code = output.exit_code(error)
+    except KeyboardInterrupt:
+        # the session commits atomically at the end of a command: an interrupted one
+        # left the last committed state (uncommitted values were discarded)
+        output.print_error("interrupted", as_json=as_json)
+        code = output.EXIT_INTERRUPTED
+    except (BrokenPipeError, output.StdoutClosed):  # `kvcli pull big | head`: the reader left; not ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
+        except OSError:
+            pass
+        code = 0
+    # after BrokenPipeError (an OSError) has been handled above
     except (MemoryError, OSError) as error:  # out of memory or descriptors (ulimit -v / -n): one line
         from kvcli.osutil import resource_problem
 
@@ -115,17 +153,6 @@ def main(argv: Optional[list[str]] = None) -> None:
             raise
         output.print_error(problem, as_json=as_json)
         code = output.EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        # the session commits atomically at the end of a command: an interrupted one
-        # left the last committed state (uncommitted values were discarded)
-        output.print_error("interrupted", as_json=as_json)
-        code = output.EXIT_INTERRUPTED
-    except BrokenPipeError:  # `kvcli pull big | head`: the reader left; not an error of ours
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
-        except OSError:
-            pass
-        code = 0
     sys.stdout.flush()
     if argv_given is None and _joined_ray_cluster():
         # A process that joined the home's cluster has nothing left to tell it: its session

@@ -124,6 +124,11 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         if command.children and ctx.invoked_subcommand is not None:
             return  # `sessions delete NAME`: the sub-command runs
         after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
+        refusal = command.extra.get("no_session")
+        if refusal and (after.get("session") is not None or _from_command_line(ctx.find_root(), "session")):
+            from kvcli.errors import KVCliError
+
+            raise KVCliError(refusal, remedy="usage", command=command.name)
         dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
 
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -163,9 +168,15 @@ def merge_globals(base: GlobalOptions, after: dict[str, Any]) -> GlobalOptions:
 
 
 # ---------------------------------------------------------------------- the app
-def _print_version(value: bool) -> None:
+def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
-        print(f"kvcli {__version__}")
+        # --json anywhere on the line (run_click passes it in ctx.obj: -V is read before it)
+        if isinstance(ctx.obj, GlobalOptions) and ctx.obj.json:
+            from kvcli.cli import output
+
+            output.print_json({"version": __version__})
+        else:
+            print(f"kvcli {__version__}")
         raise typer.Exit()
 
 
@@ -305,8 +316,10 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
     command = root
     for word in words:
         sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
-        if sub is None:
-            raise _click.exceptions.UsageError(f"no command {' '.join(words)!r}: type help for the list")
+        if sub is None:  # the front end adds its words for the list (`kvcli help`, `help`)
+            from kvcli.errors import KVCliError
+
+            raise KVCliError(f"no command {' '.join(words)!r}", remedy="usage", command=None)
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
     _click.echo(ctx.get_help())  # as --help prints it
@@ -325,4 +338,4 @@ def _print_shell_commands(root: Any) -> None:
     console = output.stdout_console()
     console.print(listing)
     console.print("Type help CMD for one command's arguments and options (also CMD --help); Tab completes; "
-                  "Ctrl-C cancels a running command; Ctrl-D or exit leaves.")
+                  "Ctrl-C cancels a running command; clear wipes the screen; Ctrl-D or exit [N] leaves.")

@@ -11,9 +11,7 @@ from kvcli.cli import output
 
 
 def _home(options: Any) -> Path:
-    from kvcli.session import default_home
-
-    return Path(options.home).expanduser() if options.home else default_home()
+    return Path(options.home_path())
 
 
 def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
@@ -26,7 +24,9 @@ def run_up(options: Any, cpus: Optional[int] = None) -> None:
     from kvcli.store import cluster
 
     home = _home(options)
-    with output.status("starting a Ray cluster (about 10 s)", quiet=options.json):
+    from kvcli.cli.commands import RAY_START_TIME
+
+    with output.status(f"starting a Ray cluster ({RAY_START_TIME})", quiet=options.json):
         info, new = cluster.start(home, cpus)
     if options.json:
         output.print_json(_payload(info, home, started_now=new))

@@ -32,6 +32,22 @@ class GlobalOptions:
     #: The session kept open by ``kvcli shell`` (its commands run against it).
     live: Any = None
 
+    def home_path(self) -> Path:
+        """The home every command works in: ``--home``, else the shell's (``kvcli --home B
+        shell`` keeps B for every line), else ``KVCLI_HOME`` or the platform's folder."""
+        if self.home:
+            return Path(self.home).expanduser()
+        if self.live is not None:
+            return Path(self.live.home)
+        from kvcli.session import default_home
+
+        return default_home()
+
+    def is_live(self) -> bool:
+        """Whether the command names the shell's open session (no other name, no other home)."""
+        live = self.live
+        return live is not None and self.session in (None, live.name) and self.home_path() == Path(live.home)
+
 
 def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any]) -> None:
     """Run table ``command`` with its parsed ``values`` (one per table dest): the one place
@@ -41,24 +57,29 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
     if command.needs_session:
         require_session(options)
     module, _, function = command.run.partition(":")
-    getattr(importlib.import_module(module), function)(options, **values)
+    try:
+        getattr(importlib.import_module(module), function)(options, **values)
+    except BrokenPipeError:
+        raise output.StdoutClosed from None
 
 
-def require_session(options: GlobalOptions) -> None:
-    """A read-only command on a session that does not exist: say so and list the sessions."""
-    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, default_home, list_sessions
+def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
+    """A read-only command on a session that does not exist: say so and list the sessions
+    (``to_delete``: without suggesting to create it)."""
+    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, list_sessions
 
-    live = options.live
-    if live is not None and options.session in (None, live.name) and options.home is None:
+    if options.is_live():
         return  # the shell's own session (it may be new: its first init creates it)
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     if (home / "sessions" / name / MANIFEST).exists():
         return
     names = [row["session"] for row in list_sessions(home)]
     listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"
     found = f"session {name!r} does not exist in {home} (sessions: {listed})"
+    if to_delete:
+        raise SessionError(f"{found}: nothing was deleted")
     raise SessionError(found, problem=found, remedy="missing-session", session=name)
 
 
@@ -83,9 +104,7 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
     from kvcli.session import Session, check_store_request
 
     live = options.live
-    if live is not None and options.session in (None, live.name) and (
-        options.home is None or Path(options.home).expanduser() == live.home
-    ):
+    if options.is_live():
         saved = (live.requested_type, live.requested_options)
         if options.store_type:
             live.requested_type, live.requested_options = check_store_request(options.store_type, options.store_options)
@@ -94,7 +113,8 @@ def open_session(options: GlobalOptions) -> Iterator[Any]:
         finally:
             live.requested_type, live.requested_options = saved
         return
-    session = Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options)
+    session = Session(options.session, options.home_path(), store_type=options.store_type,
+                      store_options=options.store_options)
     try:
         yield session
     finally:
@@ -107,19 +127,42 @@ def _key_text(keys: Sequence[Any]) -> str:
     return f"{'key' if len(keys) == 1 else 'keys'} {shown}"
 
 
+#: How long starting (and stopping) a private Ray runtime takes, as measured on a 2-core
+#: machine (README, "One-shot commands"): 4.8 s when quiet, 16-18 s at load average 10-14.
+RAY_START_TIME = "5 to 30 s, the longer on a busy machine"
+RAY_START_NOTE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
+                  f"stops it ({RAY_START_TIME}); `kvcli cluster up` keeps one running for the commands to join "
+                  "(about 1 s each, a few on a busy machine)")
+
+
 def _starting(session: Any) -> str:
     """What a status line adds while the session's store is not running yet (device workers
     take seconds to start)."""
     start = session.store_start() if hasattr(session, "store_start") else None
     if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
-        output.note("no Ray cluster is running for this home: this command starts and stops one of its own "
-                    "(~10 s); `kvcli cluster up` keeps one running, which commands join in under a second")
+        output.note(RAY_START_NOTE)
+        output.quiet_ray_token_notice()
     return {
         None: "",
         "store": "; starting the store",
         "cluster": "; joining the home's Ray cluster",
-        "private-ray": "; starting a Ray runtime for this command (~10 s; `kvcli cluster up` keeps one running)",
+        "private-ray": f"; starting a Ray runtime for this command ({RAY_START_TIME})",
     }[start]
+
+
+def _check_dtype_option(dtype: Optional[str], command: str) -> None:
+    """``--dtype``: a misspelt dtype is a usage error (exit 2), found before any work."""
+    if dtype is None:
+        return
+    from difflib import get_close_matches
+
+    from kvcli.npyio import DTYPES
+
+    if dtype not in DTYPES:
+        close = get_close_matches(dtype, DTYPES, n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
+        raise SessionError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}",
+                           remedy="usage", command=command)
 
 
 def _keys(text: str) -> list[Any]:
@@ -132,6 +175,7 @@ def _keys(text: str) -> list[Any]:
 def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None) -> None:
     from kvcli.values import parse_value
 
+    _check_dtype_option(dtype, "init")
     key_list = _keys(keys)
     if len(values) not in (1, len(key_list)):
         raise SessionError(
@@ -166,6 +210,7 @@ def run_push(
 ) -> None:
     from kvcli.values import parse_value
 
+    _check_dtype_option(dtype, "push")
     key_list = _keys(keys)
     if devices is not None and len(values) > 1 and devices != len(values):
         raise SessionError(f"--devices {devices} but {len(values)} values were given: give one value, or one per device")
@@ -244,8 +289,17 @@ def _write_npy_stdout(array: Any) -> None:
     if sys.stdout.isatty():
         raise SessionError("-o - writes binary .npy data: redirect stdout to a file or a pipe")
     sys.stdout.flush()
-    np.save(sys.stdout.buffer, array, allow_pickle=False)
+    # through a plain write(): numpy's fast path for real files (tofile) reports a closed
+    # pipe as a bare OSError ("requested and 0 written") instead of BrokenPipeError
+    np.lib.format.write_array(_Writer(sys.stdout.buffer), np.asanyarray(array), allow_pickle=False)
     sys.stdout.buffer.flush()
+
+
+class _Writer:
+    """A file-like ``write`` only: numpy writes to it in chunks (no copy of the whole array)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.write = stream.write
 
 
 def _write_npy_output(path: Path, array: Any) -> None:
@@ -380,9 +434,9 @@ def run_import(options: GlobalOptions, folder: Path) -> None:
 
 
 def run_sessions(options: GlobalOptions) -> None:
-    from kvcli.session import default_home, list_sessions
+    from kvcli.session import list_sessions
 
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     rows = list_sessions(home)
     if options.json:
         output.print_json({"home": str(home), "sessions": rows})
@@ -411,13 +465,13 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     import os
     import shutil
 
-    from kvcli.session import check_session_name, default_home, session_lock
+    from kvcli.session import check_session_name, session_lock
 
     name = check_session_name(name)
-    home = Path(options.home).expanduser() if options.home else default_home()
+    home = options.home_path()
     path = home / "sessions" / name
     if not path.is_dir():
-        require_session(GlobalOptions(session=name, home=home))
+        require_session(GlobalOptions(session=name, home=home), to_delete=True)
     live = options.live
     if live is not None and live.name == name and live.home == home:
         raise SessionError(f"session {name!r} is the one this shell has open: delete it from another terminal")
@@ -453,9 +507,9 @@ def run_shell(options: GlobalOptions, file: Optional[Path] = None, keep_going: b
     from kvcli.session import Session
 
     with Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options) as session:
-        failures = repl(session, json_output=options.json, script=file, keep_going=keep_going)
-    if failures:
-        raise SystemExit(output.EXIT_USER_ERROR)
+        code = repl(session, json_output=options.json, script=file, keep_going=keep_going)
+    if code:
+        raise SystemExit(code)
 
 
 def run_help(options: GlobalOptions, words: Optional[Sequence[str]] = None) -> None:

@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional
 
 from kvcli import config
 
-UPDATER_SPECS = ("assign", "sum", "scale-add:", "sgd:lr=", "adam:lr=", "python:")
+#: The updaters that are not optimizers (the optimizers come from their registry).
+SIMPLE_UPDATERS = ("assign", "sum", "scale-add:", "python:")
 VALUE_STARTS = ("ones(", "zeros(", "full(", "arange(", "@")
 
 
@@ -86,7 +87,11 @@ def values(kind: Optional[str], current: str, session: Any = None, *, shell: boo
 
         return [t for t in STORE_TYPES if t.startswith(current)]
     if kind == "updater":
-        return [s for s in UPDATER_SPECS if s.startswith(current)]
+        found = updater_specs(current)
+        if shell and "," in current:  # the shell replaces the last argument only (as for key lists)
+            cut = len(current.rsplit(",", 1)[0]) + 1
+            found = [f[cut:] for f in found]
+        return found
     if kind in ("file", "dir"):
         return _paths(current, directories_only=kind == "dir")
     if kind == "value":
@@ -99,6 +104,51 @@ def values(kind: Optional[str], current: str, session: Any = None, *, shell: boo
 
         return [c.name for c in commands() if c.name.startswith(current) and (c.in_shell or not shell)]
     return []
+
+
+def updater_specs(current: str) -> list[str]:
+    """Updater specs that continue ``current``: the simple updaters, every optimizer
+    (``nag:``, ``rmsprop:``), then its arguments (``adam:beta1=``). A lone candidate that
+    ends in ``:`` or ``=`` is never offered alone, so a shell adds no space after it: a lone
+    optimizer name opens onto its arguments, and a lone argument comes with its default too
+    (``adam:lr=`` and ``adam:lr=0.001``)."""
+    from kvcli.optim.spec import builtin_optimizers, params_of
+
+    optimizers = builtin_optimizers()
+    if ":" not in current:
+        words = [*SIMPLE_UPDATERS, *(f"{name}:" for name in optimizers)]
+        found = [w for w in words if w.startswith(current)]
+        if len(found) == 1 and found[0].endswith(":"):
+            return sorted({found[0], *updater_specs(found[0])})
+        return found
+    name, _, rest = current.partition(":")
+    if name == "scale-add":
+        return [] if rest else [current + "1"]
+    if name == "python":  # python:FILE.py:NAME, the file part
+        return [] if ":" in rest else [f"python:{p}" for p in _paths(rest) if p.endswith((".py", "/"))]
+    if name not in optimizers:
+        return []
+    done, _, last = rest.rpartition(",")
+    if "=" in last:
+        return []  # a value is being typed
+    used = {part.split("=", 1)[0] for part in done.split(",") if part}
+    prefix = f"{name}:{done + ',' if done else ''}"
+    params = [p for p in params_of(optimizers[name]) if p.spec.startswith(last) and p.spec not in used]
+    found = [f"{prefix}{p.spec}=" for p in params]
+    if len(params) == 1:
+        found.append(found[0] + _spec_value(params[0].default))
+    return found
+
+
+def _spec_value(value: Any) -> str:
+    """A default as a spec string writes it (``0.001``, ``true``, ``none``)."""
+    from kvcli.optim.spec import format_number
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return format_number(value) if isinstance(value, (int, float)) else str(value)
 
 
 def typer_completer(kind: str) -> Callable[..., list[str]]:

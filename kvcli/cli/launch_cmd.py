@@ -11,6 +11,46 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+#: MXNet ``tools/launch.py`` options that kvcli's launch has no use for: Ray places the workers.
+MXNET_ONLY = {
+    "--launcher": "kvcli launch runs its workers on Ray, not over ssh/mpi/sge/yarn",
+    "-H": "kvcli launch runs its workers on Ray, not on a host file",
+    "--hostfile": "kvcli launch runs its workers on Ray, not on a host file",
+    "--sync-dst-dir": "kvcli launch runs the command in this folder on each Ray node",
+    "--env": "set the variables in the environment of `kvcli launch`: the workers inherit it",
+}
+RAY_HINT = ("for several machines start a Ray cluster on them (README, \"On several machines\") and run "
+            "KVCLI_RAY_ADDRESS=auto kvcli launch -n W -- COMMAND")
+
+
+def usage_error(message: str) -> Any:
+    """A usage error of ``launch`` (exit 2, before anything starts)."""
+    from kvcli.errors import KVCliError
+
+    return KVCliError(f"launch: {message}", remedy="usage", command="launch")
+
+
+def check_command_line(command: Sequence[str]) -> None:
+    """Refuse, before Ray starts, a worker command that is an option kvcli launch does not
+    know (a typo such as ``--server 2``, MXNet's ``--launcher``/``-H``, or ``-s``)."""
+    from difflib import get_close_matches
+
+    from kvcli.cli import table
+
+    if not command:
+        raise usage_error("no worker command: put it after --, e.g. kvcli launch -n 2 -- python train.py")
+    first = command[0]
+    if not first.startswith("-"):
+        return
+    name = first.split("=", 1)[0]
+    if name in MXNET_ONLY:
+        raise usage_error(f"{name} is an option of MXNet's launch.py: {MXNET_ONLY[name]}; {RAY_HINT}")
+    entry = table.find("launch")
+    known = [flag for opt in (entry.opts if entry else ()) for flag in opt.flags if flag.startswith("--")]
+    close = get_close_matches(name, known, n=1)
+    fix = f"did you mean {close[0]}?" if close else "put the worker command after --"
+    raise usage_error(f"no option {name!r} ({fix}); options: {', '.join(known)}")
+
 
 def run_launch(
     options: Any, command: Sequence[str], num_workers: int, servers: int = 1,
@@ -20,19 +60,28 @@ def run_launch(
     import os
 
     from kvcli.cli import output
-    from kvcli.store.launch import launch
+    from kvcli.store.launch import check_command, launch
 
+    check_command_line(command)
+    check_command(list(command), os.getcwd())  # before Ray starts, which takes seconds
+    as_json = bool(getattr(options, "json", False))
+    output.quiet_ray_token_notice()
     # One line per worker line: Ray would otherwise fold identical lines from several ranks.
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     # the workers print straight to the terminal, so a live spinner would garble their lines:
     # say what is starting (Ray's first start takes long) and let their output follow
-    if not getattr(options, "json", False):
+    if not as_json:
         output.note(f"kvcli launch: starting {output.plural(servers, 'key server')} and "
                     f"{output.plural(num_workers, 'worker')} on Ray (the ranks join as they start)")
-    codes = launch(list(command), num_workers, num_servers=servers, address=address, timeout=timeout)
+    # with --json, stdout is the one JSON line: the workers' output goes to stderr
+    codes = launch(list(command), num_workers, num_servers=servers, address=address, timeout=timeout,
+                   stdout_to_stderr=as_json)
     failed = [(rank, code) for rank, code in enumerate(codes) if code != 0]
+    if as_json:  # the one line of stdout, for scripts
+        output.print_json({"num_workers": num_workers, "servers": servers, "exit_codes": list(codes),
+                           "failed_ranks": [rank for rank, _ in failed]})
     for rank, code in failed:
-        output.print_error(f"kvcli launch: rank {rank} exited with code {code}")
+        output.print_error(f"kvcli launch: rank {rank} exited with code {code}", as_json=as_json)
     if failed:
         code = failed[0][1]
         raise SystemExit(code if code > 0 else 128 - code)  # killed by signal N: 128+N, as a shell says

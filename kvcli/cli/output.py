@@ -14,6 +14,11 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE_ERROR = 2
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout left (``kvcli pull w | head``): the command ends quietly, exit 0.
+    Not an ``OSError``, so click does not turn it into its own exit 1 on the way out."""
+
+
 def stdout_console() -> Any:
     """The rich Console for normal output (created on first use)."""
     global _stdout_console
@@ -91,11 +96,12 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     if remedy == "reset":
         return f"restore the file, or run {command_text('reset', where)} to start the session over (this deletes its keys)"
     if remedy == "reset-type":
+        options = fields.get("options") or {}
         flags = "".join(
             f" --{name.replace('_', '-').replace('address', 'ray-address')} {value}"
-            for name, value in (fields.get("options") or {}).items()
+            for name, value in options.items()
         )
-        words = f"reset --type {fields.get('store_type')}{flags}"
+        words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
         return f"to change it, run {command_text(words, where)} (this deletes its keys)"
     if remedy == "init":
         words = f"init {fields.get('key')} VALUE"
@@ -114,6 +120,26 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
         words = f"help {command}" if command else "help"
         return f"see {command_text(words, where)}"
     return None
+
+
+def exit_code(error: BaseException) -> int:
+    """The exit code of a kvcli error: 2 for a usage error (``remedy="usage"``), else 1."""
+    fields: dict[str, Any] = getattr(error, "fields", None) or {}
+    return EXIT_USAGE_ERROR if fields.get("remedy") == "usage" else EXIT_USER_ERROR
+
+
+def _type_taking(store_type: Any, options: dict[str, Any]) -> Any:
+    """``store_type`` if it takes these session options, else the first store type that does
+    (``--num-devices 4`` on a local session: the advice is a device store, not local)."""
+    from kvcli.store import REGISTRY
+
+    def takes(name: Any) -> bool:
+        entry = REGISTRY.get(name)
+        return entry is not None and all(option in entry.session_options for option in options)
+
+    if not options or takes(store_type):
+        return store_type
+    return next((name for name in REGISTRY if takes(name)), store_type)
 
 
 def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
@@ -154,6 +180,30 @@ def note(message: str) -> None:
     else:
         stream.write(message + "\n")
     stream.flush()
+
+
+#: Ray's notice, on each start of a local instance, that it made an auth token (informational)
+RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+def quiet_ray_off_terminal() -> None:
+    """Keep Ray's colour codes out of files and pipes: its worker lines are printed without
+    them (``RAY_COLOR_PREFIX=0``) when stdout or stderr is not a terminal or ``NO_COLOR`` is
+    set. Costs an environment variable until Ray runs (every command calls it)."""
+    import os
+
+    if not (sys.stdout.isatty() and sys.stderr.isatty()) or _no_color():
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+
+
+def quiet_ray_token_notice() -> None:
+    """Drop Ray's notice that a new local instance made an auth token when stderr is not a
+    terminal (called just before kvcli starts one: importing logging costs a one-shot command)."""
+    import logging
+
+    if not sys.stderr.isatty():
+        logging.getLogger(RAY_TOKEN_LOGGER).addFilter(
+            lambda record: "Token authentication is enabled" not in record.getMessage())
 
 
 def _no_color() -> bool:
@@ -234,7 +284,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
 
             from rich.status import Status
 
-            self._live = Status(self.message, console=stderr_console(), spinner="dots")
+            self._live = Status(_Elapsed(self), console=stderr_console(), spinner="dots")
             self._lock = threading.Lock()
             self._done = self._started = False
             self._timer = threading.Timer(STATUS_DELAY, self._start)
@@ -249,9 +299,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
                 self._started = True
 
     def update(self, message: str) -> None:
-        self.message = message
-        if self._live is not None:
-            self._live.update(message)
+        self.message = message  # the spinner draws it at its next refresh (see _Elapsed)
 
     def __exit__(self, *exc: object) -> None:
         if self._timer is None:
@@ -261,6 +309,25 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
             self._done = True
             if self._started:
                 self._live.stop()
+
+
+class _Elapsed:
+    """The spinner's text: the status message and, from 2 s on, the seconds spent (drawn
+    anew at each refresh, so a slow start such as Ray's visibly counts up)."""
+
+    def __init__(self, owner: status) -> None:
+        import time
+
+        self.owner = owner
+        self.start = time.monotonic()
+
+    def __rich__(self) -> str:
+        import time
+
+        from rich.markup import escape
+
+        seconds = time.monotonic() - self.start
+        return escape(self.owner.message) + (f" [dim]{seconds:.0f} s[/]" if seconds >= 2 else "")
 
 
 def _no_color_or_dumb() -> bool:

@@ -40,6 +40,8 @@ class Shell:
         self.session = session
         self.command = root_command(for_shell=True)
         self.options = GlobalOptions(json=json_output, live=session)
+        #: N of ``exit N`` (None: not left by ``exit N``)
+        self.exit_code: Optional[int] = None
 
     @property
     def command_names(self) -> list[str]:
@@ -70,7 +72,10 @@ class Shell:
         if not args:
             return True
         if args[0] in EXIT_WORDS:
-            return False
+            return self._exit(args)
+        if args[0] == "clear" and len(args) == 1:
+            clear_screen()
+            return True
         if args[0] == "?":
             args = ["help", *args[1:]]
         from kvcli.cli import table
@@ -85,6 +90,16 @@ class Shell:
         self.last_ok = self.run(args) == 0
         return True
 
+    def _exit(self, args: list[str]) -> bool:
+        """``exit`` / ``exit N`` (0 to 255, as in sh): False leaves the shell with that code."""
+        if len(args) > 2 or (len(args) == 2 and not (args[1].isdigit() and int(args[1]) <= 255)):
+            output.print_error(f"{' '.join(args)}: exit takes one number from 0 to 255", "e.g. exit 3",
+                               as_json=self.options.json)
+            self.last_ok = False
+            return True
+        self.exit_code = int(args[1]) if len(args) == 2 else None
+        return False
+
     def run(self, args: list[str]) -> int:
         """Run one command's words; returns its exit code (errors are printed)."""
         from kvcli.cli.app import run_click
@@ -94,10 +109,12 @@ class Shell:
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
             output.report_error(error, "shell", as_json=as_json)
-            return output.EXIT_USER_ERROR
+            return output.exit_code(error)
         except KeyboardInterrupt:
             output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
             return output.EXIT_INTERRUPTED
+        except output.StdoutClosed:  # `kvcli shell < script | head`: the reader left, end quietly
+            raise
         except SystemExit as done:
             return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         except Exception as error:  # a bug: report it, keep the shell
@@ -117,6 +134,13 @@ class Shell:
         )
 
 
+def clear_screen() -> None:
+    """``clear``: wipe the terminal (nothing on a pipe, whose reader wants no control codes)."""
+    if sys.stdout.isatty():
+        sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")
+        sys.stdout.flush()
+
+
 def make_completer(shell: Shell) -> Any:
     """Tab completion of command names, their options, keys, files and updater specs."""
     from prompt_toolkit.completion import Completer, Completion
@@ -127,8 +151,11 @@ def make_completer(shell: Shell) -> Any:
             words = text.split()
             current = "" if not words or text.endswith((" ", "\t")) else words[-1]
             done = words if not current else words[:-1]
+            # a command name is always followed by its arguments: insert the space too
+            # (`init` then `3` would otherwise read `init3`)
+            after = " " if not done or (done == ["kvcli"]) else ""
             for candidate in candidates(shell, done, current):
-                yield Completion(candidate, start_position=-len(_tail(current)))
+                yield Completion(candidate + after, start_position=-len(_tail(current)), display=candidate)
 
     return ShellCompleter()
 
@@ -156,7 +183,7 @@ def candidates(shell: Shell, done: list[str], current: str) -> list[str]:
     """What may follow the words ``done`` when the word being typed is ``current``."""
     from kvcli.cli import completion, table
 
-    names = shell.command_names + [*EXIT_WORDS]
+    names = sorted([*shell.command_names, *EXIT_WORDS, "clear"])
     if done and done[0] == "kvcli":
         done = done[1:]
     if not done:
@@ -223,7 +250,7 @@ def argument_hint(shell: Shell, text: str) -> str:
 
 def run_script(shell: Shell, lines: Iterable[str], keep_going: bool = False, source: str = "stdin") -> int:
     """Run script lines; stops at the first failing line unless ``keep_going``. Returns the
-    number of failed lines."""
+    number of failed lines (``exit N`` ends the script: see :attr:`Shell.exit_code`)."""
     failures = 0
     for number, line in enumerate(lines, 1):
         if not shell.execute(line):
@@ -250,17 +277,17 @@ def run_shell(
     script: Optional[Path] = None,
     keep_going: bool = False,
 ) -> int:
-    """Read and run lines until Ctrl-D or ``exit``; returns the number of failed script lines
-    (0 for an interactive shell). ``input``/``output_`` are for tests."""
+    """Read and run lines until Ctrl-D or ``exit``; returns the shell's exit code: N of
+    ``exit N``, else 1 when a script line failed, else 0. ``input``/``output_`` are for tests."""
     shell = Shell(session, json_output=json_output)
     if script is not None and str(script) != "-":
         try:
             lines = Path(script).expanduser().read_text().splitlines()
         except OSError as error:
             raise KVCliError(f"cannot read the script {script}: {error.strerror}") from None
-        return run_script(shell, lines, keep_going, source=str(script))
+        return _code(shell, run_script(shell, lines, keep_going, source=str(script)))
     if script is not None or (input is None and not sys.stdin.isatty()):  # a pipe: no prompt
-        return run_script(shell, sys.stdin, keep_going)
+        return _code(shell, run_script(shell, sys.stdin, keep_going))
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
@@ -289,4 +316,10 @@ def run_shell(
             break
         if not shell.execute(line):
             break
-    return 0
+    return _code(shell, 0)
+
+
+def _code(shell: Shell, failures: int) -> int:
+    if shell.exit_code is not None:
+        return shell.exit_code
+    return output.EXIT_USER_ERROR if failures else 0

@@ -121,7 +121,7 @@ def run_viz(
     from kvcli.errors import SymbolError
     from kvcli.symbol.fold import prepare
     from kvcli.symbol.plan import build_plan
-    from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
+    from kvcli.symbol.render import FORMATS, drawn_nodes, plan_to_digraph, write
 
     rank = rankdir.upper()
     if layout_timeout <= 0:
@@ -140,6 +140,9 @@ def run_viz(
 
         target = Path(tempfile.mkdtemp(prefix="kvcli-viz-")) / (stem + ".html")
     suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else target.suffix.lower())
+    if suffix not in (*FORMATS, ".html"):  # before any work; the viewer's .html is a format too
+        raise SymbolError(f"{target}: unknown output format '{suffix or '(none)'}'; "
+                          f"use one of {', '.join((*FORMATS[:4], '.html'))}")
     graph = _load_graph(file, shape, allow_unknown_ops)
     reduced = bool(collapse or depth is not None or focus_on is not None)
     if suffix not in (".dot", ".gv") and not reduced:
@@ -216,7 +219,11 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
     if open_browser:
         import webbrowser
 
-        webbrowser.open(target.resolve().as_uri())
+        if not webbrowser.open(target.resolve().as_uri()):
+            from kvcli.errors import SymbolError
+
+            raise SymbolError(f"no web browser was found to open {target}: open that file yourself, "
+                              "or name a browser in BROWSER")
     return target
 
 

@@ -317,6 +317,9 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
                   kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS")),
         in_shell=False, passthrough=True,
+        # MXNet's tools/launch.py reads -s as its servers; here -s is --session, which launch has no use for
+        extra={"no_session": "launch runs no session, and -s is --session: for S key servers write --servers S "
+                             "(MXNet's launch.py -s S)"},
     ),
     Command(
         "viz", "kvcli.cli.symbol_cmds:run_viz",

@@ -14,6 +14,8 @@ on a multi-node cluster the script (and kvcli) must be present on every node.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 from typing import Any, Callable, Sequence
 
@@ -37,13 +39,53 @@ class WorkerProcess:
         """Call ``function(*args)`` in this worker and return its result."""
         return function(*args)
 
-    def run_command(self, command: list[str], cwd: str | None) -> int:
-        """Run ``command`` as a child process; its output goes to the launcher's terminal."""
+    def run_command(self, command: list[str], cwd: str | None, stdout_to_stderr: bool = False) -> int:
+        """Run ``command`` as a child process; its output goes to the launcher's terminal
+        (its stdout to the launcher's stderr with ``stdout_to_stderr``)."""
         env = {**os.environ, **self.env}
+        out = 2 if stdout_to_stderr else None  # this actor's stderr, which Ray forwards to the launcher's
         try:
-            return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, check=False).returncode
+            return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                  check=False).returncode
         except OSError as error:
             raise DistributedError(f"rank {self.rank}: cannot run {command[0]!r}: {error}") from None
+
+
+def check_command(command: Sequence[str], cwd: str) -> None:
+    """Refuse a command whose program, or whose Python script, does not exist here, before
+    anything starts (a worker would say so only after Ray and the group had started)."""
+    program = command[0]
+    if os.sep in program:
+        path = os.path.join(cwd, program)
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program) is not None
+    if not found:
+        raise StoreError(f"cannot run {program!r}: no such program" + ("" if os.sep in program else " on PATH"))
+    if not re.fullmatch(r"python[0-9.]*", os.path.basename(program)):
+        return
+    script = _python_script(command[1:])
+    if script is not None and not os.path.isfile(os.path.join(cwd, script)):
+        raise StoreError(f"{program}: no script {script!r} in {cwd}")
+
+
+def _python_script(words: Sequence[str]) -> str | None:
+    """The script a ``python`` command line runs (None for ``-c``, ``-m`` or stdin)."""
+    words = list(words)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("-c", "-m", "-") or word.startswith(("-c", "-m")):
+            return None
+        if word in ("-W", "-X"):  # options whose value is the next word
+            index += 2
+            continue
+        if word == "--":
+            return words[index + 1] if index + 1 < len(words) else None
+        if not word.startswith("-"):
+            return word
+        index += 1
+    return None
 
 
 def launch(
@@ -60,6 +102,7 @@ def launch(
     return_exceptions: bool = False,
     server_resources: dict[str, float] | None = None,
     worker_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
+    stdout_to_stderr: bool = False,
 ) -> list[Any]:
     """Run ``target`` on ``num_workers`` ranks against ``num_servers`` servers; wait for all.
 
@@ -79,6 +122,8 @@ def launch(
         server_resources: Ray custom resources the servers need (places them on the nodes
             started with ``ray start --resources='{"NAME": 1}'``).
         worker_resources: the same for the workers: one dict for every rank, or one per rank.
+        stdout_to_stderr: for commands, send their standard output to the launcher's stderr
+            (``kvcli --json launch`` keeps its stdout for its one JSON line).
 
     Returns:
         Per rank, in rank order: the function's result, or the command's exit code.
@@ -93,6 +138,7 @@ def launch(
         command = [str(part) for part in target]  # type: ignore[union-attr]
         if not command:
             raise StoreError("launch needs a command to run, e.g. kvcli launch -n 2 -- python train.py")
+        check_command(command, cwd or os.getcwd())
     if worker_resources is None or isinstance(worker_resources, dict):
         per_rank = [worker_resources] * num_workers
     else:
@@ -124,7 +170,7 @@ def launch(
             )
             workers.append(worker)
             if is_command:
-                refs[worker.run_command.remote(command, cwd or os.getcwd())] = rank
+                refs[worker.run_command.remote(command, cwd or os.getcwd(), stdout_to_stderr)] = rank
             else:
                 refs[worker.run_function.remote(target, tuple(args))] = rank
         results: list[Any] = [None] * num_workers
@@ -175,4 +221,4 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-__all__ = ["WorkerProcess", "launch"]
+__all__ = ["WorkerProcess", "check_command", "launch"]

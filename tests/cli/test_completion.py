@@ -53,7 +53,23 @@ def test_bash_completes_commands_options_sessions_and_keys(kv: Runner) -> None:
     assert bash_complete(kv, "kvcli -s exp1 pull ") == ["x"]
     assert bash_complete(kv, "kvcli --type dist") == ["dist_sync", "dist_async"]
     assert bash_complete(kv, "kvcli sessions delete e") == ["exp1"]
-    assert bash_complete(kv, "kvcli set-updater sg") == ["sgd:lr="]
+    assert bash_complete(kv, "kvcli set-updater sg") == ["sgd:", "sgld:"]
+
+
+def test_bash_offers_every_optimizer_and_never_a_lone_open_spec(kv: Runner) -> None:
+    # a lone candidate gets a space after it from bash: `adam:lr= ` was inserted so
+    every = bash_complete(kv, "kvcli set-updater ")
+    assert {"nag:", "rmsprop:", "adadelta:", "ftrl:", "lamb:", "sgd:", "adam:", "assign", "scale-add:"} <= set(every)
+    assert len(every) >= 20
+    assert bash_complete(kv, "kvcli set-updater ad") == ["adam:", "adamax:", "adagrad:", "adadelta:"]
+    rms = bash_complete(kv, "kvcli set-updater rms")  # one optimizer: its arguments, no space after ':'
+    assert "rmsprop:centered=" in rms and len(rms) > 1
+    assert bash_complete(kv, "kvcli set-updater adam:l") == ["adam:lr=", "adam:lazy_update="]
+    assert bash_complete(kv, "kvcli set-updater adam:lr=0.1,beta1") == ["adam:lr=0.1,beta1=", "adam:lr=0.1,beta1=0.9"]
+    assert bash_complete(kv, "kvcli set-updater sc") == ["scale-add:", "scale-add:1"]
+    for line in ("kvcli set-updater ", "kvcli set-updater n", "kvcli set-updater rmsprop:c", "kvcli set-updater s"):
+        found = bash_complete(kv, line)
+        assert len(found) != 1 or not found[0].endswith((":", "=")), (line, found)
 
 
 def test_zsh_and_fish_answer_too(kv: Runner) -> None:
@@ -82,7 +98,8 @@ def test_shell_completes_files_updaters_and_keys(shell: Shell, tmp_path: Path, m
     assert candidates(shell, ["init", "k"], "@") == ["models/", "w.npy"]  # .npy values and folders
     assert candidates(shell, ["pull", "k", "-o"], "") == ["models/", "notes.txt", "w.npy"]
     assert candidates(shell, ["viz"], "models/") == ["models/net.json"]  # viz's FILE completes files too
-    assert candidates(shell, ["set-updater"], "s") == ["sum", "scale-add:", "sgd:lr="]
+    assert candidates(shell, ["set-updater"], "s") == ["sum", "scale-add:", "sgd:", "signum:", "sgld:"]
+    assert candidates(shell, ["set-updater"], "adam:lr=0.1,eps") == ["eps=", "eps=1e-08"]  # the last argument
     assert candidates(shell, ["pull"], "w") == ["w1", "w2"]
     assert candidates(shell, ["push"], "w1,") == ["w2"]
     assert candidates(shell, ["push", "w1"], "on") == ["ones("]

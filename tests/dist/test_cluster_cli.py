@@ -182,6 +182,7 @@ def test_without_a_cluster_a_dist_command_says_in_one_line_how_to_start_one(tmp_
     done = kvcli(tmp_path, "--type", "dist_sync", "init", "w", "ones(3)")
     assert done.returncode == 0, done.stderr
     hints = [line for line in done.stderr.splitlines() if "kvcli cluster up" in line]
-    assert hints == ["no Ray cluster is running for this home: this command starts and stops one of its own (~10 s); "
-                     "`kvcli cluster up` keeps one running, which commands join in under a second"]
+    from kvcli.cli.commands import RAY_START_NOTE
+
+    assert hints == [RAY_START_NOTE]
     assert not (tmp_path / "kept").exists()  # a private runtime keeps nothing

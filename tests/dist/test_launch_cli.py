@@ -72,3 +72,48 @@ def test_example_two_workers_converge_to_one_worker(ray_cluster, monkeypatch):
     assert np.array_equal(two, one)
     _, _, w_true = example.make_data()
     assert np.abs(two - w_true).max() < 0.05
+
+
+def test_readme_launch_block_runs_the_worker_example(tmp_path):
+    # the README's dist blocks are skipped by tests/cli/test_readme.py and run here, as written
+    from tests.cli.test_readme import REPO, readme_blocks, run_block
+
+    blocks = [b for b in readme_blocks() if b.kind == "dist"]
+    assert blocks and all("kvcli launch" in b.body for b in blocks)
+    for block in blocks:
+        result = run_block(block, REPO, tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "2 workers: w = [" in result.stdout  # rank 0's line, once: the job ran once
+        assert result.stdout.count("workers: w =") == 1
+
+
+def test_json_launch_to_a_pipe_is_json_without_ray_decorations(tmp_path):
+    from tests.runner import run_kvcli
+
+    result = run_kvcli("--json", "launch", "-n", "2", "--", sys.executable, "-c", "print('hello from a rank')",
+                       home=tmp_path, cwd=tmp_path, timeout=140)
+    assert result.returncode == 0, result.stderr
+    # stdout is the one JSON line; the workers' output went to stderr
+    assert json.loads(result.stdout) == {"num_workers": 2, "servers": 1, "exit_codes": [0, 0], "failed_ranks": []}
+    assert sum("hello from a rank" in line for line in result.stderr.splitlines()) == 2
+    assert "\x1b[" not in result.stdout + result.stderr  # no colour codes in a pipe
+    assert "Token authentication is enabled" not in result.stderr
+
+
+def test_a_one_shot_dist_command_without_a_cluster_shows_ray_starting(tmp_path):
+    # on a terminal: the one-line note naming `kvcli cluster up`, then a spinner whose seconds
+    # count up while Ray starts (it took 16-27 s on a busy 2-core machine, said to be ~10 s)
+    pexpect = pytest.importorskip("pexpect")
+    from tests.runner import KVCLI, kvcli_env
+
+    env = kvcli_env(tmp_path, TERM="xterm", KVCLI_DIST_IDLE="0")
+    env.pop("NO_COLOR")
+    child = pexpect.spawn(str(KVCLI), ["--type", "dist_sync", "init", "k", "ones(3)"], env=env,
+                          encoding="utf-8", timeout=140, dimensions=(40, 250))
+    child.expect("this command starts a Ray runtime of its own")
+    child.expect("`kvcli cluster up` keeps one running")
+    child.expect(r"starting a Ray runtime for this command \(5 to 30 s[^)]*\)\S* \S*[2-9] s")  # counting
+    child.expect("initialised key k")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

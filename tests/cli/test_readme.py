@@ -1,0 +1,96 @@
+"""Every ``bash`` and ``python`` code block of README.md runs as written, in a fresh home and
+an empty folder, so the README cannot drift from the program.
+
+A block that cannot run here is marked in README.md by an HTML comment on the line before
+it (invisible on GitHub), and is skipped with that reason:
+
+- ``<!-- readme-test: skip REASON -->``: never run here (``make test`` would run itself);
+- ``<!-- readme-test: dist REASON -->``: needs Ray; run by ``tests/dist/test_launch_cli.py``;
+- ``<!-- readme-test: files NAME=REPO_PATH ... -->``: run, with these repository files copied
+  in under the names the block uses (a model file of the reader's own).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.runner import kvcli_env
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+BLOCK = re.compile(r"(?:<!-- readme-test: (?P<mark>[^>]*?) -->\n)?```(?P<lang>bash|python)\n(?P<body>.*?)^```",
+                   re.S | re.M)
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int
+    lang: str
+    body: str
+    mark: str
+
+    @property
+    def kind(self) -> str:
+        return self.mark.split(" ", 1)[0] if self.mark else ""
+
+    @property
+    def reason(self) -> str:
+        return self.mark.split(" ", 1)[1] if " " in self.mark else ""
+
+
+def readme_blocks(text: str | None = None) -> list[Block]:
+    """The ``bash`` and ``python`` blocks of README.md, with their marks."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    return [Block(text.count("\n", 0, m.start("lang")) + 1, m["lang"], m["body"], m["mark"] or "")
+            for m in BLOCK.finditer(text)]
+
+
+def run_block(block: Block, folder: Path, home: Path, env_extra: dict[str, str] | None = None,
+              timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run ``block`` in ``folder`` (its working directory) with ``home`` as KVCLI_HOME."""
+    for pair in block.reason.split() if block.kind == "files" else ():
+        name, _, source = pair.partition("=")
+        shutil.copy(REPO / source, folder / name)
+    env = kvcli_env(home, **(env_extra or {}))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # kvcli and python of this venv
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    command = ["bash", "-e", "-o", "pipefail", "-c", block.body] if block.lang == "bash" else [sys.executable, "-c", block.body]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+BLOCKS = readme_blocks()
+
+
+def test_the_readme_has_blocks_and_every_mark_is_known() -> None:
+    assert len(BLOCKS) >= 8
+    assert {b.kind for b in BLOCKS} <= {"", "skip", "dist", "files"}
+    assert all(b.reason for b in BLOCKS if b.kind), "a mark says why"
+
+
+def test_a_mark_is_read() -> None:
+    text = "x\n<!-- readme-test: skip it needs a GPU -->\n```bash\nfalse\n```\n```python\nprint(1)\n```\n"
+    first, second = readme_blocks(text)
+    assert (first.kind, first.reason, first.line, first.body) == ("skip", "it needs a GPU", 3, "false\n")
+    assert (second.kind, second.lang) == ("", "python")
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"{b.lang}-line{b.line}" for b in BLOCKS])
+def test_readme_block_runs(block: Block, tmp_path: Path) -> None:
+    if block.kind in ("skip", "dist"):
+        pytest.skip(f"README.md line {block.line}: {block.reason}")
+    folder, home = tmp_path / "cwd", tmp_path / "home"
+    folder.mkdir()
+    home.mkdir()
+    # BROWSER=true: `viz --open` hands its page to a browser that exists and returns at once
+    result = run_block(block, folder, home, {"BROWSER": "true"})
+    assert result.returncode == 0, f"README.md line {block.line}:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    assert "Traceback" not in result.stderr
