@@ -7,7 +7,6 @@ graphviz and rich are imported inside the commands so ``kvcli --help`` stays fas
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, TypeVar
 
@@ -24,13 +23,16 @@ F = TypeVar("F", bound=Callable[..., None])
 
 def _gc_paused(command: F) -> F:
     """Run ``command`` with the cyclic GC paused (a graph is many small acyclic objects: a
-    node, its shapes, its table row), and restored after — so a ``kvcli shell`` keeps it."""
+    node, its shapes, its table row), and restored after — so a ``kvcli shell`` keeps it;
+    SIGTERM and SIGHUP interrupt it as Ctrl-C does."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> None:
         from kvcli.symbol.graph import paused_gc
+        from kvcli.symbol.layout import signals_as_interrupt
 
-        with paused_gc():
+        # SIGTERM/SIGHUP end the command like Ctrl-C: dot stopped, no .part file left
+        with paused_gc(), signals_as_interrupt():
             command(*args, **kwargs)
 
     return run  # type: ignore[return-value]
@@ -39,9 +41,10 @@ def _gc_paused(command: F) -> F:
 def _load_graph(file: Path, shape: Optional[List[str]], allow_unknown_ops: bool) -> "Graph":
     from kvcli.symbol.graph import load_file, load_json
     from kvcli.symbol.shapespec import parse_shape_specs
+    from kvcli.symbol.source import read_source
 
     parse_shape_specs(shape or [], source=str(file))  # a bad --shape fails before reading
-    graph = load_json(sys.stdin.buffer.read(), source="<stdin>") if str(file) == "-" else load_file(file)
+    graph = load_json(read_source("-"), source="<stdin>") if str(file) == "-" else load_file(file)
     if not allow_unknown_ops:
         _refuse_unknown_ops(file, graph)
     return graph
@@ -51,12 +54,14 @@ def _refuse_unknown_ops(file: Path, graph: "Graph") -> None:
     from kvcli.errors import SymbolError
     from kvcli.symbol.catalog import unknown_operators
 
+    from kvcli.symbol.plan import cut
+
     unknown = unknown_operators(graph)
     if unknown:
         op, names = next(iter(unknown.items()))
         more = f" (and {len(unknown) - 1} more unknown ops)" if len(unknown) > 1 else ""
         raise SymbolError(
-            f"{file}: unknown operator {op!r} at node {names[0]!r}{more} is not an MXNet operator; "
+            f"{file}: unknown operator {cut(op)!r} at node {cut(names[0])!r}{more} is not an MXNet operator; "
             "fix the file, or pass --allow-unknown-ops to draw it with unknown shapes"
         )
 
@@ -78,20 +83,23 @@ def _warn_incomplete(file: Path, result: "ShapeResult", shape: Optional[List[str
     """One line per kind of incompleteness; with ``--strict`` the first one is an error."""
     from kvcli.cli import output
     from kvcli.errors import ShapeInferenceError
+    from kvcli.symbol.plan import cut
     from kvcli.symbol.shapespec import _inputs_text
 
-    notes = []
+    notes = []  # names, ops and problems are cut (a 50 MB name is not echoed whole)
     if result.unknown_ops:
-        ops_text = ", ".join(f"{op} ('{names[0]}'{' ...' if len(names) > 1 else ''})"
-                             for op, names in sorted(result.unknown_ops.items()))
+        ops_text = ", ".join(f"{cut(op)} ('{cut(names[0])}'{' ...' if len(names) > 1 else ''})"
+                             for op, names in sorted(result.unknown_ops.items())[:5])
+        if len(result.unknown_ops) > 5:
+            ops_text += f" and {len(result.unknown_ops) - 5:,} more"
         notes.append(f"{file}: unknown operator {ops_text}: its shapes are shown as unknown and "
                      "parameter totals are lower bounds")
     for index, problem in list(result.problems.items())[:3]:
         node = result.graph.nodes[index]
-        notes.append(f"{file}: cannot infer shapes at '{node.name}' ({node.op}): {problem}")
+        notes.append(f"{file}: cannot infer shapes at '{cut(node.name)}' ({cut(node.op)}): {cut(problem)}")
     if not shape and not result.complete and not result.unknown_ops and not result.problems:
         notes.append(f"{file}: some shapes are unknown; give input shapes with --shape "
-                     f"(inputs: {_inputs_text(result.graph)})")
+                     f"(inputs: {cut(_inputs_text(result.graph))})")
     if strict and notes:
         raise ShapeInferenceError(notes[0] + " (--strict)")
     for note in notes:

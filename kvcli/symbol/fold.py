@@ -21,7 +21,7 @@ from collections import deque
 from typing import Hashable, Optional, Sequence
 
 from kvcli.errors import SymbolError
-from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, wrap
+from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, cut, wrapped_name
 from kvcli.symbol import ops
 
 #: A name pattern must repeat at least this often to be folded.
@@ -131,7 +131,7 @@ def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
         keys.append(key)
     unused = [p for p, n in hits.items() if n == 0]
     if unused:
-        raise SymbolError(f"--collapse {unused[0]!r} matches no drawn node; "
+        raise SymbolError(f"--collapse {cut(unused[0])!r} matches no drawn node; "
                           "patterns are globs on node names, e.g. 'stage3_*'")
     out = merge(plan, keys, "pattern")
     out.notes.append(f"collapsed {', '.join(patterns)}: {len(plan.nodes):,} -> {len(out.nodes):,} nodes")
@@ -164,9 +164,9 @@ def focus(plan: Plan, name: str, radius: int) -> Plan:
     start = [i for i, n in enumerate(plan.nodes) if n.name == name]
     if not start:
         want = name.strip().lower()
-        close = [n.name for n in plan.nodes if want and want in n.name.lower()][:3]
+        close = [cut(n.name) for n in plan.nodes if want and want in n.name.lower()][:3]
         hint = f"; similar: {', '.join(close)}" if close else ""
-        raise SymbolError(f"--focus {name!r}: no drawn node has that name{hint}")
+        raise SymbolError(f"--focus {cut(name)!r}: no drawn node has that name{hint}")
     adj: list[list[int]] = [[] for _ in plan.nodes]
     for e in plan.edges:
         adj[e.head].append(e.tail)
@@ -187,7 +187,7 @@ def focus(plan: Plan, name: str, radius: int) -> Plan:
     edges = [DrawEdge(new_index[e.head], new_index[e.tail], e.label) for e in plan.edges
              if e.head in new_index and e.tail in new_index]
     notes = plan.notes + [f"showing {len(nodes):,} of {len(plan.nodes):,} nodes within {radius} "
-                          f"edges of {name!r}"]
+                          f"edges of {cut(name)!r}"]
     return Plan(plan.graph, plan.shapes, nodes, edges, notes)
 
 
@@ -233,17 +233,17 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     if all(m.op == OUTPUT_OP for m in members):  # output-shape labels: names, count, shape
         shapes = {m.label.rsplit("\n", 1)[-1] for m in members}
         shape_text = shapes.pop() if len(shapes) == 1 else "(shapes differ)"
-        label = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{len(members)} outputs)\n{shape_text}"
+        label = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{len(members)} outputs)\n{shape_text}"
         return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
                         name=names[0], op=OUTPUT_OP, fold=how)
     count = len(graph_members)
     group = str(key[1]) if isinstance(key, tuple) and len(key) > 1 else None  # the glob or name prefix
     if how == "pattern" and group is not None:
-        span = f"{wrap(group)} (×{count})"
+        span = f"{wrapped_name(group)} (×{count})"
     elif how == "depth" and group is not None:
-        span = f"{wrap(group)}_* (×{count})"
+        span = f"{wrapped_name(group)}_* (×{count})"
     else:
-        span = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{count})"
+        span = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{count})"
     op_set = {m.op for m in members}
     op = op_set.pop() if len(op_set) == 1 else "(mixed)"
     fills = {m.fill for m in members}

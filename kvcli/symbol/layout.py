@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Optional
+from contextlib import contextmanager
+from typing import IO, Any, Iterator, Optional
 
 from kvcli.errors import SymbolError
 
@@ -27,6 +29,32 @@ WIDTH_LIMIT = 40
 BOUND_NODES = 1000
 #: Default --layout-timeout (seconds).
 DEFAULT_TIMEOUT = 60.0
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` like Ctrl-C does.
+
+    Their default action ends Python at once: ``dot`` would run on as an orphan and a
+    ``.part`` file stay behind. As an exception they go through the same clean-up as
+    Ctrl-C (:func:`run_dot` stops ``dot`` and removes its temporary file). Only the main
+    thread can install handlers; elsewhere the block runs unchanged. Previous handlers
+    come back after the block.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def too_costly(nodes: int, edges: int, width: int) -> bool:

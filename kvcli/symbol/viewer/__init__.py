@@ -16,6 +16,8 @@ were written by :func:`kvcli.symbol.render.dot_quote` (never HTML-like labels).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -23,7 +25,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from kvcli.symbol.fold import MIN_REPEAT, _templates
-from kvcli.symbol.plan import OUTPUT_OP, Plan
+from kvcli.symbol.plan import OUTPUT_OP, Plan, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
 
@@ -136,7 +138,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         nodes_out.append(item)
     draws = []
     for draw in plan.nodes:
-        entry: dict[str, Any] = {"label": draw.label, "name": draw.name, "op": draw.op,
+        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "op": cut(draw.op),
                                  "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
                                  "fill": draw.fill, "shape": draw.shape}
         if draw.small:
@@ -144,7 +146,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         if draw.fold:
             entry["fold"] = draw.fold
         draws.append(entry)
-    rows = [{"name": short_name(layer.name), "op": layer.op,
+    rows = [{"name": short_name(layer.name), "op": short_name(layer.op),
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
              + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
              "params": layer.params, "aux": layer.aux,
@@ -154,7 +156,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
-                    "outputs": {k: format_shape(v) for k, v in summary.outputs.items()}},
+                    "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
     }
 
@@ -176,7 +178,7 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
         if hit is not None:
             found.setdefault(hit[0], []).append(d)
     total = len(plan.nodes)
-    out = [{"name": k, "draws": v} for k, v in found.items() if MIN_REPEAT - 1 <= len(v) < total]
+    out = [{"name": cut(k), "draws": v} for k, v in found.items() if MIN_REPEAT - 1 <= len(v) < total]
     out.sort(key=lambda g: (-len(g["draws"]), g["name"]))
     return out[:MAX_GROUPS]
 
@@ -191,16 +193,24 @@ def build_html(plan: Plan, summary: Summary, svg: str, title: str,
     """
     data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir)
     data["title"] = title
+    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{_asset('viewer.js')}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        # no network: the page may load nothing, not even an image or a font
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp(script)}\">\n"
         f"<title>{html.escape(title)} — kvcli viz</title>\n<style>{_asset('viewer.css')}</style>\n"
         "</head><body>\n"
         f"<div id=\"graph-svg\" hidden>{_svg_body(svg)}</div>\n"
         f"<script type=\"application/json\" id=\"kvcli-data\">{_json_script(data)}</script>\n"
-        f"<script>/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}</script>\n"
-        f"<script>{_asset('viewer.js')}</script>\n"
+        f"<script>{script}</script>\n"
         "</body></html>\n"
     )
+
+
+def csp(script: str) -> str:
+    """The page's Content-Security-Policy: no network of any kind (not an image, a font or a
+    form submission), and no script runs but ``script`` itself (allowed by its SHA-256), so
+    text from a model can never become code. Inline styles stay allowed (they cannot run code
+    or, with no network, send anything)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+            "img-src data: blob:; form-action 'none'; base-uri 'none'")
