@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
 
     from kvcli.symbol.graph import Graph
+    from kvcli.symbol.params import ParamsCheck
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
 
@@ -112,7 +113,8 @@ def run_viz(
     title: Optional[str] = None, rankdir: str = "tb", show_weights: bool = False, full: bool = False,
     collapse: Optional[List[str]] = None, depth: Optional[int] = None, focus_on: Optional[str] = None,
     radius: int = 2, layout_timeout: float = 60.0, open_browser: bool = False, fmt: Optional[str] = None,
-    dtype: Optional[List[str]] = None, max_nodes: int = 20000, strict: bool = False, allow_unknown_ops: bool = False,
+    dtype: Optional[List[str]] = None, max_nodes: int = 20000, params: Optional[Path] = None, strict: bool = False,
+    allow_unknown_ops: bool = False,
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
@@ -155,6 +157,7 @@ def run_viz(
                               "PATTERN, --depth N), write a .dot file (-o x.dot) or raise --max-nodes")
     result = _infer(graph, shape)
     _warn_incomplete(file, result, shape, strict)
+    check = _check_params(result, params, strict)
     any_shape = any(s is not None for outs in result.outputs for s in outs)
     types = _dtypes(graph, dtype) if dtype else None
     plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
@@ -177,7 +180,7 @@ def run_viz(
                           bounded=bounded, svg_ids=html)
     if html:
         written = _write_html(plan, base, result, types, dot, target, title or stem, layout_timeout,
-                              open_browser, rank)
+                              open_browser, rank, check)
     else:
         shrunk: list[str] = []
         written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None, notes=shrunk)
@@ -186,8 +189,11 @@ def run_viz(
     if to_stdout:
         return
     if options.json:
-        output.print_json({"file": str(file), "output": str(written), "format": written.suffix[1:],
-                           "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape})
+        done = {"file": str(file), "output": str(written), "format": written.suffix[1:],
+                "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape}
+        if check is not None:
+            done["params"] = check.to_dict()
+        output.print_json(done)
     else:
         boxes = plan.drawn_boxes
         drawn = f"{count:,} nodes" + (f", drawn as {boxes:,}" if boxes != count else "")
@@ -196,7 +202,7 @@ def run_viz(
 
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, open_browser: bool,
-                rankdir: str) -> Path:
+                rankdir: str, check: Optional["ParamsCheck"] = None) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically)."""
     import os
     import tempfile
@@ -206,7 +212,7 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
     from kvcli.symbol.viewer import build_html
 
     svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
-    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir)
+    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -225,6 +231,23 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
     return target
 
 
+def _check_params(result: "ShapeResult", params: Optional[Path], strict: bool) -> Optional["ParamsCheck"]:
+    """``--params FILE``: load it and check it against the graph; each problem is a warning
+    (with ``--strict``, the first one is an error), or one note says all matched."""
+    if params is None:
+        return None
+    from kvcli.cli import output
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.params import check_params, load_params
+
+    check = check_params(result, load_params(params), str(params))
+    if strict and not check.ok:
+        raise SymbolError(check.lines()[0] + " (--strict)")
+    for line in check.lines():
+        output.print_note(("warning: " if not check.ok else "") + line)
+    return check
+
+
 def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
     """``--dtype NAME=TYPE`` values, inferred to every node's output dtype."""
     from kvcli.errors import SymbolError
@@ -240,8 +263,8 @@ def _dtypes(graph: "Graph", specs: List[str]) -> List[Optional[str]]:
 
 
 @_gc_paused
-def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, strict: bool = False,
-                allow_unknown_ops: bool = False) -> None:
+def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, params: Optional[Path] = None,
+                strict: bool = False, allow_unknown_ops: bool = False) -> None:
     """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
 
     Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled
@@ -254,8 +277,12 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, str
 
     graph, result = _load(file, shape, allow_unknown_ops)
     _warn_incomplete(file, result, shape, strict)
+    check = _check_params(result, params, strict)  # --params: one line per problem, on stderr
     summary = summarize(result)
     if options.json:
-        output.print_json(summary.to_dict())
+        report = summary.to_dict()
+        if check is not None:
+            report["params_check"] = check.to_dict()
+        output.print_json(report)
         return
     print_table(summary, output.stdout_console(), title=f"{file.name}: {len(graph.nodes):,} nodes")

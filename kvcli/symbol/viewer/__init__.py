@@ -20,9 +20,10 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
 from importlib import resources
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kvcli.symbol.fold import MIN_REPEAT, _templates
 from kvcli.symbol.plan import OUTPUT_OP, Plan, cut
@@ -34,6 +35,9 @@ MAX_MEMBERS = 200
 #: Most collapsible groups offered in the side bar (largest first).
 MAX_GROUPS = 300
 _SEP = re.compile(r"[_/.:-]")
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvcli.symbol.params import ParamsCheck
 
 
 def _asset(name: str) -> str:
@@ -90,11 +94,13 @@ def base_data(plan: Plan, base: Plan) -> dict[str, Any]:
 
 
 def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None,
-              base: Optional[Plan] = None, rankdir: str = "TB") -> dict[str, Any]:
+              base: Optional[Plan] = None, rankdir: str = "TB",
+              params: Optional["ParamsCheck"] = None) -> dict[str, Any]:
     """The JSON the viewer reads: draw nodes, every graph node's details, the unfolded
     drawing (:func:`base_data`), groups, summary.
 
     ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
+    ``params`` (``--params``) adds each tensor's statistics and the check's problems.
     """
     if base is None:
         if any(draw.fold for draw in plan.nodes):
@@ -151,7 +157,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
              + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
              "params": layer.params, "aux": layer.aux,
              "unknown": bool(layer.unknown_params)} for layer in summary.layers]
-    return {
+    out = {
         "draws": draws, "nodes": nodes_out, "groups": groups(plan),
         "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
@@ -159,6 +165,19 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
                     "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
     }
+    if params is not None:
+        out["params"] = params_data(params)
+    return out
+
+
+def params_data(check: "ParamsCheck") -> dict[str, Any]:
+    """What the page shows of a ``--params`` file: per tensor its statistics, the problems by name."""
+    from kvcli.symbol.params import tensor_stats
+
+    return {"file": os.path.basename(check.source), "ok": check.ok, "matched": check.matched,
+            "expected": check.expected, "lines": check.lines()[:50],
+            "problems": {p.name: p.text for p in check.problems},
+            "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}
 
 
 def groups(plan: Plan) -> list[dict[str, Any]]:
@@ -185,13 +204,13 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
 
 def build_html(plan: Plan, summary: Summary, svg: str, title: str,
                dtypes: Optional[list[Optional[str]]] = None, base: Optional[Plan] = None,
-               rankdir: str = "TB") -> str:
+               rankdir: str = "TB", params: Optional["ParamsCheck"] = None) -> str:
     """The whole page as one string (write it with UTF-8).
 
     ``base`` is the plan before folding (see :func:`node_data`); ``rankdir`` the direction
     ``svg`` was laid out in, which expanded views keep.
     """
-    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir)
+    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params)
     data["title"] = title
     script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{_asset('viewer.js')}"
     return (

@@ -57,6 +57,18 @@
   side.appendChild(tabs);
   side.appendChild(el("div", {id: "totals"},
     "Learnable parameters: " + data.summary.params + " · Auxiliary states: " + data.summary.aux));
+  var P = data.params;  // --params: statistics per tensor, problems by name (absent without it)
+  if (P) {
+    var check = el("div", {id: "params-check", "class": P.ok ? "ok" : "bad"},
+      P.ok ? "Weights " + P.file + ": all " + P.matched.toLocaleString("en-US") + " match the graph's shapes"
+           : "Weights " + P.file + ": " + Object.keys(P.problems).length + " problem(s)");
+    if (!P.ok) {
+      var ul = el("ul");
+      P.lines.forEach(function (line) { ul.appendChild(el("li", null, line)); });
+      check.appendChild(ul);
+    }
+    side.appendChild(check);
+  }
   [panel, groupsBox, summaryBox].forEach(function (x) { side.appendChild(x); });
   panel.appendChild(el("p", null, "Click a node to see its details."));
   document.body.appendChild(bar);
@@ -266,6 +278,45 @@
       row(t, "params", first.params.toLocaleString("en-US")); row(t, "aux", first.aux.toLocaleString("en-US"));
     }
     panel.appendChild(t);
+    if (!P) return;
+    var names = first.op === "null" ? [first.name] : (first.weights || []).map(function (x) { return x[0]; });
+    names.forEach(function (name) { if (P.tensors[name] || P.problems[name]) panel.appendChild(tensorBox(name)); });
+  }
+  function fmt(x) {
+    if (x === null || x === undefined) return "–";
+    var a = Math.abs(x);
+    return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(3) : String(+x.toPrecision(5));
+  }
+  function tensorBox(name) {  // one tensor of --params: check, shape, dtype, statistics, histogram, first values
+    var st = P.tensors[name], box_ = el("div", {"class": "tensor", "data-name": name});
+    box_.appendChild(el("h3", null, name));
+    if (P.problems[name]) box_.appendChild(el("p", {"class": "problem"}, P.problems[name]));
+    if (!st) return box_;
+    var t = el("table", {"class": "stats"});
+    row(t, "shape", st.shape + " " + st.dtype);
+    if (st.min !== undefined) {
+      row(t, "min / max", fmt(st.min) + " / " + fmt(st.max));
+      row(t, "mean / std", fmt(st.mean) + " / " + fmt(st.std));
+    }
+    if (st.zeros !== undefined) row(t, "zeros", (st.zeros * 100).toFixed(st.zeros > 0 && st.zeros < 0.001 ? 3 : 1) + " %");
+    if (st.nonfinite) row(t, "NaN / inf", st.nonfinite.toLocaleString("en-US"));
+    row(t, "first", st.first.map(fmt).join(", ") + (st.size > st.first.length ? ", …" : ""));
+    box_.appendChild(t);
+    if (st.hist) box_.appendChild(histogram(st));
+    return box_;
+  }
+  function histogram(st) {
+    var W = 300, H = 56, n = st.hist.length, top = Math.max.apply(null, st.hist) || 1;
+    var h = document.createElementNS(NS, "svg");
+    h.setAttribute("class", "hist"); h.setAttribute("viewBox", "0 0 " + W + " " + (H + 14));
+    h.setAttribute("width", W); h.setAttribute("height", H + 14);
+    st.hist.forEach(function (c, i) {
+      var bh = c ? Math.max(1, c / top * H) : 0;
+      h.appendChild(svgEl("rect", {x: i * W / n + 0.5, y: H - bh, width: Math.max(1, W / n - 1), height: bh, "class": "bar"}));
+    });
+    h.appendChild(svgEl("text", {x: 0, y: H + 12, "font-size": 10, "class": "axis"}, fmt(st.min)));
+    h.appendChild(svgEl("text", {x: W, y: H + 12, "font-size": 10, "text-anchor": "end", "class": "axis"}, fmt(st.max)));
+    return h;
   }
   function select(key) {
     if (selected && els[selected]) els[selected].classList.remove("selected");
