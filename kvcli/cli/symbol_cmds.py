@@ -126,9 +126,11 @@ def run_viz(
     """
     from kvcli.cli import output
     from kvcli.errors import SymbolError
-    from kvcli.symbol.fold import prepare
-    from kvcli.symbol.plan import build_plan
-    from kvcli.symbol.render import drawn_nodes, plan_to_digraph, write
+    from kvcli.errors import LayoutTimeoutError
+    from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
+    from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_SECONDS
+    from kvcli.symbol.plan import build_plan, counts_text
+    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, write
 
     rank = rankdir.upper()
     if layout_timeout <= 0:
@@ -162,42 +164,59 @@ def run_viz(
     types = _dtypes(graph, dtype) if dtype else None
     plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
                       readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
-    count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
     base = plan  # before folding: the HTML viewer expands folds into it
-    if suffix not in (".dot", ".gv"):
-        plan, bounded = prepare(plan, full=full, collapse=collapse or (), depth=depth,
-                                focus_on=focus_on, radius=radius)
-        if len(plan.nodes) > max_nodes:
+    html = suffix == ".html" or open_browser
+    plan = apply_options(plan, collapse or (), depth, focus_on, radius)
+    count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
+
+    def draw(plan: "Plan", bounded: bool, timeout: float) -> Path:
+        dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                              bounded=bounded, svg_ids=html)
+        if html:
+            return _write_html(plan, base, result, types, dot, target, title or stem, timeout,
+                               open_browser, rank, check)
+        shrunk: list[str] = []
+        path = write(dot, target, timeout=timeout, fmt=fmt.lower() if fmt else None, notes=shrunk)
+        for note in shrunk:
+            output.print_note(note)
+        return path
+
+    written: Optional[Path] = None
+    if suffix in (".dot", ".gv") or full or not may_be_slow(plan):
+        bounded = False  # .dot is never laid out; small graphs take dot about a second
+    else:
+        # Decide by what the layout really costs: try the exact one for a few seconds, fold
+        # only if it takes longer (or is certain to: thousands of boxes).
+        tried: Optional[float] = None
+        if plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes) and dot_program() is not None:
+            tried = min(TRIAL_SECONDS, layout_timeout)
+            try:
+                written = draw(plan, False, tried)
+            except LayoutTimeoutError:
+                pass
+        if written is None:
+            plan, bounded = fold_for_layout(plan, tried)
+    if written is None:
+        if suffix not in (".dot", ".gv") and len(plan.nodes) > max_nodes:
             raise SymbolError(f"{file}: {len(plan.nodes):,} nodes to draw is more than --max-nodes {max_nodes:,}; "
                               "graphviz would take very long. Write a .dot file (-o x.dot) or raise --max-nodes")
+        for note in plan.notes:
+            output.print_note(note)
+        written = draw(plan, bounded, layout_timeout)
     else:
-        plan, bounded = prepare(plan, full=True, collapse=collapse or (), depth=depth,
-                                focus_on=focus_on, radius=radius)
-    for note in plan.notes:
-        output.print_note(note)
-    html = suffix == ".html" or open_browser
-    dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
-                          bounded=bounded, svg_ids=html)
-    if html:
-        written = _write_html(plan, base, result, types, dot, target, title or stem, layout_timeout,
-                              open_browser, rank, check)
-    else:
-        shrunk: list[str] = []
-        written = write(dot, target, timeout=layout_timeout, fmt=fmt.lower() if fmt else None, notes=shrunk)
-        for note in shrunk:
+        for note in plan.notes:
             output.print_note(note)
     if to_stdout:
         return
     if options.json:
         done = {"file": str(file), "output": str(written), "format": written.suffix[1:],
-                "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape}
+                "file_nodes": len(graph.nodes), "nodes": count, "drawn": plan.drawn_boxes, "shapes": any_shape}
         if check is not None:
             done["params"] = check.to_dict()
         output.print_json(done)
     else:
-        boxes = plan.drawn_boxes
-        drawn = f"{count:,} nodes" + (f", drawn as {boxes:,}" if boxes != count else "")
-        output.stdout_console().print(f"wrote {written} ({drawn})")
+        counts = counts_text(len(graph.nodes), len(graph.nodes) - base.drawn_members, count, plan.drawn_boxes)
+        output.stdout_console().print(f"wrote {written} ({counts})")
 
 
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[List[Optional[str]]],

@@ -82,6 +82,16 @@ class Plan:
         return sum(1 for n in self.nodes if n.members)
 
 
+def counts_text(in_file: int, hidden: int, drawn: int, boxes: int) -> str:
+    """The counts of a drawing, each said once: ``6,084 nodes in the file (15 weights hidden):
+    6,069 drawn as 49 boxes``. ``hidden``: weights not drawn; ``drawn``: graph nodes the
+    picture stands for; ``boxes``: what it draws (a fold is one box; output labels not counted)."""
+    if in_file == drawn == boxes:
+        return f"{in_file:,} nodes"
+    text = f"{in_file:,} nodes in the file" + (f" ({hidden:,} weights hidden)" if hidden else "")
+    return text + f": {drawn:,} drawn" + (f" as {boxes:,} boxes" if boxes != drawn else "")
+
+
 def looks_like_weight(name: str) -> bool:
     """True for names plot_network hides by default (``*_weight``, ``*_bias``, ...)."""
     return name.endswith(WEIGHT_SUFFIXES)

@@ -20,13 +20,14 @@ import base64
 import hashlib
 import html
 import json
+import math
 import os
 import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional
 
 from kvcli.symbol.fold import MIN_REPEAT, _templates
-from kvcli.symbol.plan import OUTPUT_OP, Plan, cut
+from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
 
@@ -114,6 +115,18 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
     def shape_text(i: int, k: int) -> str:
         return format_shape(shapes.entry(i, k)) if shapes is not None else "?"
 
+    # a weight shared by several nodes (an unrolled RNN's steps) is counted once, at its
+    # first user; the others say what they share and where it is counted
+    owner: dict[int, int] = {}
+    for i, node in enumerate(graph.nodes):
+        for src, _, _ in node.inputs:
+            if roles.get(src) in (PARAM, AUX):
+                owner.setdefault(src, i)
+
+    def size(src: int) -> Optional[int]:
+        shape = shapes.entry(src, 0) if shapes is not None else None
+        return math.prod(shape) if shape is not None else None
+
     nodes_out = []
     for i, node in enumerate(graph.nodes):
         item: dict[str, Any] = {"name": node.name, "op": node.op, "d": draw_of.get(i, -1)}
@@ -134,6 +147,10 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["in"] = ins
             if weights:
                 item["weights"] = weights
+            shared = [[graph.nodes[src].name, size(src), graph.nodes[owner[src]].name]
+                      for src, _, _ in node.inputs if roles.get(src) in (PARAM, AUX) and owner.get(src, i) != i]
+            if shared:
+                item["shared"] = shared
             n_out = len(shapes.outputs[i]) if shapes is not None else 1
             item["out"] = [shape_text(i, k) for k in range(n_out)]
             layer = layer_of.get(i)
@@ -164,6 +181,8 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
                     "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
+        "counts": counts_text(len(graph.nodes), len(graph.nodes) - base.drawn_members, plan.drawn_members,
+                              plan.drawn_boxes),
     }
     if params is not None:
         out["params"] = params_data(params)

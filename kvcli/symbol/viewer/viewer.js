@@ -57,6 +57,7 @@
   side.appendChild(tabs);
   side.appendChild(el("div", {id: "totals"},
     "Learnable parameters: " + data.summary.params + " · Auxiliary states: " + data.summary.aux));
+  side.appendChild(el("div", {id: "counts"}, data.counts));
   var P = data.params;  // --params: statistics per tensor, problems by name (absent without it)
   if (P) {
     var check = el("div", {id: "params-check", "class": P.ok ? "ok" : "bad"},
@@ -275,7 +276,17 @@
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
     (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]); });
     if (first.params !== undefined) {
-      row(t, "params", first.params.toLocaleString("en-US")); row(t, "aux", first.aux.toLocaleString("en-US"));
+      var shared = 0, owners = {};
+      (first.shared || []).forEach(function (x) { shared += x[1] || 0; owners[x[2]] = true; });
+      var where = Object.keys(owners).join(", ");
+      if (first.shared) {  // weights shared with earlier nodes: counted there, shown here
+        row(t, "params", (first.params ? first.params.toLocaleString("en-US") + " + " : "") +
+            shared.toLocaleString("en-US") + " shared with " + where + " (counted there)");
+        first.shared.forEach(function (x) { row(t, "shared", x[0] + (x[1] === null ? "" : " (" + x[1].toLocaleString("en-US") + ")")); });
+      } else {
+        row(t, "params", first.params.toLocaleString("en-US"));
+      }
+      row(t, "aux", first.aux.toLocaleString("en-US"));
     }
     panel.appendChild(t);
     if (!P) return;
