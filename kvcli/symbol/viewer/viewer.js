@@ -472,8 +472,8 @@
       if (at >= 0 && at !== shownAt && !evt.shiftKey) go(at); else step(evt.shiftKey ? -1 : 1);
     } else if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
       evt.preventDefault(); fresh(); highlight(evt.key === "ArrowDown" ? 1 : -1);
-    } else if (evt.key === "Escape") {
-      results.hidden = true; search.blur();
+    } else if (evt.key === "Escape") {  // the list closes; the query stays (Chrome would clear it)
+      evt.preventDefault(); results.hidden = true; search.blur();
     }
   });
   search.addEventListener("input", function () { runSearch(); last = search.value; });
