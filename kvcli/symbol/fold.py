@@ -35,9 +35,16 @@ def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
 
 
+#: Longer names never fold or group (no model names its repeated blocks so; splitting a
+#: 50 MB name into its parts would cost seconds and gigabytes for nothing).
+MAX_FOLD_NAME = 1000
+_TWO_PARTS = re.compile(r"[^_/.:-][_/.:-]+[^_/.:-]")
+
+
 def _foldable(name: str) -> bool:
     """Names with at least two parts carry block/step numbers; ``activation965`` is a counter."""
-    return sum(1 for part in _SEP.split(name) if part) >= 2 and _RUN.search(name) is not None
+    return (len(name) <= MAX_FOLD_NAME and _TWO_PARTS.search(name) is not None
+            and _RUN.search(name) is not None)
 
 
 def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
@@ -231,7 +238,7 @@ def collapse_depth(plan: Plan, depth: int) -> Plan:
         raise SymbolError(f"--depth {depth}: use a positive number of name parts, e.g. --depth 2")
     keys: list[Optional[Hashable]] = []
     for node in plan.nodes:
-        parts = [p for p in _SEP.split(node.name) if p]
+        parts = [p for p in _SEP.split(node.name) if p] if len(node.name) <= MAX_FOLD_NAME else [node.name]
         grouped = len(parts) > depth and node.op != OUTPUT_OP
         keys.append(("depth", "_".join(parts[:depth])) if grouped else None)
     sizes: dict[Hashable, int] = {}

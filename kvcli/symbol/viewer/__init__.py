@@ -26,7 +26,7 @@ import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional
 
-from kvcli.symbol.fold import MIN_REPEAT, _templates
+from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, _templates
 from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
@@ -204,7 +204,7 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
     (``stage3_unit*_conv1``); each has at least two members and is not the whole graph."""
     found: dict[str, list[int]] = {}
     for d, node in enumerate(plan.nodes):
-        if node.op == OUTPUT_OP:
+        if node.op == OUTPUT_OP or len(node.name) > MAX_FOLD_NAME:
             continue
         parts = [p for p in _SEP.split(node.name) if p]
         for depth in (1, 2):
