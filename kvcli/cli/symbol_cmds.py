@@ -263,7 +263,7 @@ def _check_params(result: "ShapeResult", params: Optional[Path], strict: bool) -
     if strict and not check.ok:
         raise SymbolError(check.lines()[0] + " (--strict)")
     for line in check.lines():
-        output.print_note(("warning: " if not check.ok else "") + line)
+        output.print_note(("warning: " if not check.ok or check.unchecked else "") + line)
     return check
 
 

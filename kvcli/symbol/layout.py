@@ -119,13 +119,14 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
     that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
     """
     tmp: Optional[str] = None
-    if target is not None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
-        os.close(fd)
-    cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+    proc: "Optional[subprocess.Popen[bytes]]" = None
     show = sys.stderr.isatty() if spinner is None else spinner
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    try:  # from the temporary file on: an interrupt anywhere stops dot and removes it
+        if target is not None:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+            os.close(fd)
+        cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
         if show:
             with _Spinner(sys.stderr, what):
@@ -137,7 +138,7 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
         raise LayoutTimeoutError(
             f"{target or 'output'}: graphviz took longer than --layout-timeout {timeout:g} s; "
             "draw less (--collapse PATTERN, --depth N, --focus NODE) or raise --layout-timeout") from None
-    except BaseException:  # KeyboardInterrupt included: stop dot, leave nothing behind
+    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included: leave nothing behind
         _kill(proc, tmp)
         raise
     if proc.returncode != 0:
@@ -157,9 +158,10 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
     return out
 
 
-def _kill(proc: "subprocess.Popen[bytes]", tmp: Optional[str]) -> None:
-    proc.kill()
-    proc.wait()
+def _kill(proc: "Optional[subprocess.Popen[bytes]]", tmp: Optional[str]) -> None:
+    if proc is not None:
+        proc.kill()
+        proc.wait()
     _remove(tmp)
 
 

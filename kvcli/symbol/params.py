@@ -56,6 +56,7 @@ class ParamsCheck:
     expected: int  # parameters + auxiliary states the graph has
     matched: int
     problems: list[Problem] = field(default_factory=list)
+    unchecked: int = 0  # present, but the graph's shape is unknown (no --shape given)
 
     @property
     def ok(self) -> bool:
@@ -63,12 +64,16 @@ class ParamsCheck:
 
     def lines(self) -> list[str]:
         """One line per problem, or one line saying everything matched."""
-        if self.ok:
-            return [f"{self.source}: all {self.matched:,} parameters and auxiliary states match the graph's shapes"]
-        return [f"{self.source}: {p.text}" for p in self.problems]
+        lines = [f"{self.source}: {p.text}" for p in self.problems]
+        if self.unchecked:
+            lines.append(f"{self.source}: {self.unchecked:,} of {self.expected:,} arrays not checked: their shapes "
+                         "are unknown; give input shapes with --shape")
+        if self.ok and not self.unchecked:
+            lines.append(f"{self.source}: all {self.matched:,} parameters and auxiliary states match the graph's shapes")
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.source, "expected": self.expected, "matched": self.matched,
+        return {"file": self.source, "expected": self.expected, "matched": self.matched, "unchecked": self.unchecked,
                 "arrays": len(self.tensors),
                 "problems": [{"kind": p.kind, "name": p.name, "text": p.text} for p in self.problems]}
 
@@ -111,7 +116,7 @@ def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -
         else:
             others.setdefault(name, role)
     problems: list[Problem] = []
-    matched = 0
+    matched = unchecked = 0
     for name, (role, shape) in wanted.items():
         what = "parameter" if role == PARAM else "auxiliary state"
         tensor = tensors.get(name)
@@ -120,7 +125,9 @@ def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -
             problems.append(Problem("missing", name, f"missing {what} {cut(name)!r}{need}"))
             continue
         bad = False
-        if shape is not None and tuple(tensor.value.shape) != tuple(shape):
+        if shape is None:
+            unchecked += 1
+        elif tuple(tensor.value.shape) != tuple(shape):
             problems.append(Problem("shape", name, f"{cut(tensor.key)!r} is {format_shape(tensor.value.shape)}; "
                                                    f"the graph needs {format_shape(shape)}"))
             bad = True
@@ -129,7 +136,7 @@ def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -
                                                   f"{'parameter' if tensor.kind == PARAM else 'auxiliary state'}; "
                                                   f"the graph uses it as a{'n' if role == AUX else ''} {what}"))
             bad = True
-        matched += not bad
+        matched += not bad and shape is not None
     for name, tensor in tensors.items():
         if name in wanted:
             continue
@@ -138,7 +145,8 @@ def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -
                else "not in the graph")
         problems.append(Problem("extra", name, f"extra array {cut(tensor.key)!r} "
                                                f"({format_shape(tensor.value.shape)}): {why}"))
-    return ParamsCheck(source=source, tensors=tensors, expected=len(wanted), matched=matched, problems=problems)
+    return ParamsCheck(source=source, tensors=tensors, expected=len(wanted), matched=matched, problems=problems,
+                       unchecked=unchecked)
 
 
 def _num(x: float) -> Optional[float]:

@@ -194,6 +194,7 @@ def params_data(check: "ParamsCheck") -> dict[str, Any]:
     from kvcli.symbol.params import tensor_stats
 
     return {"file": os.path.basename(check.source), "ok": check.ok, "matched": check.matched,
+            "unchecked": check.unchecked,
             "expected": check.expected, "lines": check.lines()[:50],
             "problems": {p.name: p.text for p in check.problems},
             "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}

@@ -60,10 +60,11 @@
   side.appendChild(el("div", {id: "counts"}, data.counts));
   var P = data.params;  // --params: statistics per tensor, problems by name (absent without it)
   if (P) {
-    var check = el("div", {id: "params-check", "class": P.ok ? "ok" : "bad"},
-      P.ok ? "Weights " + P.file + ": all " + P.matched.toLocaleString("en-US") + " match the graph's shapes"
-           : "Weights " + P.file + ": " + Object.keys(P.problems).length + " problem(s)");
-    if (!P.ok) {
+    var check = el("div", {id: "params-check", "class": P.ok && !P.unchecked ? "ok" : "bad"},
+      P.ok && !P.unchecked ? "Weights " + P.file + ": all " + P.matched.toLocaleString("en-US") + " match the graph's shapes"
+           : "Weights " + P.file + ": " + Object.keys(P.problems).length + " problem(s)" +
+             (P.unchecked ? ", " + P.unchecked + " not checked (shapes unknown)" : ""));
+    if (!P.ok || P.unchecked) {
       var ul = el("ul");
       P.lines.forEach(function (line) { ul.appendChild(el("li", null, line)); });
       check.appendChild(ul);
