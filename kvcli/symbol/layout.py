@@ -63,6 +63,37 @@ def signals_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+@contextmanager
+def _held_interrupts() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block act when it ends.
+
+    Starting ``dot`` is the one moment an interrupt could leave it running: the child
+    exists before ``Popen`` returns it. Held until then, the interrupt finds the process
+    known and stops it. (Main thread only; elsewhere the block runs unchanged.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def hold(signum: int, _frame: Any) -> None:
+        pending.append(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, hold) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if pending:
+            handler = previous[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)  # raises KeyboardInterrupt, as it would have
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), pending[0])
+
+
 def too_costly(nodes: int, edges: int, width: int) -> bool:
     """Whether the exact layout of a graph this size would take ``dot`` more than seconds."""
     return nodes + edges > COST_LIMIT or width > WIDTH_LIMIT
@@ -126,7 +157,8 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
             os.close(fd)
         cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with _held_interrupts():
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
         if show:
             with _Spinner(sys.stderr, what):
