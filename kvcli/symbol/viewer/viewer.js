@@ -132,14 +132,16 @@
   var miniUrl = null;
   function drawMini() {
     var k = MINI / Math.max(home.w, home.h);
-    var mw = Math.max(24, Math.round(home.w * k)), mh = Math.max(24, Math.round(home.h * k));
+    // a long thin graph gets a thicker overview, stretched (the view rectangle maps the same way)
+    var mw = Math.max(48, Math.round(home.w * k)), mh = Math.max(48, Math.round(home.h * k));
     // serialised with the whole drawing in view, then the live view put back (no layout between)
     var view = svg.getAttribute("viewBox");
     svg.setAttribute("viewBox", home.x + " " + home.y + " " + home.w + " " + home.h);
     svg.setAttribute("width", mw); svg.setAttribute("height", mh);
+    svg.setAttribute("preserveAspectRatio", "none");
     if (!svg.getAttribute("xmlns")) svg.setAttribute("xmlns", NS);
     var text = new XMLSerializer().serializeToString(svg);
-    svg.removeAttribute("width"); svg.removeAttribute("height");
+    svg.removeAttribute("width"); svg.removeAttribute("height"); svg.removeAttribute("preserveAspectRatio");
     if (view) svg.setAttribute("viewBox", view);
     if (miniUrl) URL.revokeObjectURL(miniUrl);
     miniUrl = URL.createObjectURL(new Blob([text], {type: "image/svg+xml"}));
