@@ -128,8 +128,8 @@ def run_viz(
     from kvcli.errors import SymbolError
     from kvcli.errors import LayoutTimeoutError
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
-    from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_SECONDS
-    from kvcli.symbol.plan import build_plan, counts_text
+    from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
+    from kvcli.symbol.plan import build_plan, counts_text, rank_width
     from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, write
 
     rank = rankdir.upper()
@@ -188,7 +188,9 @@ def run_viz(
         # Decide by what the layout really costs: try the exact one for a few seconds, fold
         # only if it takes longer (or is certain to: thousands of boxes).
         tried: Optional[float] = None
-        if plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes) and dot_program() is not None:
+        worth_trying = (plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes)
+                        and len(plan.nodes) * rank_width(plan) <= TRIAL_MAX_WIDTH_COST)
+        if worth_trying and dot_program() is not None:
             tried = min(TRIAL_SECONDS, layout_timeout)
             try:
                 written = draw(plan, False, tried)

@@ -35,6 +35,10 @@ DEFAULT_TIMEOUT = 60.0
 TRIAL_SECONDS = 5.0
 #: Above this many boxes the exact layout is not tried (hundreds of seconds at least).
 TRIAL_MAX_BOXES = 4000
+#: Nor when boxes x widest rank is above this: crossing minimisation over wide ranks is what
+#: takes dot minutes (measured: the OCR LSTM, 793 x 31 = 24,583, over 60 s; DenseNet-201,
+#: 709 x 1, 1 s of CPU; the char-LSTM, 6,198 x 264, hours).
+TRIAL_MAX_WIDTH_COST = 20_000
 
 
 @contextmanager
