@@ -2,9 +2,11 @@
 
     .venv/bin/python docs/screenshots.py
 
-* ``docs/viewer.png``: ResNet-50 (tests/data/sample_models), a search hit centred, its details in the side panel.
-* ``docs/viewer-expanded.png``: the char-LSTM (6,069 nodes, drawn folded), the fold
-  ``t0_l0_i2h … t128_l0_i2h (×129)`` expanded in place, one member found by search.
+* ``docs/viewer.png``: ResNet-50 (tests/data/sample_models): the search's result list, the third hit centred
+  and its details in the side panel, the overview in the corner.
+* ``docs/viewer-expanded.png``: the char-LSTM (6,069 nodes, drawn folded): a search for
+  ``t2_l0_i2h`` opens the fold ``t0_l0_i2h … t128_l0_i2h (×129)`` in place and selects that
+  member (its weights shared with ``t0_l0_i2h``).
 """
 
 from __future__ import annotations
@@ -42,21 +44,18 @@ def main() -> None:
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
-        def show(path: Path, query: str) -> None:
+        def show(path: Path, *keys: str) -> None:
             driver.get(path.as_uri())
             while driver.execute_script("return document.body.getAttribute('data-ready')") != "1":
                 time.sleep(0.02)
             box = driver.find_element(By.ID, "search")
-            box.send_keys(query, Keys.ENTER)
+            box.send_keys(*keys)
 
-        show(page("mxnet_v1.3_resnet50_attrs.json", "data=1,3,224,224", out=tmp / "resnet.html"), "stage3_unit2_conv2")
+        show(page("mxnet_v1.3_resnet50_attrs.json", "data=1,3,224,224", out=tmp / "resnet.html"),
+             "unit2_conv", Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)
         driver.save_screenshot(str(REPO / "docs" / "viewer.png"))
         show(page("mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json", "data/*=32", "l*_init_*=32,512",
-                  out=tmp / "char.html"), "t0_l0_i2h")
-        driver.find_element(By.ID, "expand").click()
-        box = driver.find_element(By.ID, "search")
-        box.clear()
-        box.send_keys("t2_l0_i2h", Keys.ENTER)
+                  out=tmp / "char.html"), "t2_l0_i2h", Keys.ENTER, Keys.ESCAPE)
         driver.save_screenshot(str(REPO / "docs" / "viewer-expanded.png"))
     finally:
         driver.quit()

@@ -83,7 +83,7 @@ MAX_ELEMENTS = _declare(Variable("KVCLI_MAX_ELEMENTS", "int", 1 << 27,
                                  "largest value (elements) the value language, `-`, `@file` and `@fifo` build "
                                  "or read (default 2**27 = 134,217,728)", low=1, high=1 << 62))
 STREAM_TIMEOUT = _declare(Variable("KVCLI_STREAM_TIMEOUT", "float", 30.0,
-                                   "seconds a pipe or FIFO may stay silent while a value is read (default 30)",
+                                   "seconds a pipe or FIFO may stay silent while a value or a symbol file is read (default 30)",
                                    low=0.001, high=86400.0))
 
 # ---------------------------------------------------------------------- pictures

@@ -132,5 +132,9 @@ class ShapeInferenceError(SymbolError):
     """Shapes given or inferred for a graph conflict."""
 
 
+class LayoutTimeoutError(SymbolError):
+    """graphviz's ``dot`` took longer than allowed (``--layout-timeout``, or a trial's budget)."""
+
+
 class GraphvizMissingError(SymbolError):
     """graphviz's ``dot`` program is not installed (the .dot source was written instead)."""

@@ -161,6 +161,10 @@ MODEL_ARG = Arg("file", "FILE", "MXNet symbol JSON file (any version, 0.8 to 1.9
 SHAPE = Opt(("--shape",), "shape", "Input shape NAME=D1,D2,... (repeatable; NAME may be a glob such as 'l*_init_*'). "
             "Without it, __shape__ hints stored in the file are used.", multiple=True, metavar="NAME=D1,D2,...")
 STRICT = Opt(("--strict",), "strict", "Exit 1 if an op is unknown or shapes are incomplete.", kind="flag")
+PARAMS = Opt(("--params",), "params", "MXNet .params file of the model (e.g. MODEL-0000.params): every parameter and "
+             "auxiliary state is checked against the inferred shapes (a missing, extra or wrong-shaped array is named "
+             "in one line each); the HTML viewer shows each tensor's statistics.", kind="path", metavar="FILE",
+             complete="file")
 ALLOW_UNKNOWN = Opt(("--allow-unknown-ops",), "allow_unknown_ops", "Accept ops that are not MXNet operators (custom "
                     "plugin builds): they are drawn with unknown shapes and totals become lower bounds. Without it such "
                     "a file is refused.", kind="flag")
@@ -358,7 +362,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   multiple=True, metavar="NAME=TYPE"),
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
                   ".dot output is never limited.", kind="int", low=1, default=20000),
-              STRICT, ALLOW_UNKNOWN),
+              PARAMS, STRICT, ALLOW_UNKNOWN),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
@@ -369,7 +373,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, STRICT, ALLOW_UNKNOWN),
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, STRICT, ALLOW_UNKNOWN),
     ),
 )
 

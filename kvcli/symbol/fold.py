@@ -21,7 +21,7 @@ from collections import deque
 from typing import Hashable, Optional, Sequence
 
 from kvcli.errors import SymbolError
-from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, wrap
+from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, cut, wrapped_name
 from kvcli.symbol import ops
 
 #: A name pattern must repeat at least this often to be folded.
@@ -35,9 +35,16 @@ def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _NATURAL.split(name))
 
 
+#: Longer names never fold or group (no model names its repeated blocks so; splitting a
+#: 50 MB name into its parts would cost seconds and gigabytes for nothing).
+MAX_FOLD_NAME = 1000
+_TWO_PARTS = re.compile(r"[^_/.:-][_/.:-]+[^_/.:-]")
+
+
 def _foldable(name: str) -> bool:
     """Names with at least two parts carry block/step numbers; ``activation965`` is a counter."""
-    return sum(1 for part in _SEP.split(name) if part) >= 2 and _RUN.search(name) is not None
+    return (len(name) <= MAX_FOLD_NAME and _TWO_PARTS.search(name) is not None
+            and _RUN.search(name) is not None)
 
 
 def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
@@ -100,6 +107,7 @@ def fold_repeats(plan: Plan) -> Plan:
         if key is not None:
             sizes[key] = sizes.get(key, 0) + 1
     final: list[Optional[Hashable]] = [k if k is not None and sizes[k] >= MIN_REPEAT else None for k in keys]
+    final = _truthful(plan, final, sizes)
     # The output-shape labels of folded heads fold too (129 per-step outputs: one label).
     outs: list[Optional[Hashable]] = [None] * len(plan.nodes)
     for i, node in enumerate(plan.nodes):
@@ -110,10 +118,95 @@ def fold_repeats(plan: Plan) -> Plan:
         if key is not None and sizes[key] >= MIN_REPEAT:
             final[i] = key
     folded = merge(plan, final, "repeat")
-    before, after = len(plan.nodes), len(folded.nodes)
-    if after < before:
-        folded.notes.append(f"folded repeated blocks: {before:,} -> {after:,} nodes")
+    if folded.drawn_boxes < plan.drawn_boxes:
+        folded.notes.append(f"folded repeated blocks: {plan.drawn_members:,} nodes drawn as {folded.drawn_boxes:,} boxes")
     return folded
+
+
+def _truthful(plan: Plan, keys: list[Optional[Hashable]], sizes: dict[Hashable, int]) -> list[Optional[Hashable]]:
+    """``keys`` without the folds that would draw a wrong picture.
+
+    Folding merges nodes; an edge between two folds then stands for many edges. That stays
+    true when the folds are steps of one repeated cell: any cycle the folds form (the
+    recurrence of an unrolled RNN, a dense block's layers) runs through folds of the same
+    number of members. A cycle through folds of different sizes, or through a node that is
+    not folded (DenseNet's stem and transitions merged into "conv0 … conv3 (×4)" and
+    "pool0 … pool4 (×5)"), says that blocks feed blocks they do not feed: the smallest folds
+    on such a cycle are undone, round after round, until no such cycle is left.
+    """
+    keys = list(keys)
+    for _ in range(len(plan.nodes)):  # each round undoes at least one fold
+        unit = [("one", i) if k is None else k for i, k in enumerate(keys)]
+        ids: dict[Hashable, int] = {}
+        for u in unit:
+            ids.setdefault(u, len(ids))
+        succ: list[set[int]] = [set() for _ in ids]
+        for e in plan.edges:
+            a, b = ids[unit[e.tail]], ids[unit[e.head]]
+            if a != b:
+                succ[a].add(b)
+        bad: set[Hashable] = set()
+        single = {ids[u] for u, k in zip(unit, keys) if k is None}
+        by_id = list(ids)
+        for component in _cycles(succ):
+            folds = [by_id[c] for c in component if c not in single]
+            if folds and (len({sizes[k] for k in folds}) > 1 or len(folds) < len(component)):
+                # undo the smallest folds first: they are the ones spanning blocks (a
+                # network's few transitions), while a block's many layers form its cells
+                least = min(sizes[k] for k in folds)
+                bad.update(k for k in folds if sizes[k] == least)
+        if not bad:
+            return keys
+        keys = [None if k in bad else k for k in keys]
+    return keys
+
+
+def _cycles(succ: list[set[int]]) -> list[list[int]]:
+    """Strongly connected components of more than one vertex (Tarjan's, without recursion)."""
+    index: list[int] = [-1] * len(succ)
+    low = [0] * len(succ)
+    on_stack = [False] * len(succ)
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(len(succ)):
+        if index[root] >= 0:
+            continue
+        work = [(root, iter(succ[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, children = work[-1]
+            advanced = False
+            for w in children:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, iter(succ[w])))
+                    advanced = True
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    out.append(component)
+    return out
 
 
 def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
@@ -131,10 +224,11 @@ def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
         keys.append(key)
     unused = [p for p, n in hits.items() if n == 0]
     if unused:
-        raise SymbolError(f"--collapse {unused[0]!r} matches no drawn node; "
+        raise SymbolError(f"--collapse {cut(unused[0])!r} matches no drawn node; "
                           "patterns are globs on node names, e.g. 'stage3_*'")
     out = merge(plan, keys, "pattern")
-    out.notes.append(f"collapsed {', '.join(patterns)}: {len(plan.nodes):,} -> {len(out.nodes):,} nodes")
+    out.notes.append(f"collapsed {', '.join(cut(p) for p in patterns)}: {plan.drawn_members:,} nodes drawn as "
+                     f"{out.drawn_boxes:,} boxes")
     return out
 
 
@@ -144,7 +238,7 @@ def collapse_depth(plan: Plan, depth: int) -> Plan:
         raise SymbolError(f"--depth {depth}: use a positive number of name parts, e.g. --depth 2")
     keys: list[Optional[Hashable]] = []
     for node in plan.nodes:
-        parts = [p for p in _SEP.split(node.name) if p]
+        parts = [p for p in _SEP.split(node.name) if p] if len(node.name) <= MAX_FOLD_NAME else [node.name]
         grouped = len(parts) > depth and node.op != OUTPUT_OP
         keys.append(("depth", "_".join(parts[:depth])) if grouped else None)
     sizes: dict[Hashable, int] = {}
@@ -153,7 +247,8 @@ def collapse_depth(plan: Plan, depth: int) -> Plan:
             sizes[key] = sizes.get(key, 0) + 1
     keys = [k if k is not None and sizes[k] > 1 else None for k in keys]
     out = merge(plan, keys, "depth")
-    out.notes.append(f"grouped by the first {depth} name parts: {len(plan.nodes):,} -> {len(out.nodes):,} nodes")
+    out.notes.append(f"grouped by the first {depth} name parts: {plan.drawn_members:,} nodes drawn as "
+                     f"{out.drawn_boxes:,} boxes")
     return out
 
 
@@ -164,9 +259,9 @@ def focus(plan: Plan, name: str, radius: int) -> Plan:
     start = [i for i, n in enumerate(plan.nodes) if n.name == name]
     if not start:
         want = name.strip().lower()
-        close = [n.name for n in plan.nodes if want and want in n.name.lower()][:3]
+        close = [cut(n.name) for n in plan.nodes if want and want in n.name.lower()][:3]
         hint = f"; similar: {', '.join(close)}" if close else ""
-        raise SymbolError(f"--focus {name!r}: no drawn node has that name{hint}")
+        raise SymbolError(f"--focus {cut(name)!r}: no drawn node has that name{hint}")
     adj: list[list[int]] = [[] for _ in plan.nodes]
     for e in plan.edges:
         adj[e.head].append(e.tail)
@@ -186,9 +281,10 @@ def focus(plan: Plan, name: str, radius: int) -> Plan:
     nodes = [plan.nodes[i] for i in keep]
     edges = [DrawEdge(new_index[e.head], new_index[e.tail], e.label) for e in plan.edges
              if e.head in new_index and e.tail in new_index]
-    notes = plan.notes + [f"showing {len(nodes):,} of {len(plan.nodes):,} nodes within {radius} "
-                          f"edges of {name!r}"]
-    return Plan(plan.graph, plan.shapes, nodes, edges, notes)
+    kept = Plan(plan.graph, plan.shapes, nodes, edges, list(plan.notes))
+    kept.notes.append(f"showing {kept.drawn_members:,} of {plan.drawn_members:,} nodes within {radius} "
+                      f"edges of {cut(name)!r}")
+    return kept
 
 
 def merge(plan: Plan, keys: Sequence[Optional[Hashable]], how: str) -> Plan:
@@ -233,17 +329,17 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     if all(m.op == OUTPUT_OP for m in members):  # output-shape labels: names, count, shape
         shapes = {m.label.rsplit("\n", 1)[-1] for m in members}
         shape_text = shapes.pop() if len(shapes) == 1 else "(shapes differ)"
-        label = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{len(members)} outputs)\n{shape_text}"
+        label = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{len(members)} outputs)\n{shape_text}"
         return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
                         name=names[0], op=OUTPUT_OP, fold=how)
     count = len(graph_members)
     group = str(key[1]) if isinstance(key, tuple) and len(key) > 1 else None  # the glob or name prefix
     if how == "pattern" and group is not None:
-        span = f"{wrap(group)} (×{count})"
+        span = f"{wrapped_name(group)} (×{count})"
     elif how == "depth" and group is not None:
-        span = f"{wrap(group)}_* (×{count})"
+        span = f"{wrapped_name(group)}_* (×{count})"
     else:
-        span = f"{wrap(names[0])} …\n{wrap(names[-1])} (×{count})"
+        span = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{count})"
     op_set = {m.op for m in members}
     op = op_set.pop() if len(op_set) == 1 else "(mixed)"
     fills = {m.fill for m in members}
@@ -257,34 +353,67 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
                     op=op, detail=detail, fold=how)
 
 
-def prepare(plan: Plan, full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
-            focus_on: Optional[str] = None, radius: int = 2) -> tuple[Plan, bool]:
-    """Apply the user's folding options, then fold automatically if the layout would be slow.
-
-    Returns the plan to draw and whether ``dot`` must run with bounded settings. ``full``
-    draws every node exactly (only the explicit options apply). What was done is appended to
-    ``plan.notes`` as one line each.
-    """
-    from kvcli.symbol.layout import BOUND_NODES, too_costly
-    from kvcli.symbol.plan import rank_width
-
+def apply_options(plan: Plan, collapse: Sequence[str] = (), depth: Optional[int] = None,
+                  focus_on: Optional[str] = None, radius: int = 2) -> Plan:
+    """The user's explicit reductions, in order: ``--focus``, ``--collapse``, ``--depth``."""
     if focus_on is not None:
         plan = focus(plan, focus_on, radius)
     if collapse:
         plan = collapse_patterns(plan, collapse)
     if depth is not None:
         plan = collapse_depth(plan, depth)
-    if full:
-        return plan, False
-    width = rank_width(plan)
-    if too_costly(len(plan.nodes), len(plan.edges), width):
-        before = len(plan.nodes)
-        plan = fold_repeats(plan)
-        plan.notes[-1:] = [f"{before:,} nodes (widest rank {width:,}) would take graphviz minutes to lay out: "
-                           f"drew repeated blocks folded ({before:,} -> {len(plan.nodes):,} nodes); "
-                           "--full draws every node"]
-    bounded = too_costly(len(plan.nodes), len(plan.edges), rank_width(plan)) or len(plan.nodes) > BOUND_NODES
+    return plan
+
+
+def may_be_slow(plan: Plan) -> bool:
+    """Whether the exact layout could take ``dot`` long (the size and widest-rank estimate of
+    :func:`kvcli.symbol.layout.too_costly`); below it, ``dot`` always takes about a second."""
+    from kvcli.symbol.layout import too_costly
+    from kvcli.symbol.plan import rank_width
+
+    return too_costly(len(plan.nodes), len(plan.edges), rank_width(plan))
+
+
+def fold_for_layout(plan: Plan, tried: Optional[float] = None) -> tuple[Plan, bool]:
+    """Fold repeated blocks (:func:`fold_repeats`) for a layout that would be slow, and say so.
+
+    ``tried``: the exact layout was tried and took longer than this many seconds (else the
+    size estimate decided). Returns the plan and whether ``dot`` must still run with bounded
+    settings. One note says what was done, counting graph nodes and drawn boxes.
+    """
+    from kvcli.symbol.layout import BOUND_NODES, too_costly
+    from kvcli.symbol.plan import rank_width
+
+    why = (f"the exact layout took graphviz more than {tried:g} s" if tried is not None
+           else f"widest rank {rank_width(plan):,}: the exact layout would take graphviz minutes")
+    notes = list(plan.notes)
+    folded = fold_repeats(plan)
+    did_fold = folded.drawn_boxes < plan.drawn_boxes
+    if not did_fold:
+        folded = plan
+    bounded = too_costly(len(folded.nodes), len(folded.edges), rank_width(folded)) or len(folded.nodes) > BOUND_NODES
+    done = []
+    if did_fold:
+        done.append(f"drew repeated blocks folded into {folded.drawn_boxes:,} boxes")
     if bounded:
-        plan.notes.append(f"{len(plan.nodes):,} nodes: laid out with bounded graphviz settings "
-                          "(straight edges); --full for the exact drawing")
-    return plan, bounded
+        done.append("laid out with bounded graphviz settings (straight edges)")
+    if done:
+        folded = Plan(folded.graph, folded.shapes, folded.nodes, folded.edges,
+                      notes + [f"{plan.drawn_members:,} nodes ({why}): {'; '.join(done)}; --full draws every "
+                               "node exactly"])
+    return folded, bounded
+
+
+def prepare(plan: Plan, full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
+            focus_on: Optional[str] = None, radius: int = 2) -> tuple[Plan, bool]:
+    """Apply the user's folding options, then fold if the size estimate says the layout may be slow.
+
+    Returns the plan to draw and whether ``dot`` must run with bounded settings. ``full``
+    draws every node exactly (only the explicit options apply). What was done is appended to
+    ``plan.notes`` as one line each. (``kvcli viz`` tries the exact layout first and folds only
+    when it really takes long: see :func:`may_be_slow` and :func:`fold_for_layout`.)
+    """
+    plan = apply_options(plan, collapse, depth, focus_on, radius)
+    if full or not may_be_slow(plan):
+        return plan, False
+    return fold_for_layout(plan)

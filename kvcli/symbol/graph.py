@@ -150,16 +150,9 @@ class Graph:
 
 def load_file(path: Union[str, os.PathLike[str]]) -> Graph:
     """Read a symbol JSON file; any problem becomes one :class:`SymbolError` naming the file."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise SymbolError(f"{p}: no such file; give the path of an MXNet '*-symbol.json' file") from None
-    except IsADirectoryError:
-        raise SymbolError(f"{p}: is a folder; give the path of an MXNet '*-symbol.json' file") from None
-    except OSError as error:
-        raise SymbolError(f"{p}: cannot read ({error.strerror})") from None
-    return load_json(data, source=str(p))
+    from kvcli.symbol.source import read_source  # bounded: devices, FIFOs and stalls end in one line
+
+    return load_json(read_source(path), source=str(Path(path)))
 
 
 @contextmanager

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Optional
+from contextlib import contextmanager
+from typing import IO, Any, Iterator, Optional
 
-from kvcli.errors import SymbolError
+from kvcli.errors import LayoutTimeoutError, SymbolError
 
 #: Cost (drawn nodes + edges) above which ``dot`` with default settings takes too long.
 COST_LIMIT = 1500
@@ -27,6 +29,73 @@ WIDTH_LIMIT = 40
 BOUND_NODES = 1000
 #: Default --layout-timeout (seconds).
 DEFAULT_TIMEOUT = 60.0
+#: `kvcli viz` tries the exact layout of a graph the estimate calls costly for this many
+#: seconds before folding it: DenseNet-201 (709 boxes, 1 s of CPU) is then drawn exactly,
+#: the OCR LSTM (793 boxes, over a minute) folded.
+TRIAL_SECONDS = 5.0
+#: Above this many boxes the exact layout is not tried (hundreds of seconds at least).
+TRIAL_MAX_BOXES = 4000
+#: Nor when boxes x widest rank is above this: crossing minimisation over wide ranks is what
+#: takes dot minutes (measured: the OCR LSTM, 793 x 31 = 24,583, over 60 s; DenseNet-201,
+#: 709 x 1, 1 s of CPU; the char-LSTM, 6,198 x 264, hours).
+TRIAL_MAX_WIDTH_COST = 20_000
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` like Ctrl-C does.
+
+    Their default action ends Python at once: ``dot`` would run on as an orphan and a
+    ``.part`` file stay behind. As an exception they go through the same clean-up as
+    Ctrl-C (:func:`run_dot` stops ``dot`` and removes its temporary file). Only the main
+    thread can install handlers; elsewhere the block runs unchanged. Previous handlers
+    come back after the block.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def _held_interrupts() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arriving inside the block act when it ends.
+
+    Starting ``dot`` is the one moment an interrupt could leave it running: the child
+    exists before ``Popen`` returns it. Held until then, the interrupt finds the process
+    known and stops it. (Main thread only; elsewhere the block runs unchanged.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def hold(signum: int, _frame: Any) -> None:
+        pending.append(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, hold) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if pending:
+            handler = previous[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)  # raises KeyboardInterrupt, as it would have
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), pending[0])
 
 
 def too_costly(nodes: int, edges: int, width: int) -> bool:
@@ -85,13 +154,15 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
     that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
     """
     tmp: Optional[str] = None
-    if target is not None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
-        os.close(fd)
-    cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+    proc: "Optional[subprocess.Popen[bytes]]" = None
     show = sys.stderr.isatty() if spinner is None else spinner
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    try:  # from the temporary file on: an interrupt anywhere stops dot and removes it
+        if target is not None:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+            os.close(fd)
+        cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+        with _held_interrupts():
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
         if show:
             with _Spinner(sys.stderr, what):
@@ -100,10 +171,10 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
             out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(proc, tmp)
-        raise SymbolError(
+        raise LayoutTimeoutError(
             f"{target or 'output'}: graphviz took longer than --layout-timeout {timeout:g} s; "
             "draw less (--collapse PATTERN, --depth N, --focus NODE) or raise --layout-timeout") from None
-    except BaseException:  # KeyboardInterrupt included: stop dot, leave nothing behind
+    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included: leave nothing behind
         _kill(proc, tmp)
         raise
     if proc.returncode != 0:
@@ -123,9 +194,10 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
     return out
 
 
-def _kill(proc: "subprocess.Popen[bytes]", tmp: Optional[str]) -> None:
-    proc.kill()
-    proc.wait()
+def _kill(proc: "Optional[subprocess.Popen[bytes]]", tmp: Optional[str]) -> None:
+    if proc is not None:
+        proc.kill()
+        proc.wait()
     _remove(tmp)
 
 

@@ -29,8 +29,12 @@ WEIGHT_SUFFIXES = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_movin
                    "_running_var", "_running_mean")
 #: A label line longer than this is wrapped at ``_``/``/``/``.`` (readable mode only).
 WRAP_AT = 22
+#: plot_network-mode labels longer than this are cut too: graphviz refuses a DOT string of
+#: about 16,000 characters or more, so a longer name would leave nothing drawn at all.
+DOT_STRING_LIMIT = 10_000
 
 _DIGITS = re.compile(r"\d+")
+_BREAK = re.compile(r"(?<=[_/.])")
 
 
 @dataclass
@@ -78,6 +82,16 @@ class Plan:
         return sum(1 for n in self.nodes if n.members)
 
 
+def counts_text(in_file: int, hidden: int, drawn: int, boxes: int) -> str:
+    """The counts of a drawing, each said once: ``6,084 nodes in the file (15 weights hidden):
+    6,069 drawn as 49 boxes``. ``hidden``: weights not drawn; ``drawn``: graph nodes the
+    picture stands for; ``boxes``: what it draws (a fold is one box; output labels not counted)."""
+    if in_file == drawn == boxes:
+        return f"{in_file:,} nodes"
+    text = f"{in_file:,} nodes in the file" + (f" ({hidden:,} weights hidden)" if hidden else "")
+    return text + f": {drawn:,} drawn" + (f" as {boxes:,} boxes" if boxes != drawn else "")
+
+
 def looks_like_weight(name: str) -> bool:
     """True for names plot_network hides by default (``*_weight``, ``*_bias``, ...)."""
     return name.endswith(WEIGHT_SUFFIXES)
@@ -110,45 +124,75 @@ def op_label(node: Node) -> Optional[str]:
     return None
 
 
+def cut(text: str) -> str:
+    """``text`` as drawn: cut in the middle with ``…`` and its length when longer than the
+    summary's :data:`~kvcli.symbol.summary.MAX_NAME` (so labels stay readable, graphviz
+    accepts them, and wrapping them stays cheap)."""
+    from kvcli.symbol.summary import short_name
+
+    return short_name(text)
+
+
+def wrapped_name(name: str) -> str:
+    """``name`` for a label: :func:`cut`, then wrapped (:func:`wrap`), its length on a line of its own."""
+    short = cut(name)
+    if short is name or short == name:
+        return wrap(name)
+    text, _, length = short.rpartition(" (")
+    return f"{wrap(text)}\n({length}"
+
+
+def _cut_lines(label: str) -> str:
+    return "\n".join(cut(line) for line in label.split("\n"))
+
+
 def node_label(node: Node) -> str:
-    """plot_network's label for an operator node (its name for ops it has no label for)."""
+    """plot_network's label for an operator node (its name for ops it has no label for).
+
+    Exactly MXNet's, except that a label graphviz would refuse (longer than
+    :data:`DOT_STRING_LIMIT`) is cut with :func:`cut`.
+    """
     label = op_label(node)
-    return node.name if label is None else label
+    text = node.name if label is None else label
+    return text if len(text) <= DOT_STRING_LIMIT else _cut_lines(text)
 
 
 def readable_label(node: Node) -> str:
-    """A label naming both the node and its op, long names wrapped so boxes stay narrow."""
+    """A label naming both the node and its op, long names cut (:func:`cut`) and wrapped so
+    boxes stay narrow."""
+    name = wrapped_name(node.name)
     if node.is_variable:
-        return wrap(node.name)
+        return name
     label = op_label(node)
-    if label is None:
-        return f"{wrap(node.name)}\n{node.op}"
-    return f"{wrap(node.name)}\n{label}"
+    return f"{name}\n{cut(node.op) if label is None else _cut_lines(label)}"
 
 
 def wrap(text: str, width: int = WRAP_AT) -> str:
     """Break ``text`` after ``_``, ``/`` or ``.`` into lines of at most ~``width`` characters.
 
-    Linear in ``len(text)``; a piece with no break point is cut hard at ``width``.
+    Linear in ``len(text)`` (every character is copied a bounded number of times); a piece
+    with no break point is cut hard at ``width``.
     """
     if len(text) <= width:
         return text
     lines: list[str] = []
-    line = ""
-    for piece in re.split(r"(?<=[_/.])", text):
-        while len(piece) > width:  # no separator for a long stretch: hard cut
+    line: list[str] = []  # pieces of the current line, joined once it is full
+    size = 0
+    for piece in _BREAK.split(text):
+        if len(piece) > width:  # no separator for a long stretch: hard cuts
             if line:
-                lines.append(line)
-                line = ""
-            lines.append(piece[:width])
-            piece = piece[width:]
-        if len(line) + len(piece) > width and line:
-            lines.append(line)
-            line = piece
-        else:
-            line += piece
+                lines.append("".join(line))
+            cuts = range(0, len(piece), width)
+            lines.extend(piece[k:k + width] for k in cuts[:-1])
+            line, size = [piece[cuts[-1]:]], len(piece) - cuts[-1]
+            continue
+        if size + len(piece) > width and line:
+            lines.append("".join(line))
+            line, size = [], 0
+        line.append(piece)
+        size += len(piece)
     if line:
-        lines.append(line)
+        lines.append("".join(line))
     return "\n".join(lines)
 
 
@@ -184,7 +228,7 @@ def build_plan(graph: Graph, shapes: Optional[ShapeResult] = None, hide_weights:
         if node.is_variable and hide_weights and looks_like_weight(node.name):
             continue
         if node.is_variable:
-            label = wrap(node.name) if readable else node.name
+            label = readable_label(node) if readable else node_label(node)
         else:
             label = readable_label(node) if readable else node_label(node)
         index_of[i] = len(nodes)
@@ -221,7 +265,7 @@ def _add_outputs(graph: Graph, shapes: ShapeResult, index_of: dict[int, int],
         if head is None:
             continue
         name = entry_name(graph, node_i, k)
-        label = f"{wrap(name)}\n{format_shape(shapes.entry(node_i, k))}"
+        label = f"{wrapped_name(name)}\n{format_shape(shapes.entry(node_i, k))}"
         edges.append(DrawEdge(len(nodes), head, ""))
         nodes.append(DrawNode(label=label, fill="#ffffff", shape="plaintext", members=[],
                               name=name, op=OUTPUT_OP))

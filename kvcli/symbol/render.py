@@ -42,6 +42,8 @@ DEFAULT_MAX_NODES = 20000
 BOUNDED_ATTRS = {"nslimit": "2", "nslimit1": "2", "mclimit": "0.2", "searchsize": "20",
                  "splines": "line", "remincross": "false"}
 
+#: Longest node name used as its DOT id (longer names get ``node<i>``).
+MAX_ID = 1000
 _PLAIN_ID = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?))$")
 _DOT_KEYWORDS = {"node", "edge", "digraph", "graph", "subgraph", "strict"}
 
@@ -119,8 +121,9 @@ def plan_to_digraph(
     if svg_ids:
         ids = [f"v{i}" for i in range(len(names))]
     else:
-        ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name else f"node{i}"
-               for i, name in enumerate(names)]
+        # a name is its own id when it is unique, plain and short (graphviz refuses long strings)
+        ids = [name if seen[name] == 1 and ":" not in name and "\\" not in name and len(name) <= MAX_ID
+               else f"node{i}" for i, name in enumerate(names)]
     # Lines are written straight into ``dot.body`` in exactly the form Digraph.node()/edge()
     # produce (label first, then sorted attributes), but each id is quoted once and the
     # constant attribute tail once per colour: several times faster on big graphs.

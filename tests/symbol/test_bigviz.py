@@ -39,7 +39,7 @@ def test_unrolled_steps_fold_into_one_cell() -> None:
     assert len(fc.members) == 30 and fc.fold == "repeat"
     tanh = next(n for n in folded.nodes if n.op == "Activation")
     assert tanh.label.endswith("(×30)\nActivation\ntanh")
-    assert folded.notes == ["folded repeated blocks: 91 -> 4 nodes"]
+    assert folded.notes == ["folded repeated blocks: 91 nodes drawn as 4 boxes"]
 
 
 def test_fold_picks_the_number_that_varies_most() -> None:
@@ -56,7 +56,8 @@ def test_prepare_folds_only_when_costly() -> None:
     big = build_plan(from_dict(unrolled(600)), readable=True)
     folded, _ = prepare(big)
     assert len(folded.nodes) == 4
-    assert folded.notes[0].startswith("1,801 nodes (widest rank ") and "--full draws every node" in folded.notes[0]
+    assert folded.notes == ["1,801 nodes (widest rank 1: the exact layout would take graphviz minutes): drew "
+                            "repeated blocks folded into 4 boxes; --full draws every node exactly"]
     exact, bounded = prepare(big, full=True)
     assert len(exact.nodes) == 1801 and not bounded
 
@@ -314,8 +315,8 @@ def test_bounded_layout_settings_after_folding() -> None:
     spec["heads"] = [[1200, 0, 0]]
     plan, bounded = prepare(build_plan(from_dict(spec), readable=True))
     assert bounded and len(plan.nodes) == 1201
-    assert plan.notes[-1] == ("1,201 nodes: laid out with bounded graphviz settings (straight edges); "
-                              "--full for the exact drawing")
+    assert plan.notes == ["1,201 nodes (widest rank 1: the exact layout would take graphviz minutes): laid out "
+                          "with bounded graphviz settings (straight edges); --full draws every node exactly"]
     source = plan_to_digraph(plan, readable=True, bounded=bounded).source
     assert 'graph [nslimit=2 nslimit1=2 mclimit=0.2 searchsize=20 splines=line remincross=false]' in source
     exact, bounded = prepare(build_plan(from_dict(spec), readable=True), full=True)

@@ -114,7 +114,7 @@ def test_viz_dot_output_has_title_rankdir_weights(tmp_path: Path) -> None:
                        "--rankdir", "LR", "--show-weights", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"file": str(SAMPLES / "mlp.json"), "output": str(out),
-                                         "format": "dot", "nodes": 15, "drawn": 15, "shapes": True}
+                                         "format": "dot", "file_nodes": 15, "nodes": 15, "drawn": 15, "shapes": True}
     source = out.read_text(encoding="utf-8")
     assert "rankdir=LR" in source and "label=MLP" in source
     assert 'fc1_weight [label=fc1_weight fillcolor="#8dd3c7"' in source

@@ -258,7 +258,8 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     assert driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]") == []
     assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
     assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
-    assert driver.find_element(By.ID, "count").text == "0/1"  # the search now finds the one fold
+    assert driver.find_element(By.ID, "count").text == "1/12"  # the same 12 nodes found, the place kept
+    assert [g.get_attribute("id") for g in driver.find_elements(By.CSS_SELECTOR, "g.node.hit")] == [f"v{fc}"]
     # expand two folds, then "Fold all"
     for d in (fc, fc + 1):
         driver.execute_script(f"window.kvcliViewer.expand({d}, true)")
@@ -293,6 +294,7 @@ def test_pan_zoom_fit_dtypes_png_export_and_licence(browser, tmp_path: Path) -> 
     def view() -> list[float]:
         return [float(x) for x in driver.find_element(By.CSS_SELECTOR, "#canvas svg").get_dom_attribute("viewBox").split()]
 
+    driver.find_element(By.ID, "fit").click()
     home = view()
     canvas = driver.find_element(By.ID, "canvas")
     ActionChains(driver).scroll_from_origin(ScrollOrigin.from_element(canvas), 0, -200).perform()

@@ -16,14 +16,18 @@ were written by :func:`kvcli.symbol.render.dot_quote` (never HTML-like labels).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import math
+import os
 import re
 from importlib import resources
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from kvcli.symbol.fold import MIN_REPEAT, _templates
-from kvcli.symbol.plan import OUTPUT_OP, Plan
+from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, _templates
+from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
 
@@ -32,6 +36,9 @@ MAX_MEMBERS = 200
 #: Most collapsible groups offered in the side bar (largest first).
 MAX_GROUPS = 300
 _SEP = re.compile(r"[_/.:-]")
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvcli.symbol.params import ParamsCheck
 
 
 def _asset(name: str) -> str:
@@ -88,11 +95,13 @@ def base_data(plan: Plan, base: Plan) -> dict[str, Any]:
 
 
 def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None,
-              base: Optional[Plan] = None, rankdir: str = "TB") -> dict[str, Any]:
+              base: Optional[Plan] = None, rankdir: str = "TB",
+              params: Optional["ParamsCheck"] = None) -> dict[str, Any]:
     """The JSON the viewer reads: draw nodes, every graph node's details, the unfolded
     drawing (:func:`base_data`), groups, summary.
 
     ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
+    ``params`` (``--params``) adds each tensor's statistics and the check's problems.
     """
     if base is None:
         if any(draw.fold for draw in plan.nodes):
@@ -105,6 +114,18 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
 
     def shape_text(i: int, k: int) -> str:
         return format_shape(shapes.entry(i, k)) if shapes is not None else "?"
+
+    # a weight shared by several nodes (an unrolled RNN's steps) is counted once, at its
+    # first user; the others say what they share and where it is counted
+    owner: dict[int, int] = {}
+    for i, node in enumerate(graph.nodes):
+        for src, _, _ in node.inputs:
+            if roles.get(src) in (PARAM, AUX):
+                owner.setdefault(src, i)
+
+    def size(src: int) -> Optional[int]:
+        shape = shapes.entry(src, 0) if shapes is not None else None
+        return math.prod(shape) if shape is not None else None
 
     nodes_out = []
     for i, node in enumerate(graph.nodes):
@@ -126,6 +147,10 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             item["in"] = ins
             if weights:
                 item["weights"] = weights
+            shared = [[graph.nodes[src].name, size(src), graph.nodes[owner[src]].name]
+                      for src, _, _ in node.inputs if roles.get(src) in (PARAM, AUX) and owner.get(src, i) != i]
+            if shared:
+                item["shared"] = shared
             n_out = len(shapes.outputs[i]) if shapes is not None else 1
             item["out"] = [shape_text(i, k) for k in range(n_out)]
             layer = layer_of.get(i)
@@ -136,7 +161,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         nodes_out.append(item)
     draws = []
     for draw in plan.nodes:
-        entry: dict[str, Any] = {"label": draw.label, "name": draw.name, "op": draw.op,
+        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "op": cut(draw.op),
                                  "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
                                  "fill": draw.fill, "shape": draw.shape}
         if draw.small:
@@ -144,19 +169,35 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         if draw.fold:
             entry["fold"] = draw.fold
         draws.append(entry)
-    rows = [{"name": short_name(layer.name), "op": layer.op,
+    rows = [{"name": short_name(layer.name), "op": short_name(layer.op),
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
              + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
              "params": layer.params, "aux": layer.aux,
              "unknown": bool(layer.unknown_params)} for layer in summary.layers]
-    return {
+    out = {
         "draws": draws, "nodes": nodes_out, "groups": groups(plan),
         "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
-                    "outputs": {k: format_shape(v) for k, v in summary.outputs.items()}},
+                    "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
+        "counts": counts_text(len(graph.nodes), len(graph.nodes) - base.drawn_members, plan.drawn_members,
+                              plan.drawn_boxes),
     }
+    if params is not None:
+        out["params"] = params_data(params)
+    return out
+
+
+def params_data(check: "ParamsCheck") -> dict[str, Any]:
+    """What the page shows of a ``--params`` file: per tensor its statistics, the problems by name."""
+    from kvcli.symbol.params import tensor_stats
+
+    return {"file": os.path.basename(check.source), "ok": check.ok, "matched": check.matched,
+            "unchecked": check.unchecked,
+            "expected": check.expected, "lines": check.lines()[:50],
+            "problems": {p.name: p.text for p in check.problems},
+            "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}
 
 
 def groups(plan: Plan) -> list[dict[str, Any]]:
@@ -164,7 +205,7 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
     (``stage3_unit*_conv1``); each has at least two members and is not the whole graph."""
     found: dict[str, list[int]] = {}
     for d, node in enumerate(plan.nodes):
-        if node.op == OUTPUT_OP:
+        if node.op == OUTPUT_OP or len(node.name) > MAX_FOLD_NAME:
             continue
         parts = [p for p in _SEP.split(node.name) if p]
         for depth in (1, 2):
@@ -176,31 +217,39 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
         if hit is not None:
             found.setdefault(hit[0], []).append(d)
     total = len(plan.nodes)
-    out = [{"name": k, "draws": v} for k, v in found.items() if MIN_REPEAT - 1 <= len(v) < total]
+    out = [{"name": cut(k), "draws": v} for k, v in found.items() if MIN_REPEAT - 1 <= len(v) < total]
     out.sort(key=lambda g: (-len(g["draws"]), g["name"]))
     return out[:MAX_GROUPS]
 
 
 def build_html(plan: Plan, summary: Summary, svg: str, title: str,
                dtypes: Optional[list[Optional[str]]] = None, base: Optional[Plan] = None,
-               rankdir: str = "TB") -> str:
+               rankdir: str = "TB", params: Optional["ParamsCheck"] = None) -> str:
     """The whole page as one string (write it with UTF-8).
 
     ``base`` is the plan before folding (see :func:`node_data`); ``rankdir`` the direction
     ``svg`` was laid out in, which expanded views keep.
     """
-    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir)
+    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params)
     data["title"] = title
+    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{_asset('viewer.js')}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        # no network: the page may load nothing, not even an image or a font
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp(script)}\">\n"
         f"<title>{html.escape(title)} — kvcli viz</title>\n<style>{_asset('viewer.css')}</style>\n"
         "</head><body>\n"
         f"<div id=\"graph-svg\" hidden>{_svg_body(svg)}</div>\n"
         f"<script type=\"application/json\" id=\"kvcli-data\">{_json_script(data)}</script>\n"
-        f"<script>/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}</script>\n"
-        f"<script>{_asset('viewer.js')}</script>\n"
+        f"<script>{script}</script>\n"
         "</body></html>\n"
     )
+
+
+def csp(script: str) -> str:
+    """The page's Content-Security-Policy: no network of any kind (not an image, a font or a
+    form submission), and no script runs but ``script`` itself (allowed by its SHA-256), so
+    text from a model can never become code. Inline styles stay allowed (they cannot run code
+    or, with no network, send anything)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+            "img-src data: blob:; form-action 'none'; base-uri 'none'")

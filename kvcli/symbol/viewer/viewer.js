@@ -28,8 +28,22 @@
   var zout = el("button", {id: "zoomout"}, "−");
   var exSvg = el("button", {id: "export-svg"}, "Export SVG");
   var exPng = el("button", {id: "export-png"}, "Export PNG");
-  [search, prev, next, count, fit, zin, zout, exSvg, exPng].forEach(function (x) { bar.appendChild(x); });
-  bar.appendChild(el("span", {id: "notes"}, (data.notes || []).join(" · ")));
+  var dirBtn = el("button", {id: "rankdir", title: "switch between a vertical and a horizontal layout"}, "");
+  var themeBtn = el("button", {id: "theme", title: "dark or light page (starts as the system setting)"}, "");
+  fit.title = "the whole graph (0)"; zin.title = "zoom in (+)"; zout.title = "zoom out (-)";
+  search.title = "Find node by name or op (/): Up/Down move through the results, Enter goes to the next, Esc closes";
+  var searchWrap = el("span", {id: "search-wrap"});
+  var results = el("ul", {id: "results", hidden: "", role: "listbox"});
+  searchWrap.appendChild(search); searchWrap.appendChild(results);
+  [searchWrap, prev, next, count, fit, zin, zout, dirBtn, themeBtn, exSvg, exPng].forEach(function (x) { bar.appendChild(x); });
+  var notesEl = el("span", {id: "notes"}, (data.notes || []).join(" · "));
+  bar.appendChild(notesEl);
+  // Edges run from each consumer back to its inputs (MXNet's dot drawing: inputs at the bottom for
+  // TB, on the right for LR). The page shows dot's drawing, or the other orientation laid out by
+  // dagre: vertical as dot's TB, horizontal with the inputs on the left (dagre's RL).
+  var vertical0 = data.rankdir === "TB" || data.rankdir === "BT";
+  var vertical = vertical0;
+  function dagreDir() { return vertical === vertical0 ? data.rankdir : vertical ? "TB" : "RL"; }
   var canvas = el("div", {id: "canvas"});
   var side = el("div", {id: "side"});
   var tabs = el("div", {id: "tabs"});
@@ -43,12 +57,31 @@
   side.appendChild(tabs);
   side.appendChild(el("div", {id: "totals"},
     "Learnable parameters: " + data.summary.params + " · Auxiliary states: " + data.summary.aux));
+  side.appendChild(el("div", {id: "counts"}, data.counts));
+  var P = data.params;  // --params: statistics per tensor, problems by name (absent without it)
+  if (P) {
+    var check = el("div", {id: "params-check", "class": P.ok && !P.unchecked ? "ok" : "bad"},
+      P.ok && !P.unchecked ? "Weights " + P.file + ": all " + P.matched.toLocaleString("en-US") + " match the graph's shapes"
+           : "Weights " + P.file + ": " + Object.keys(P.problems).length + " problem(s)" +
+             (P.unchecked ? ", " + P.unchecked + " not checked (shapes unknown)" : ""));
+    if (!P.ok || P.unchecked) {
+      var ul = el("ul");
+      P.lines.forEach(function (line) { ul.appendChild(el("li", null, line)); });
+      check.appendChild(ul);
+    }
+    side.appendChild(check);
+  }
   [panel, groupsBox, summaryBox].forEach(function (x) { side.appendChild(x); });
   panel.appendChild(el("p", null, "Click a node to see its details."));
   document.body.appendChild(bar);
   document.body.appendChild(canvas);
   document.body.appendChild(side);
   canvas.appendChild(svg);
+  var mini = el("div", {id: "minimap", title: "overview: click or drag to move the view"});
+  var miniImg = el("img", {id: "minimap-img", alt: ""});
+  var miniView = el("div", {id: "minimap-view"});
+  mini.appendChild(miniImg); mini.appendChild(miniView);
+  canvas.appendChild(mini);
   holder.remove();
   var status = el("p", {id: "status"}, "");
 
@@ -76,7 +109,10 @@
     if (svg !== newSvg) { canvas.replaceChild(newSvg, svg); svg = newSvg; }
     els = {}; edgeEl = []; edgeEnds = []; selected = null;
     svg.querySelectorAll(".selected, .hit, .current").forEach(function (g) { g.classList.remove("selected", "hit", "current"); });
-    svg.querySelectorAll("g.node").forEach(function (g) { els[g.id] = g; });
+    svg.querySelectorAll("g.node").forEach(function (g) {
+      els[g.id] = g;
+      if (!g.querySelector("polygon, ellipse")) g.classList.add("kv-plain");  // an output's shape label
+    });
     svg.querySelectorAll("g.edge").forEach(function (g) {
       var k = +g.id.slice(1);
       edgeEl[k] = g;
@@ -87,8 +123,57 @@
     var full = svg.viewBox.baseVal;
     box = {x: full.x, y: full.y, w: full.width, h: full.height};
     home = {x: box.x, y: box.y, w: box.w, h: box.h};
+    drawMini();
   }
-  function apply() { svg.setAttribute("viewBox", box.x + " " + box.y + " " + box.w + " " + box.h); }
+  function apply() { svg.setAttribute("viewBox", box.x + " " + box.y + " " + box.w + " " + box.h); placeMini(); }
+
+  // ---- the overview (minimap): the whole drawing as an image, the view as a rectangle ------------
+  var MINI = 180;  // longest side of the overview, in pixels
+  var miniUrl = null;
+  function drawMini() {
+    var k = MINI / Math.max(home.w, home.h);
+    // a long thin graph gets a thicker overview, stretched (the view rectangle maps the same way)
+    var mw = Math.max(48, Math.round(home.w * k)), mh = Math.max(48, Math.round(home.h * k));
+    // serialised with the whole drawing in view, then the live view put back (no layout between)
+    var view = svg.getAttribute("viewBox");
+    svg.setAttribute("viewBox", home.x + " " + home.y + " " + home.w + " " + home.h);
+    svg.setAttribute("width", mw); svg.setAttribute("height", mh);
+    svg.setAttribute("preserveAspectRatio", "none");
+    if (!svg.getAttribute("xmlns")) svg.setAttribute("xmlns", NS);
+    var text = new XMLSerializer().serializeToString(svg);
+    svg.removeAttribute("width"); svg.removeAttribute("height"); svg.removeAttribute("preserveAspectRatio");
+    if (view) svg.setAttribute("viewBox", view);
+    if (miniUrl) URL.revokeObjectURL(miniUrl);
+    miniUrl = URL.createObjectURL(new Blob([text], {type: "image/svg+xml"}));
+    miniImg.src = miniUrl;
+    mini.style.width = mw + "px"; mini.style.height = mh + "px";
+    mini.hidden = false;
+  }
+  function visible() {  // what the canvas really shows of box (preserveAspectRatio: meet)
+    var r = svg.getBoundingClientRect();
+    if (!r.width || !r.height) return {x: box.x, y: box.y, w: box.w, h: box.h, s: 1};
+    var s = Math.max(box.w / r.width, box.h / r.height);
+    return {x: box.x + box.w / 2 - (r.width * s) / 2, y: box.y + box.h / 2 - (r.height * s) / 2,
+            w: r.width * s, h: r.height * s, s: s};
+  }
+  function placeMini() {
+    if (!home) return;
+    var v = visible(), mw = mini.clientWidth, mh = mini.clientHeight;
+    var x0 = Math.max(0, (v.x - home.x) / home.w), y0 = Math.max(0, (v.y - home.y) / home.h);
+    var x1 = Math.min(1, (v.x + v.w - home.x) / home.w), y1 = Math.min(1, (v.y + v.h - home.y) / home.h);
+    miniView.style.left = (x0 * mw) + "px"; miniView.style.top = (y0 * mh) + "px";
+    miniView.style.width = Math.max(2, (x1 - x0) * mw) + "px"; miniView.style.height = Math.max(2, (y1 - y0) * mh) + "px";
+  }
+  function centreAt(x, y) { box.x = x - box.w / 2; box.y = y - box.h / 2; apply(); }
+  var miniDrag = false;
+  function miniMove(evt) {
+    var r = mini.getBoundingClientRect();
+    centreAt(home.x + (evt.clientX - r.left) / r.width * home.w, home.y + (evt.clientY - r.top) / r.height * home.h);
+  }
+  mini.addEventListener("mousedown", function (evt) { evt.stopPropagation(); evt.preventDefault(); miniDrag = true; miniMove(evt); });
+  window.addEventListener("mousemove", function (evt) { if (miniDrag) miniMove(evt); });
+  window.addEventListener("mouseup", function () { miniDrag = false; });
+  mini.addEventListener("click", function (evt) { evt.stopPropagation(); });
   function doFit() { box = {x: home.x, y: home.y, w: home.w, h: home.h}; apply(); }
   function zoom(f, cx, cy) {
     if (cx === undefined) { cx = box.x + box.w / 2; cy = box.y + box.h / 2; }
@@ -120,21 +205,9 @@
   fit.onclick = doFit;
   zin.onclick = function () { zoom(1 / 1.5); };
   zout.onclick = function () { zoom(1.5); };
-  function centerOn(key) {
-    var g = els[key];
-    if (!g) return;
-    var b = g.getBBox();
-    // the node's box in the root's user space (dot puts a translate on the graph group)
-    var m = svg.getScreenCTM().inverse().multiply(g.getScreenCTM());
-    var p = svg.createSVGPoint(); p.x = b.x + b.width / 2; p.y = b.y + b.height / 2;
-    var c = p.matrixTransform(m);
-    var r = svg.getBoundingClientRect();
-    var w = Math.min(Math.max(b.width * 8, 700), Math.max(home.w, 700)), h = w * (r.height / r.width);
-    box = {x: c.x - w / 2, y: c.y - h / 2, w: w, h: h}; apply();
-  }
-
-  var MAX_FIT = 2600;  // widest view (in points) that fitTo shows: ~20 boxes side by side stay legible
-  function fitTo(keys) {  // the view just holding these boxes (an expanded fold's members)
+  var READABLE = 9 / 14;  // least pixels per point: dot's 14-pt labels at 9 px
+  var START = 1;  // pixels per point of the first view and of centring when zoomed out: 14 px labels
+  function boundsOf(keys) {  // the boxes' extent in the root's user space (dot translates its graph group)
     var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     var m = svg.getScreenCTM().inverse();
     keys.forEach(function (k) {
@@ -146,7 +219,42 @@
         x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y); x1 = Math.max(x1, p.x); y1 = Math.max(y1, p.y);
       });
     });
-    if (x0 > x1) return;
+    return x0 > x1 ? null : {x0: x0, y0: y0, x1: x1, y1: y1};
+  }
+  function scaled(pxPerPt) {  // a box of the canvas's size at this zoom
+    var r = svg.getBoundingClientRect();
+    return {w: r.width / pxPerPt, h: r.height / pxPerPt};
+  }
+  function centerOn(key) {  // the node in the middle; zoomed in to readable text if the view was not
+    var b = boundsOf([key]);
+    if (!b) return;
+    var v = visible(), size = 1 / v.s >= READABLE ? {w: v.w, h: v.h} : scaled(START);
+    box = {x: (b.x0 + b.x1) / 2 - size.w / 2, y: (b.y0 + b.y1) / 2 - size.h / 2, w: size.w, h: size.h}; apply();
+  }
+  function startKey() {  // the first input the picture draws (else its first box)
+    for (var g = 0; g < data.nodes.length; g++) {
+      var n = data.nodes[g];
+      if (n.op === "null" && n.d >= 0 && (n.role || "input") === "input") return unitsOf(n.d)[0];
+    }
+    return unitsOf(0)[0];
+  }
+  function startView() {  // the whole graph if its text is readable so; else the inputs at 14 px
+    var r = svg.getBoundingClientRect();
+    if (Math.min(r.width / home.w, r.height / home.h) >= READABLE) { doFit(); return; }
+    var b = boundsOf([startKey()]), size = scaled(START);
+    if (!b) { doFit(); return; }
+    // the input at the edge of the view it sits at in the drawing, the graph beyond it
+    var cx = (b.x0 + b.x1) / 2, cy = (b.y0 + b.y1) / 2;
+    if (vertical) box = {x: cx - size.w / 2, y: cy > home.y + home.h / 2 ? b.y1 + 24 - size.h : b.y0 - 24, w: size.w, h: size.h};
+    else box = {x: cx > home.x + home.w / 2 ? b.x1 + 24 - size.w : b.x0 - 24, y: cy - size.h / 2, w: size.w, h: size.h};
+    apply();
+  }
+
+  var MAX_FIT = 2600;  // widest view (in points) that fitTo shows: ~20 boxes side by side stay legible
+  function fitTo(keys) {  // the view just holding these boxes (an expanded fold's members)
+    var b = boundsOf(keys);
+    if (!b) return;
+    var x0 = b.x0, y0 = b.y0, x1 = b.x1, y1 = b.y1;
     var w = Math.max(x1 - x0 + 80, 600), h = Math.max(y1 - y0 + 80, 400);
     if (Math.max(w, h) > MAX_FIT) { centerOn(keys[0]); return; }  // too small to read: start at the first
     box = {x: (x0 + x1) / 2 - w / 2, y: (y0 + y1) / 2 - h / 2, w: w, h: h}; apply();
@@ -171,9 +279,58 @@
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
     (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]); });
     if (first.params !== undefined) {
-      row(t, "params", first.params.toLocaleString("en-US")); row(t, "aux", first.aux.toLocaleString("en-US"));
+      var shared = 0, owners = {};
+      (first.shared || []).forEach(function (x) { shared += x[1] || 0; owners[x[2]] = true; });
+      var where = Object.keys(owners).join(", ");
+      if (first.shared) {  // weights shared with earlier nodes: counted there, shown here
+        row(t, "params", (first.params ? first.params.toLocaleString("en-US") + " + " : "") +
+            shared.toLocaleString("en-US") + " shared with " + where + " (counted there)");
+        first.shared.forEach(function (x) { row(t, "shared", x[0] + (x[1] === null ? "" : " (" + x[1].toLocaleString("en-US") + ")")); });
+      } else {
+        row(t, "params", first.params.toLocaleString("en-US"));
+      }
+      row(t, "aux", first.aux.toLocaleString("en-US"));
     }
     panel.appendChild(t);
+    if (!P) return;
+    var names = first.op === "null" ? [first.name] : (first.weights || []).map(function (x) { return x[0]; });
+    names.forEach(function (name) { if (P.tensors[name] || P.problems[name]) panel.appendChild(tensorBox(name)); });
+  }
+  function fmt(x) {
+    if (x === null || x === undefined) return "–";
+    var a = Math.abs(x);
+    return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(3) : String(+x.toPrecision(5));
+  }
+  function tensorBox(name) {  // one tensor of --params: check, shape, dtype, statistics, histogram, first values
+    var st = P.tensors[name], box_ = el("div", {"class": "tensor", "data-name": name});
+    box_.appendChild(el("h3", null, name));
+    if (P.problems[name]) box_.appendChild(el("p", {"class": "problem"}, P.problems[name]));
+    if (!st) return box_;
+    var t = el("table", {"class": "stats"});
+    row(t, "shape", st.shape + " " + st.dtype);
+    if (st.min !== undefined) {
+      row(t, "min / max", fmt(st.min) + " / " + fmt(st.max));
+      row(t, "mean / std", fmt(st.mean) + " / " + fmt(st.std));
+    }
+    if (st.zeros !== undefined) row(t, "zeros", (st.zeros * 100).toFixed(st.zeros > 0 && st.zeros < 0.001 ? 3 : 1) + " %");
+    if (st.nonfinite) row(t, "NaN / inf", st.nonfinite.toLocaleString("en-US"));
+    row(t, "first", st.first.map(fmt).join(", ") + (st.size > st.first.length ? ", …" : ""));
+    box_.appendChild(t);
+    if (st.hist) box_.appendChild(histogram(st));
+    return box_;
+  }
+  function histogram(st) {
+    var W = 300, H = 56, n = st.hist.length, top = Math.max.apply(null, st.hist) || 1;
+    var h = document.createElementNS(NS, "svg");
+    h.setAttribute("class", "hist"); h.setAttribute("viewBox", "0 0 " + W + " " + (H + 14));
+    h.setAttribute("width", W); h.setAttribute("height", H + 14);
+    st.hist.forEach(function (c, i) {
+      var bh = c ? Math.max(1, c / top * H) : 0;
+      h.appendChild(svgEl("rect", {x: i * W / n + 0.5, y: H - bh, width: Math.max(1, W / n - 1), height: bh, "class": "bar"}));
+    });
+    h.appendChild(svgEl("text", {x: 0, y: H + 12, "font-size": 10, "class": "axis"}, fmt(st.min)));
+    h.appendChild(svgEl("text", {x: W, y: H + 12, "font-size": 10, "text-anchor": "end", "class": "axis"}, fmt(st.max)));
+    return h;
   }
   function select(key) {
     if (selected && els[selected]) els[selected].classList.remove("selected");
@@ -181,6 +338,17 @@
     if (els[key]) els[key].classList.add("selected");
     panel.textContent = "";
     showTab("node");
+    var d = unitDraw(key), draw = data.draws[d];
+    if (key.charAt(0) === "m") setHash(data.nodes[+key.slice(1)].name);
+    else setHash(draw && draw.count === 1 ? data.nodes[draw.members[0]].name : null);
+  }
+  function unselect() {  // Esc: nothing selected, no result list, the address without #node=
+    if (selected && els[selected]) els[selected].classList.remove("selected");
+    selected = null;
+    results.hidden = true;
+    panel.textContent = "";
+    panel.appendChild(el("p", null, "Click a node to see its details."));
+    setHash(null);
   }
   function describe(key) {
     if (typeof key === "number") key = "v" + key;
@@ -231,47 +399,155 @@
     else if (data.draws[d].count > 1) setExpanded(d, true);
   });
 
-  // ---- search -------------------------------------------------------------------------------
-  var hits = [], at = -1;  // unit keys, in drawing order
+  // ---- search: a list of the graph nodes found (name, op, shape) --------------------------------
+  var MAX_LISTED = 100;  // rows of the result list shown at a time (Up/Down scroll through all)
+  var found = [], hits = [], at = -1, shownAt = -1;  // found: graph indices; hits: the boxes lit
+  function unitOf(g) { var d = drawOf[g]; return expanded[d] ? "m" + g : "v" + d; }
   function clearHits() {
     hits.forEach(function (k) { if (els[k]) els[k].classList.remove("hit", "current"); });
-    hits = []; at = -1;
+    hits = [];
   }
-  function runSearch() {
+  function runSearch(keep) {  // keep: the list is the same (a relayout), so is the position in it
     clearHits();
+    if (!keep) { at = -1; shownAt = -1; }
     var q = search.value.trim().toLowerCase();
-    if (!q) { count.textContent = ""; return; }
-    var seen = {}, found = [];
-    data.nodes.forEach(function (n, g) {
-      if (n.d < 0 || !(n.name.toLowerCase().indexOf(q) >= 0 || n.op.toLowerCase().indexOf(q) >= 0)) return;
-      var key = expanded[n.d] ? "m" + g : "v" + n.d;
-      if (!seen[key]) { seen[key] = true; found.push([n.d, g, key]); }
-    });
-    found.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
-    hits = found.map(function (x) { return x[2]; });
-    hits.forEach(function (k) { if (els[k]) els[k].classList.add("hit"); });
-    count.textContent = hits.length ? "0/" + hits.length : "no match";
+    found = [];
+    if (q) {
+      data.nodes.forEach(function (n, g) {
+        if (n.d >= 0 && (n.name.toLowerCase().indexOf(q) >= 0 || n.op.toLowerCase().indexOf(q) >= 0)) found.push(g);
+      });
+      found.sort(function (a, b) { return drawOf[a] - drawOf[b] || a - b; });
+      var seen = {};
+      found.forEach(function (g) { var k = unitOf(g); if (!seen[k]) { seen[k] = true; hits.push(k); } });
+      hits.forEach(function (k) { if (els[k]) els[k].classList.add("hit"); });
+      if (shownAt >= 0 && els[unitOf(found[shownAt])]) els[unitOf(found[shownAt])].classList.add("current");
+    }
+    count.textContent = !q ? "" : found.length ? (at + 1) + "/" + found.length : "no match";
+    listResults();
   }
-  function step(dir) {
-    if (!hits.length) return;
-    if (at >= 0 && els[hits[at]]) els[hits[at]].classList.remove("current");
-    at = (at + dir + hits.length) % hits.length;
-    var key = hits[at];
+  function listResults() {
+    results.textContent = "";
+    if (!found.length || document.activeElement !== search) { results.hidden = true; return; }
+    var start = Math.max(0, Math.min(at - 10, found.length - MAX_LISTED)), end = Math.min(found.length, start + MAX_LISTED);
+    var on = null;
+    for (var i = start; i < end; i++) {
+      var n = data.nodes[found[i]];
+      var li = el("li", {"data-i": String(i), role: "option", "class": i === at ? "on" : ""});
+      li.appendChild(el("span", {"class": "r-name"}, n.name));
+      li.appendChild(el("span", {"class": "r-op"}, n.op === "null" ? "input" : n.op));
+      li.appendChild(el("span", {"class": "r-shape"}, (n.out || [""])[0]));
+      li.addEventListener("mousedown", function (evt) { evt.preventDefault(); go(+this.getAttribute("data-i")); });
+      results.appendChild(li);
+      if (i === at) on = li;
+    }
+    if (start > 0) results.insertBefore(el("li", {"class": "r-more"}, "… " + start.toLocaleString("en-US") + " above"), results.firstChild);
+    if (end < found.length) results.appendChild(el("li", {"class": "r-more"}, "… " + (found.length - end).toLocaleString("en-US") + " more"));
+    results.hidden = false;
+    if (on && on.scrollIntoView) on.scrollIntoView({block: "nearest"});
+  }
+  function reveal(g) {  // the box showing graph node g: a fold holding it is expanded when the page can
+    var d = drawOf[g];
+    if (!expanded[d] && membersOf[d].length > 1) setExpanded(d, true, true);
+    return unitOf(g);
+  }
+  function go(i) {  // show result i: select and centre it
+    if (!found.length) return;
+    at = shownAt = (i + found.length) % found.length;
+    var key = reveal(found[at]);
+    hits.forEach(function (k) { if (els[k]) els[k].classList.remove("current"); });
     if (els[key]) els[key].classList.add("current");
-    count.textContent = (at + 1) + "/" + hits.length;
+    count.textContent = (at + 1) + "/" + found.length;
     centerOn(key); describe(key);
+    listResults();
+  }
+  function step(dir) { go(at < 0 ? (dir > 0 ? 0 : found.length - 1) : at + dir); }
+  function highlight(dir) {  // Up/Down: move in the list; Enter goes there
+    if (!found.length) return;
+    at = at < 0 ? (dir > 0 ? 0 : found.length - 1) : (at + dir + found.length) % found.length;
+    count.textContent = (at + 1) + "/" + found.length;
+    listResults();
   }
   var last = null;
   function fresh() { if (search.value !== last) { runSearch(); last = search.value; } }
   search.addEventListener("keydown", function (evt) {
-    if (evt.key === "Enter") { fresh(); step(evt.shiftKey ? -1 : 1); }
+    if (evt.key === "Enter") {
+      evt.preventDefault(); fresh();
+      if (at >= 0 && at !== shownAt && !evt.shiftKey) go(at); else step(evt.shiftKey ? -1 : 1);
+    } else if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
+      evt.preventDefault(); fresh(); highlight(evt.key === "ArrowDown" ? 1 : -1);
+    } else if (evt.key === "Escape") {  // the list closes; the query stays (Chrome would clear it)
+      evt.preventDefault(); results.hidden = true; search.blur();
+    }
   });
   search.addEventListener("input", function () { runSearch(); last = search.value; });
+  search.addEventListener("focus", listResults);
+  search.addEventListener("blur", function () { results.hidden = true; });
   next.onclick = function () { fresh(); step(1); };
   prev.onclick = function () { fresh(); step(-1); };
+
+  // ---- keys, the address (#node=NAME), direction and theme ---------------------------------------
   document.addEventListener("keydown", function (evt) {
-    if ((evt.ctrlKey || evt.metaKey) && evt.key === "f") { evt.preventDefault(); search.focus(); search.select(); }
+    if ((evt.ctrlKey || evt.metaKey) && evt.key === "f") { evt.preventDefault(); search.focus(); search.select(); return; }
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    var t = evt.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT")) return;
+    var v = visible(), handled = true;
+    switch (evt.key) {
+      case "/": search.focus(); search.select(); break;
+      case "+": case "=": zoom(1 / 1.25); break;
+      case "-": case "_": zoom(1.25); break;
+      case "0": doFit(); break;
+      case "ArrowLeft": box.x -= v.w * 0.2; apply(); break;
+      case "ArrowRight": box.x += v.w * 0.2; apply(); break;
+      case "ArrowUp": box.y -= v.h * 0.2; apply(); break;
+      case "ArrowDown": box.y += v.h * 0.2; apply(); break;
+      case "Escape": unselect(); break;
+      default: handled = false;
+    }
+    if (handled) evt.preventDefault();
   });
+  function setHash(name) {  // the address names the selected node (replaced, not a new history entry)
+    var url = location.href.split("#")[0] + (name === null ? "" : "#node=" + encodeURIComponent(name));
+    if (url === location.href) return;
+    try { history.replaceState(null, "", url); } catch (e) { /* a browser that refuses it for file: pages */ }
+  }
+  function nodeNamed(name) {
+    for (var g = 0; g < data.nodes.length; g++) if (data.nodes[g].name === name && data.nodes[g].d >= 0) return g;
+    return -1;
+  }
+  function fromHash() {  // #node=NAME: select and centre that node
+    var m = /^#node=(.*)$/.exec(location.hash), name;
+    if (!m) return false;
+    try { name = decodeURIComponent(m[1]); } catch (e) { return false; }
+    var g = nodeNamed(name);
+    if (g < 0) { notesEl.textContent = "#node=: no drawn node is named " + name; return false; }
+    var key = reveal(g);
+    centerOn(key); describe(key);
+    return true;
+  }
+  window.addEventListener("hashchange", fromHash);
+  function showDir() { dirBtn.textContent = vertical ? "Vertical" : "Horizontal"; }
+  dirBtn.onclick = function () {
+    var shown = 0;
+    data.draws.forEach(function (dr, j) { shown += expanded[j] ? membersOf[j].length : 1; });
+    if (shown > MAX_UNITS) {
+      notesEl.textContent = "The page lays out at most " + MAX_UNITS.toLocaleString("en-US") + " boxes itself; this view has " +
+        shown.toLocaleString("en-US") + ". Draw the other direction with kvcli viz FILE --rankdir " + (vertical ? "lr" : "tb");
+      return;
+    }
+    var key = selected;
+    relayout(function () { vertical = !vertical; }, null, null);
+    showDir();
+    if (key && els[key]) { centerOn(key); describe(key); } else startView();
+  };
+  var media = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  var dark = !!(media && media.matches);
+  function showTheme() {
+    document.documentElement.classList.toggle("dark", dark);
+    themeBtn.textContent = dark ? "Light" : "Dark";
+  }
+  themeBtn.onclick = function () { dark = !dark; showTheme(); };
+  if (media && media.addEventListener) media.addEventListener("change", function (e) { dark = e.matches; showTheme(); });
 
   // ---- collapse / expand groups ------------------------------------------------------------------
   var hiddenBy = [];  // per draw node: how many collapsed groups hide it
@@ -390,7 +666,7 @@
   function layoutView() {
     var units = viewUnits(), edges = viewEdges();
     var G = new dagre.graphlib.Graph();
-    G.setGraph({rankdir: data.rankdir, nodesep: 18, ranksep: 36, edgesep: 10, marginx: 8, marginy: 8});
+    G.setGraph({rankdir: dagreDir(), nodesep: 18, ranksep: 36, edgesep: 10, marginx: 8, marginy: 8});
     G.setDefaultEdgeLabel(function () { return {}; });
     units.forEach(function (u) { var s = unitSize(u); u.s = s; G.setNode(u.key, {width: s.w, height: s.h}); });
     edges.forEach(function (e) {
@@ -438,7 +714,7 @@
     });
     return root;
   }
-  function setExpanded(d, on) {
+  function setExpanded(d, on, quiet) {  // quiet: the caller chooses the view and the selection
     if (!!expanded[d] === on) return;
     if (on) {
       var shown = 0;
@@ -450,17 +726,17 @@
       }
     }
     relayout(function () { if (on) expanded[d] = true; else delete expanded[d]; },
-             on ? "m" + membersOf[d][0] : "v" + d, on ? unitsOf(d) : null);
+             quiet ? null : on ? "m" + membersOf[d][0] : "v" + d, on && !quiet ? unitsOf(d) : null);
   }
   function relayout(change, key, zoomIn) {  // apply change(), draw it (dot's picture when nothing is expanded)
     collapsedGroups.forEach(function (group) { hideGroup(group, false); });  // on the old view
     clearHits();
     change();
-    install(Object.keys(expanded).length ? layoutView() : drawSvg);
+    install(Object.keys(expanded).length || vertical !== vertical0 ? layoutView() : drawSvg);
     hiddenBy = []; firstText = {};
     collapsedGroups.forEach(function (group) { hideGroup(group, true); });
     refreshEdges();
-    if (search.value.trim()) runSearch();
+    if (search.value.trim()) runSearch(true);
     last = search.value;
     foldAll.disabled = !Object.keys(expanded).length;
     doFit();
@@ -550,8 +826,9 @@
   };
 
   install(svg);
-  doFit();
+  showDir(); showTheme();
+  if (!fromHash()) startView();
   window.kvcliViewer = {ready: true, describe: describe, collapse: setCollapsed, groups: data.groups, currentSvg: currentSvg,
-                        expand: setExpanded};
+                        expand: setExpanded, visible: visible, fit: doFit};
   document.body.setAttribute("data-ready", "1");
 })();

@@ -1,0 +1,181 @@
+"""A model's weights (MXNet ``.params``) checked against its graph, and described per tensor.
+
+:func:`load_params` reads the file with the project's pickle-free reader
+(:mod:`kvcli.ndarray_io`); names may carry MXNet's checkpoint prefixes ``arg:`` (learnable
+parameters) and ``aux:`` (auxiliary states), as ``save_checkpoint`` and Gluon's ``export``
+write them, or none (Gluon's ``save_parameters``). :func:`check_params` compares every
+parameter and auxiliary state of the graph with the file: one :class:`Problem` per missing,
+extra or wrong-shaped array. :func:`tensor_stats` gives what the viewer shows of one array.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from kvcli.errors import SymbolError
+from kvcli.symbol.shapes import ShapeResult, format_shape
+from kvcli.symbol.summary import AUX, INPUT, LABEL, PARAM, variable_roles
+
+#: Bins of the histogram the viewer draws per tensor.
+HIST_BINS = 24
+#: Values listed per tensor ("first values").
+FIRST = 8
+_KINDS = {"arg": PARAM, "aux": AUX}
+
+
+@dataclass
+class Tensor:
+    """One array of the file: its name without prefix, the kind its prefix says (or ``None``)."""
+
+    name: str
+    key: str  # the name as stored (``arg:conv1_weight``)
+    kind: Optional[str]
+    value: np.ndarray
+
+
+@dataclass
+class Problem:
+    """One disagreement between the file and the graph, said in one line."""
+
+    kind: str  # "missing", "extra", "shape", "role"
+    name: str
+    text: str
+
+
+@dataclass
+class ParamsCheck:
+    """The result of :func:`check_params`: what matched and what did not."""
+
+    source: str
+    tensors: dict[str, Tensor]
+    expected: int  # parameters + auxiliary states the graph has
+    matched: int
+    problems: list[Problem] = field(default_factory=list)
+    unchecked: int = 0  # present, but the graph's shape is unknown (no --shape given)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def lines(self) -> list[str]:
+        """One line per problem, or one line saying everything matched."""
+        lines = [f"{self.source}: {p.text}" for p in self.problems]
+        if self.unchecked:
+            lines.append(f"{self.source}: {self.unchecked:,} of {self.expected:,} arrays not checked: their shapes "
+                         "are unknown; give input shapes with --shape")
+        if self.ok and not self.unchecked:
+            lines.append(f"{self.source}: all {self.matched:,} parameters and auxiliary states match the graph's shapes")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.source, "expected": self.expected, "matched": self.matched, "unchecked": self.unchecked,
+                "arrays": len(self.tensors),
+                "problems": [{"kind": p.kind, "name": p.name, "text": p.text} for p in self.problems]}
+
+
+def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
+    """The arrays of an MXNet ``.params`` file by name (prefix removed); errors are one line."""
+    from kvcli.ndarray_io import ParamsFileError, load
+
+    try:
+        loaded = load(path)
+    except ParamsFileError as error:
+        raise SymbolError(f"--params {path}: {error}") from None
+    if not isinstance(loaded, dict):
+        raise SymbolError(f"--params {path}: the file holds {len(loaded)} unnamed arrays; a model's "
+                          "parameters are saved by name (mx.model.save_checkpoint, or Gluon's export)")
+    tensors: dict[str, Tensor] = {}
+    for key, array in loaded.items():
+        prefix, sep, rest = key.partition(":")
+        kind = _KINDS.get(prefix) if sep else None
+        name = rest if kind is not None else key
+        value = array.asnumpy() if hasattr(array, "asnumpy") else np.asarray(array)
+        if name in tensors:
+            raise SymbolError(f"--params {path}: {name!r} is stored twice ({tensors[name].key!r} and {key!r})")
+        tensors[name] = Tensor(name=name, key=key, kind=kind, value=value)
+    return tensors
+
+
+def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -> ParamsCheck:
+    """Compare the file's arrays with the graph's parameters and auxiliary states (shapes inferred)."""
+    from kvcli.symbol.plan import cut
+
+    graph = result.graph
+    roles = variable_roles(graph, set(result.given))
+    wanted: dict[str, tuple[str, Optional[tuple[int, ...]]]] = {}
+    others: dict[str, str] = {}
+    for i, role in roles.items():
+        name = graph.nodes[i].name
+        if role in (PARAM, AUX):
+            wanted.setdefault(name, (role, result.entry(i, 0)))
+        else:
+            others.setdefault(name, role)
+    problems: list[Problem] = []
+    matched = unchecked = 0
+    for name, (role, shape) in wanted.items():
+        what = "parameter" if role == PARAM else "auxiliary state"
+        tensor = tensors.get(name)
+        if tensor is None:
+            need = f" ({format_shape(shape)})" if shape is not None else ""
+            problems.append(Problem("missing", name, f"missing {what} {cut(name)!r}{need}"))
+            continue
+        bad = False
+        if shape is None:
+            unchecked += 1
+        elif tuple(tensor.value.shape) != tuple(shape):
+            problems.append(Problem("shape", name, f"{cut(tensor.key)!r} is {format_shape(tensor.value.shape)}; "
+                                                   f"the graph needs {format_shape(shape)}"))
+            bad = True
+        if tensor.kind is not None and tensor.kind != role:
+            problems.append(Problem("role", name, f"{cut(tensor.key)!r} is stored as a "
+                                                  f"{'parameter' if tensor.kind == PARAM else 'auxiliary state'}; "
+                                                  f"the graph uses it as a{'n' if role == AUX else ''} {what}"))
+            bad = True
+        matched += not bad and shape is not None
+    for name, tensor in tensors.items():
+        if name in wanted:
+            continue
+        used_as = others.get(name)
+        why = (f"an {'input' if used_as == INPUT else 'label'} of the graph, not a parameter" if used_as in (INPUT, LABEL)
+               else "not in the graph")
+        problems.append(Problem("extra", name, f"extra array {cut(tensor.key)!r} "
+                                               f"({format_shape(tensor.value.shape)}): {why}"))
+    return ParamsCheck(source=source, tensors=tensors, expected=len(wanted), matched=matched, problems=problems,
+                       unchecked=unchecked)
+
+
+def _num(x: float) -> Optional[float]:
+    """A JSON-safe float (``None`` for NaN or infinity), rounded to float32's precision."""
+    x = float(x)
+    return float(f"{x:.7g}") if math.isfinite(x) else None
+
+
+def tensor_stats(value: np.ndarray) -> dict[str, Any]:
+    """Shape, dtype, min/max/mean/std (of the finite values), share of zeros, non-finite
+    count, a :data:`HIST_BINS`-bin histogram over [min, max] and the first :data:`FIRST` values."""
+    flat = np.asarray(value).reshape(-1)
+    out: dict[str, Any] = {"shape": format_shape(value.shape), "dtype": str(value.dtype), "size": int(flat.size)}
+    if flat.dtype == np.bool_:
+        flat = flat.astype(np.uint8)
+    out["first"] = [_num(x) for x in flat[:FIRST].tolist()]
+    if flat.size == 0:
+        return out
+    numbers = flat.astype(np.float64, copy=False)
+    finite = np.isfinite(numbers)
+    nonfinite = int(flat.size - np.count_nonzero(finite))
+    good = numbers if nonfinite == 0 else numbers[finite]
+    out["zeros"] = float(np.count_nonzero(numbers == 0)) / flat.size
+    if nonfinite:
+        out["nonfinite"] = nonfinite
+    if good.size == 0:
+        return out
+    lo, hi = float(good.min()), float(good.max())
+    out.update(min=_num(lo), max=_num(hi), mean=_num(good.mean()), std=_num(good.std()))
+    counts = np.histogram(good, bins=HIST_BINS, range=(lo, hi))[0] if lo < hi else np.array([good.size])
+    out["hist"] = counts.tolist()
+    return out
