@@ -452,8 +452,9 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
         if isinstance(weight, np.ndarray):
             return method(self, index, weight, *rest)
-        if hasattr(weight, "_kvcli_row_sparse"):
-            return _on_full_row_sparse(method, self, index, weight, rest, creates)
+        sparse = _row_sparse_weight(weight)
+        if sparse is not None:
+            return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates)
         if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
             return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
         if not hasattr(weight, "_kvcli_buffer"):
@@ -465,30 +466,39 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     return accepting
 
 
-def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...],
-                        creates: bool) -> Any:
-    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
-    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is
-    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
-    dense one), and keeps every row."""
+def _row_sparse_weight(weight: Any) -> Any:
+    """The :class:`~kvcli.store.sparse.RowSparse` of a row-sparse weight (a store's value, or
+    an nd array of one), else None."""
     from kvcli.store.sparse import RowSparse
 
-    sparse = weight._kvcli_row_sparse()
+    if isinstance(weight, RowSparse):
+        return weight
+    inner = getattr(weight, "_kvcli_row_sparse", None)
+    return inner() if inner is not None else None
+
+
+def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sparse: Any, rest: tuple[Any, ...],
+                        creates: bool) -> Any:
+    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
+    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``) and is updated as the dense array it then is
+    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
+    dense one), keeping every row. Its rows are that dense array, in order, so the update
+    works on them in place: a lazy update costs the rows pushed, not the table."""
     if sparse.indices.shape[0] != sparse.shape[0]:
         raise UpdaterError(
             f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
             f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
         )
-    dense = sparse.to_dense()
-    special = getattr(opt, "update_row_sparse_weight", None) if method.__name__ == "update" else None
+    dense = sparse.data
+    plain = method.__name__ == "update" or (
+        method.__name__ == "update_multi_precision" and not (opt.multi_precision and dense.dtype == np.float16))
+    special = getattr(opt, "update_row_sparse_weight", None) if plain else None
     if special is not None:
         result = special(index, dense, *(_unwrap_tree(a) for a in rest))
     else:
         result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
-    if creates:
-        return _wrap_tree(result, weight.context)
-    sparse.assign(RowSparse.all_rows(dense))
-    return result
+    context = getattr(weight, "context", None)
+    return _wrap_tree(result, context) if creates and context is not None else result
 
 
 def _unwrap_tree(value: Any) -> Any:

@@ -1,0 +1,63 @@
+"""MXNet 1.9.1's training loops (model.py / Module and gluon.Trainer KVStore call patterns,
+tools/mxnet_training_loops.py) through kvcli.mx give MXNet's final weights, recorded by
+tests/data/make_mxnet_training_loops_reference.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+import kvcli.mx as mx
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = json.loads((ROOT / "tests" / "data" / "mxnet_training_loops_reference.json").read_text())
+
+
+def _load_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mxnet_training_loops", ROOT / "tools" / "mxnet_training_loops.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+LOOPS = _load_tool()
+#: Every local run; the device store (worker processes, slower) on a few that cover its
+#: row-sparse path, per-device updaters and the plain update on the store.
+SCENARIOS = [s for s in LOOPS.scenario_ids() if "/local/" in s] + [
+    "module/device/nag", "trainer_updaters/device/adam", "trainer_row_sparse/device/sgd",
+    "module_row_sparse/device/adam", "trainer_sparse_grad/device/adam",
+]
+
+
+def test_reference_is_mxnet_191_with_every_run() -> None:
+    assert DATA["mxnet_version"] == "1.9.1" and DATA["steps"] == LOOPS.STEPS == 20
+    assert sorted(DATA["runs"]) == sorted(LOOPS.scenario_ids()) and len(DATA["runs"]) == 48
+    assert all("weights" in run for run in DATA["runs"].values())
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_training_loop_gives_mxnet_final_weights(scenario: str) -> None:
+    got = LOOPS.run_scenario(mx, scenario)
+    assert "error" not in got, got.get("error")
+    want = DATA["runs"][scenario]["weights"]
+    assert sorted(got["weights"]) == sorted(want)
+    for name, values in want.items():
+        assert len(got["weights"][name]) == len(values)
+        for mine, theirs in zip(got["weights"][name], values):
+            np.testing.assert_allclose(mine, theirs, rtol=LOOPS.RTOL, atol=LOOPS.ATOL, err_msg=f"{scenario} {name}")
+
+
+def test_per_device_updaters_keep_their_own_step_counts() -> None:
+    # MXNet: each Updater call switches the optimizer to the weight's device's update counts,
+    # so Adam's bias correction on cpu(1) starts at t=1 too: both weights end at 0.7.
+    got = LOOPS.per_device_updaters(mx)
+    np.testing.assert_allclose(got, DATA["per_device_updaters"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, 0.7, atol=1e-5)
