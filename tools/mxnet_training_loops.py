@@ -29,9 +29,11 @@ KVStore and optimizer calls that MXNet 1.9.1 makes, as a user bringing MXNet cod
 each on a ``local`` and a ``device`` store, with ``sgd`` (momentum), ``adam`` and ``nag``
 (momentum), weight decay on: 8 x 2 x 3 = 48 runs on two devices ``cpu(0)``, ``cpu(1)``. The
 data and the gradients are numpy (the same bits under both), so only the KVStore and the
-optimizers differ. One more example, ``per_device_updaters``, runs two ``get_updater(opt)``
+optimizers differ. Two more examples: ``per_device_updaters`` runs two ``get_updater(opt)``
 of one Adam on weights of ``cpu(0)`` and ``cpu(1)`` for three steps (each device keeps its
-own step count in MXNet).
+own step count in MXNet); ``row_sparse_key`` sets an optimizer (sgd, adam, nag, adagrad) on a
+store, inits a row-sparse table and pushes row-sparse gradients from two devices (MXNet
+updates only the pushed rows where its optimizer is lazy).
 
     .venv/bin/python tools/mxnet_training_loops.py                 # kvcli vs the recorded MXNet numbers
     .venv/bin/python tools/mxnet_training_loops.py --mxnet-python /path/to/mxnet/python   # vs MXNet, live
@@ -370,10 +372,39 @@ def per_device_updaters(mx: Any) -> list[list[float]]:
     return [w.asnumpy().astype(np.float64).tolist() for w in weights]
 
 
+#: The optimizers of the row-sparse key example (adagrad's sparse update needs wd=0).
+ROW_SPARSE_KEY_OPTIMIZERS: dict[str, dict[str, float]] = {**OPTIMIZERS, "adagrad": {"learning_rate": 0.1}}
+
+
+def row_sparse_key(mx: Any, kvtype: str, opt_name: str) -> dict[str, Any]:
+    """``set_optimizer``, ``init`` of a row-sparse table, three pushes of row-sparse
+    gradients from two devices (some rows never pushed), then every row pulled."""
+    shape = (6, 2)
+    try:
+        kv = mx.kv.create(kvtype)
+        kv.set_optimizer(mx.optimizer.create(opt_name, **ROW_SPARSE_KEY_OPTIMIZERS[opt_name]))
+        kv.init(0, mx.nd.array(np.arange(1, 13, dtype=np.float32).reshape(shape) / 4).tostype("row_sparse"))
+        for step, rows in enumerate(([1, 3], [0, 1], [3])):
+            grads = []
+            for k in range(NUM_DEVICES):
+                data = np.full((len(rows), 2), 0.5 * (step + 1) - k, np.float32)
+                grads.append(_row_sparse(mx, np.array(rows), data, shape, mx.cpu(k)))
+            kv.push(0, grads)
+        table = _pull_all_rows(mx, kv, 0, shape)
+        _close(kv)
+    except Exception as error:  # noqa: BLE001 - a crash is a result to report
+        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"}
+    return {"weights": {"table": [np.asarray(table, np.float64).tolist()]}}
+
+
 def run_all(mx: Any, only: list[str] | None = None) -> dict[str, Any]:
-    """Every scenario (or ``only`` those) and the per-device example, as JSON-able data."""
+    """Every scenario (or ``only`` those) and the two examples, as JSON-able data."""
     ids = only or scenario_ids()
-    return {"runs": {s: run_scenario(mx, s) for s in ids}, "per_device_updaters": per_device_updaters(mx)}
+    return {
+        "runs": {s: run_scenario(mx, s) for s in ids},
+        "per_device_updaters": per_device_updaters(mx),
+        "row_sparse_key": {f"{kv}/{o}": row_sparse_key(mx, kv, o) for kv in KV_TYPES for o in ROW_SPARSE_KEY_OPTIMIZERS},
+    }
 
 
 # ---------------------------------------------------------------------- comparison
@@ -447,11 +478,16 @@ def main(argv: list[str] | None = None) -> int:
     example_ok = np.allclose(example, example_want, rtol=RTOL, atol=ATOL)
     print(f"per_device_updaters: kvcli {np.round(example, 4).tolist()}, MXNet {np.round(example_want, 4).tolist()}"
           f" -> {'same' if example_ok else 'wrong'}")
+    examples = [(k, *compare(v, want["row_sparse_key"][k])) for k, v in results["row_sparse_key"].items()]
+    for key, verdict, detail in examples:
+        print(f"row_sparse_key/{key:<27} {verdict:<12} {detail}")
+    same_keys = sum(verdict == "same" for _, verdict, _ in examples)
+    print(f"row_sparse_key: {same_keys} of {len(examples)} give MXNet's rows")
     total = len(results["runs"])
     others = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()) if k != "same")
     print(f"{counts.get('same', 0)} of {total} runs give MXNet's final weights"
           + (f"; {others}" if others else "") + f" (kvcli: {seconds:.1f} s)")
-    return 0 if counts.get("same", 0) == total and example_ok else 1
+    return 0 if counts.get("same", 0) == total and example_ok and same_keys == len(examples) else 1
 
 
 if __name__ == "__main__":
