@@ -42,8 +42,6 @@ DEFAULT_FILES = ("test_kvstore.py", "test_kvstore_custom.py", "test_optimizer.py
 
 #: ``file::test`` -> why the test needs more than the KVStore / optimizer / viz API kvcli claims.
 OUT_OF_SCOPE: dict[str, str] = {
-    "test_optimizer.py::test_sgd": "its operator-fallback check runs SGD on CSR weights and gradients "
-                                   "(w_stype='csr'); kvcli has no CSR storage (row_sparse and default only)",
     "test_optimizer.py::test_nadam": "trains a network with mx.io.NDArrayIter, gluon.loss and mx.mod.Module.fit, "
                                       "which kvcli does not implement",
     "test_optimizer.py::test_lr_wd_mult": "trains with mx.mod.Module and mx.sym.FullyConnected's executor "

@@ -451,10 +451,14 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     @functools.wraps(method)
     def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
         if isinstance(weight, np.ndarray):
+            if rest and _is_csr(rest[0]):  # a CSR gradient: computed on densely (MXNet's fallback)
+                rest = tuple(_unwrap_tree(a) for a in rest)
             return method(self, index, weight, *rest)
         sparse = _row_sparse_weight(weight)
         if sparse is not None:
             return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates)
+        if _is_csr(weight):
+            return _on_csr(method, self, index, weight, rest, creates)
         if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
             return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
         if not hasattr(weight, "_kvcli_buffer"):
@@ -489,16 +493,39 @@ def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sp
             f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
             f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
         )
-    dense = sparse.data
+    result = _on_dense_copy(method, opt, index, sparse.data, rest)
+    context = getattr(weight, "context", None)
+    return _wrap_tree(result, context) if creates and context is not None else result
+
+
+def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, rest: tuple[Any, ...]) -> Any:
+    """``method`` on the dense form of a sparse weight; a plain update goes to the optimizer's
+    ``update_row_sparse_weight`` when it has one (its sparse kernel, or, for NAG, MXNet's
+    fallback computing into a temporary array). A float16 weight's multi-precision update
+    works on its float32 master copy, as for a dense weight."""
     plain = method.__name__ == "update" or (
         method.__name__ == "update_multi_precision" and not (opt.multi_precision and dense.dtype == np.float16))
     special = getattr(opt, "update_row_sparse_weight", None) if plain else None
     if special is not None:
-        result = special(index, dense, *(_unwrap_tree(a) for a in rest))
-    else:
-        result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
-    context = getattr(weight, "context", None)
-    return _wrap_tree(result, context) if creates and context is not None else result
+        return special(index, dense, *(_unwrap_tree(a) for a in rest))
+    return method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+
+
+def _is_csr(value: Any) -> bool:
+    """Whether ``value`` is a kvcli CSR array (``kvcli.nd_sparse.CSRNDArray``)."""
+    return hasattr(value, "_kvcli_assign_dense")
+
+
+def _on_csr(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...], creates: bool) -> Any:
+    """Run ``method`` on a CSR weight as MXNet's storage fallback does (no optimizer has a CSR
+    kernel): on the dense array, whose non-zero values then become the weight again; states
+    are dense arrays."""
+    dense = np.asarray(weight)
+    result = _on_dense_copy(method, opt, index, dense, rest)
+    if creates:
+        return _wrap_tree(result, weight.context)
+    weight._kvcli_assign_dense(dense)
+    return result
 
 
 def _unwrap_tree(value: Any) -> Any:
@@ -506,6 +533,8 @@ def _unwrap_tree(value: Any) -> Any:
         return tuple(_unwrap_tree(v) for v in value)
     if isinstance(value, list):
         return [_unwrap_tree(v) for v in value]
+    if _is_csr(value):
+        return np.asarray(value)  # a CSR gradient, read densely
     return as_numpy(value)
 
 
@@ -538,6 +567,9 @@ def _copy_cast(weight: Any, master: Any) -> None:
     RowSparse value, or an nd array of it) gets every row."""
     from kvcli.store.sparse import RowSparse, as_row_sparse
 
+    if _is_csr(weight):
+        weight._kvcli_assign_dense(np.asarray(as_numpy(master)))
+        return
     target = weight if isinstance(weight, RowSparse) else (
         weight._kvcli_row_sparse() if hasattr(weight, "_kvcli_row_sparse") else None)
     if target is not None:

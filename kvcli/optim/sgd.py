@@ -171,8 +171,8 @@ class NAG(NumpyOptimizer):
         self._step(index, weight, grad, state)
 
     def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
-        """:meth:`update` for a row-sparse weight (given dense): MXNet has no sparse NAG
-        kernel and runs the dense one on copies, so the momentum sees the old weight."""
+        """:meth:`update` for a row-sparse or CSR weight (given dense): MXNet has no sparse
+        NAG kernel and runs the dense one on copies, so the momentum sees the old weight."""
         self._step(index, weight, grad, state, aliased=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
