@@ -116,8 +116,11 @@ class RowSparseContract:
         if self._updater is None:
             stored.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
             return
+        indices = stored.indices
         self._updater(key, merged, stored)
         try:
+            if stored.indices is indices and stored.data.shape == (len(indices), *stored.shape[1:]):
+                return  # the rows were updated in place (an optimizer): nothing to re-check
             stored.validate()
         except (RowSparseError, ShapeMismatchError) as error:
             raise RowSparseError(f"the updater left key {key!r} malformed: {error}") from None
