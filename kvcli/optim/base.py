@@ -394,10 +394,26 @@ class Optimizer:
         extra: dict[str, Any] = {"num_update": int(self.num_update)}
         if self.lr_scheduler is not None and hasattr(self.lr_scheduler, "state_dict"):
             extra["lr_scheduler"] = self.lr_scheduler.state_dict()
+        if set(self._all_index_update_counts) != {0}:
+            # per-device updaters (Gluon's) count each device's steps: keep them all, so a
+            # resumed device goes on from its own count (``counts`` holds the current one's)
+            current = next(d for d, c in self._all_index_update_counts.items() if c is self._index_update_count)
+            extra["device_counts"] = {
+                "current": current,
+                "devices": [[d, [[type(k).__name__, k, int(n)] for k, n in c.items()]]
+                            for d, c in self._all_index_update_counts.items()],
+            }
         return extra
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         self.num_update = int(extra.get("num_update", self.num_update))
+        devices = extra.get("device_counts")
+        if devices:
+            self._all_index_update_counts = {
+                int(d): {(int(k) if kind == "int" else str(k)): int(n) for kind, k, n in c}
+                for d, c in devices["devices"]
+            }
+            self._index_update_count = self._all_index_update_counts.setdefault(int(devices["current"]), {})
         if "lr_scheduler" in extra and self.lr_scheduler is not None and hasattr(self.lr_scheduler, "load_state_dict"):
             self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
 

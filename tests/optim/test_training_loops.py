@@ -79,3 +79,25 @@ def test_optimizer_on_a_row_sparse_key_matches_mxnet(case: str) -> None:
         assert not np.allclose(table[never_pushed], initial[never_pushed])
     else:  # lazy updates: the rows never pushed keep their values
         np.testing.assert_array_equal(table[never_pushed], initial[never_pushed])
+
+
+def test_per_device_step_counts_survive_get_states_and_set_states() -> None:
+    # Gluon's Trainer.save_states / load_states without update on the store: updater 0's
+    # states and the optimizer go to a file; every device's updater loads them. Each device
+    # must go on from its own step count: 2 + 1 steps end where 3 steps do (0.7, 0.7).
+    def run(steps: int, updaters: list, weights: list) -> None:  # type: ignore[type-arg]
+        for _ in range(steps):
+            for updater, weight in zip(updaters, weights):
+                updater(0, mx.nd.ones((2,), ctx=weight.context), weight)
+
+    opt = mx.optimizer.create("adam", learning_rate=0.1)
+    updaters = [mx.optimizer.get_updater(opt) for _ in range(2)]
+    weights = [mx.nd.ones((2,), ctx=mx.cpu(k)) for k in range(2)]
+    run(2, updaters, weights)
+    saved = updaters[0].get_states(dump_optimizer=True)
+    resumed = [mx.optimizer.get_updater(mx.optimizer.create("adam", learning_rate=0.1)) for _ in range(2)]
+    for updater in resumed:
+        updater.set_states(saved)
+        updater.optimizer = resumed[0].optimizer
+    run(1, resumed, weights)
+    np.testing.assert_allclose([w.asnumpy() for w in weights], DATA["per_device_updaters"], rtol=1e-6, atol=1e-7)
