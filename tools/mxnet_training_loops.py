@@ -96,8 +96,8 @@ class Model:
             true_w = np.array([[1.0, -2.0, 0.5, 3.0], [0.0, 1.5, -1.0, 2.0]], np.float32)
             y = x @ true_w.T + np.array([0.5, -0.3], np.float32) + rng.normal(0, 0.05, (BATCH, 2)).astype(np.float32)
             return x, y.astype(np.float32)
-        # embedding: two token ids per sample among the first 8 of 10 rows (rows 8, 9 never
-        # get a gradient, so lazy and dense updates differ there)
+        # embedding: two token ids per sample among the first 8 of 10 rows (row 8 never gets
+        # a gradient, so lazy and dense updates differ there; row 9 is a padding row)
         tokens = rng.randint(0, 8, (BATCH, 2))
         y = rng.uniform(-1, 1, (BATCH, 3)).astype(np.float32)
         return tokens, y
@@ -124,7 +124,9 @@ class Model:
             return {"fc_weight": (err.T @ x).astype(np.float32), "fc_bias": err.sum(axis=0).astype(np.float32)}
         table, b = weights["embed_weight"], weights["out_bias"]
         err = (table[x].sum(axis=1) + b - y).astype(np.float32)
-        rows = np.unique(x)
+        # the padding row: listed in every row-sparse gradient with zeros (a masked loss),
+        # so a lazy update still applies to it where MXNet's does
+        rows = np.union1d(np.unique(x), [PADDING_ROW])
         data = np.zeros((len(rows), table.shape[1]), np.float32)
         for sample, ids in enumerate(x):
             for token in ids:
@@ -137,6 +139,7 @@ class Model:
         return {"embed_weight": embed, "out_bias": err.sum(axis=0).astype(np.float32)}
 
 
+PADDING_ROW = 9
 LINEAR = Model("linear", {"fc_weight": (2, 4), "fc_bias": (2,)})
 EMBEDDING_SPARSE = Model("embedding", {"embed_weight": (10, 3), "out_bias": (3,)}, sparse_weight=True)
 EMBEDDING_SPARSE_GRAD = Model("embedding", {"embed_weight": (10, 3), "out_bias": (3,)}, sparse_grad=True)
