@@ -175,7 +175,8 @@ def _one_line(text: str | None, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def run_file(repo: Path, tag: str, name: str, python: str, workdir: Path, seed: int | None = None) -> FileReport:
+def run_file(repo: Path, tag: str, name: str, python: str, workdir: Path, seed: int | None = None,
+             timeout: int = 600) -> FileReport:
     """Fetch ``name`` at ``tag`` from ``repo``, rewrite its imports, run pytest and parse the results."""
     shown = subprocess.run(["git", "-C", str(repo), "show", f"{tag}:{TEST_DIR}/{name}"],
                            capture_output=True, text=True)
@@ -189,7 +190,7 @@ def run_file(repo: Path, tag: str, name: str, python: str, workdir: Path, seed: 
     if seed is not None:  # common.with_seed's and setup_module's variables, honoured by kvcli.mx.test_utils
         env.update(MXNET_TEST_SEED=str(seed), MXNET_MODULE_SEED=str(seed))
     subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir",
-                    str(workdir), "--timeout=600", f"--junitxml={junit}", str(path)],
+                    str(workdir), f"--timeout={timeout}", f"--junitxml={junit}", str(path)],
                    cwd=workdir, capture_output=True, text=True, env=env)
     report = FileReport(file=name, import_changes=rewritten.changes)
     if not junit.exists():
@@ -255,10 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = mxnet_parser(__doc__.splitlines()[0], "kvcli and pytest")
     parser.add_argument("--seed", type=int, help="fix every test's random seed (MXNET_TEST_SEED); default: random, as MXNet's CI")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--timeout", type=int, default=600,
+                        help="seconds one test may take (default 600; test_multilamb needs more on a busy machine)")
     parser.add_argument("files", nargs="*", default=list(DEFAULT_FILES), help="test files under tests/python/unittest")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kvcli-mxnet-unittests-") as tmp:
-        reports = [run_file(args.mxnet_repo, args.tag, f, args.python, Path(tmp), args.seed) for f in args.files]
+        reports = [run_file(args.mxnet_repo, args.tag, f, args.python, Path(tmp), args.seed, args.timeout)
+                   for f in args.files]
     if args.json:
         print(json.dumps({"mxnet_tag": args.tag, "seed": args.seed, "files": [asdict(r) for r in reports]}, indent=2))
     else:
