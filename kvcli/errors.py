@@ -75,6 +75,11 @@ class RowSparseError(StoreError, ValueError):
     an operation needs row-sparse storage it did not get."""
 
 
+class CSRError(KVCliError, ValueError):
+    """A CSR array is malformed (indptr, unsorted or repeated columns, out of range), or a
+    conversion MXNet does not support either (csr <-> row_sparse)."""
+
+
 class UnsupportedError(StoreError, ValueError):
     """An MXNet feature kvcli does not provide for this store (a store type, a capability,
     gradient compression on ``local``); the message names what to use instead."""

@@ -609,14 +609,15 @@ _zeros_default = zeros
 def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # type: ignore[no-redef]  # noqa: F811, E501
           stype: str | None = None, **kwargs: Any) -> Any:
     """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
-    gives a :class:`~kvcli.nd_sparse.RowSparseNDArray` with no rows stored."""
+    (``'csr'``) gives a :class:`~kvcli.nd_sparse.RowSparseNDArray` (``CSRNDArray``) storing nothing."""
     if stype is not None and stype != "default":
         return sparse.zeros(stype, shape, ctx, dtype)
     return _zeros_default(shape, ctx, dtype, **kwargs)
 
 
 def _tostype(self: NDArray, stype: str) -> Any:
-    """``'row_sparse'``: the non-zero rows as a RowSparseNDArray; ``'default'``: a copy."""
+    """``'row_sparse'``: the non-zero rows as a RowSparseNDArray; ``'csr'``: the non-zero
+    values as a CSRNDArray; ``'default'``: a copy."""
     return sparse.tostype(self, stype)
 
 
@@ -624,8 +625,8 @@ _copyto_default = NDArray.copyto
 
 
 def _copyto(self: NDArray, other: Any) -> Any:
-    """``copyto`` as before; into a row-sparse array it stores the non-zero rows."""
-    if isinstance(other, sparse.RowSparseNDArray):
+    """``copyto`` as before; into a row-sparse (csr) array it stores the non-zero rows (values)."""
+    if isinstance(other, (sparse.RowSparseNDArray, sparse.CSRNDArray)):
         other[:] = self._data
         return other
     return _copyto_default(self, other)

@@ -7,6 +7,15 @@ shape)`` (also ``nd.zeros(shape, stype='row_sparse')``), ``x.tostype('row_sparse
 forms. A store reads and writes the :class:`RowSparse` behind the array directly, so
 ``kv.row_sparse_pull(key, out=x, row_ids=...)`` changes ``x`` in place.
 
+CSR arrays (``stype='csr'``, 2-D) are MXNet's compressed sparse rows: ``nd.sparse.csr_matrix``
+(from ``(data, indices, indptr)``, ``(data, (row, col))``, a shape, a dense array or another
+CSR array), ``x.tostype('csr')``, ``nd.sparse.zeros('csr', shape)``, and on a
+:class:`CSRNDArray`: ``.data``, ``.indices``, ``.indptr``, ``.asnumpy()``, ``tostype``,
+``copyto``, ``astype``, row slicing, ``+ - * /``. An operation without a CSR form computes on
+the dense array and stores the non-zero values again, as MXNet's storage fallback does (the
+optimizers do so on CSR weights and gradients); stores do not take CSR values (MXNet's
+KVStore refuses them too).
+
 Unlike MXNet, which accepts them silently and computes with them wrongly, indices that are
 unsorted, repeated or outside the shape are refused when the array is made.
 """
@@ -17,13 +26,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kvcli.errors import RowSparseError
+from kvcli.errors import CSRError, RowSparseError
 from kvcli.nd import DEFAULT_DTYPE, Context, NDArray, _context
 from kvcli.nd import zeros as _dense_zeros
 from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 
-#: Storage types MXNet knows; kvcli has no ``csr``.
-STYPES = (DEFAULT, ROW_SPARSE, "csr")
+CSR = "csr"
+#: Storage types MXNet knows.
+STYPES = (DEFAULT, ROW_SPARSE, CSR)
 
 
 class RowSparseNDArray:
@@ -93,8 +103,12 @@ class RowSparseNDArray:
         return self._value.to_dense()
 
     def tostype(self, stype: str) -> "NDArray | RowSparseNDArray":
-        """``'default'``: a dense copy; ``'row_sparse'``: a copy."""
+        """``'default'``: a dense copy; ``'row_sparse'``: a copy (``'csr'`` is refused, as
+        in MXNet)."""
         _check_stype(stype, "tostype")
+        if stype == CSR:
+            raise CSRError("tostype: a row-sparse array cannot become csr (MXNet cannot either): "
+                           "use .tostype('default').tostype('csr')")
         if stype == DEFAULT:
             return NDArray(self._value.to_dense(), self._ctx)
         return RowSparseNDArray(self._value.copy(), self._ctx)
@@ -214,10 +228,8 @@ def _operand(value: Any) -> Any:
 
 
 def _check_stype(stype: str, where: str) -> None:
-    if stype == "csr":
-        raise RowSparseError(f"{where}: kvcli has no csr storage; use 'row_sparse' or 'default'")
     if stype not in STYPES:
-        raise RowSparseError(f"{where}: unknown storage type {stype!r}; use 'row_sparse' or 'default'")
+        raise RowSparseError(f"{where}: unknown storage type {stype!r}; use 'default', 'row_sparse' or 'csr'")
 
 
 def _dtype_of(dtype: Any, fallback: Any) -> np.dtype:
@@ -264,11 +276,14 @@ def row_sparse_array(
 
 
 def zeros(stype: str, shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None, **_: Any) -> Any:
-    """All zeros of storage type ``stype`` (``'row_sparse'``: no rows stored)."""
+    """All zeros of storage type ``stype`` (``'row_sparse'``: no rows stored; ``'csr'``: no
+    values stored)."""
     _check_stype(stype, "zeros")
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if stype == DEFAULT:
         return _dense_zeros(dims, ctx, _dtype_of(dtype, DEFAULT_DTYPE))
+    if stype == CSR:
+        return csr_matrix(dims, ctx=ctx, dtype=dtype)
     return RowSparseNDArray(RowSparse.zeros(dims, _dtype_of(dtype, DEFAULT_DTYPE)), ctx)
 
 
@@ -277,19 +292,25 @@ def empty(stype: str, shape: int | Sequence[int], ctx: Context | None = None, dt
     return zeros(stype, shape, ctx, dtype)
 
 
-def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> RowSparseNDArray:
-    """A row-sparse copy of a row-sparse array (``mxnet.nd.sparse.array``)."""
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> "RowSparseNDArray | CSRNDArray":
+    """A copy of a row-sparse or CSR array (``mxnet.nd.sparse.array``)."""
+    if isinstance(source_array, CSRNDArray):
+        return csr_matrix(source_array, ctx=ctx or source_array.context, dtype=dtype)
     sparse = as_row_sparse(source_array)
     if sparse is None:
-        raise RowSparseError("nd.sparse.array takes a row-sparse array; use row_sparse_array for dense input")
+        raise RowSparseError("nd.sparse.array takes a row-sparse or csr array; use row_sparse_array or "
+                             "csr_matrix for dense input")
     return RowSparseNDArray(sparse.astype(_dtype_of(dtype, sparse.dtype)), ctx)
 
 
 def tostype(array: NDArray, stype: str) -> Any:
-    """``NDArray.tostype``: ``'row_sparse'`` keeps the non-zero rows; ``'default'`` a copy."""
+    """``NDArray.tostype``: ``'row_sparse'`` keeps the non-zero rows, ``'csr'`` the non-zero
+    values; ``'default'`` a copy."""
     _check_stype(stype, "tostype")
     if stype == DEFAULT:
         return array.copy()
+    if stype == CSR:
+        return CSRNDArray._from_dense(array._kvcli_buffer(), array.context)
     return RowSparseNDArray(RowSparse.from_dense(array._kvcli_buffer()), array.context)
 
 
@@ -300,4 +321,352 @@ def wrap(value: Any, ctx: Context | None = None) -> Any:
     return NDArray(value, ctx)
 
 
-__all__ = ["RowSparseNDArray", "array", "empty", "row_sparse_array", "tostype", "wrap", "zeros"]
+# ---------------------------------------------------------------------- CSR
+class CSRNDArray:
+    """A 2-D array in compressed sparse row form (``mxnet.nd.sparse.CSRNDArray``).
+
+    Row ``i``'s values are ``data[indptr[i]:indptr[i+1]]`` in the columns
+    ``indices[indptr[i]:indptr[i+1]]`` (sorted, unique); every other element is zero.
+    """
+
+    __slots__ = ("_values", "_columns", "_indptr", "_shape", "_ctx")
+    __array_priority__ = 1001.0  # above NDArray: dense + csr comes here
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int],
+                 ctx: Context | None = None) -> None:
+        self._values, self._columns, self._indptr = data, indices, indptr
+        self._shape = shape
+        self._ctx = _context(ctx)
+
+    @classmethod
+    def _checked(cls, data: Any, indices: Any, indptr: Any, shape: Sequence[int] | None, ctx: Context | None,
+                 dtype: Any) -> "CSRNDArray":
+        values = np.array(data, dtype=dtype, copy=True).reshape(-1)
+        columns = _csr_ids(indices, "indices")
+        pointers = _csr_ids(indptr, "indptr")
+        if shape is None:
+            if pointers.size == 0:
+                raise CSRError("csr_matrix: indptr is empty; give indptr of length rows + 1 or shape=(rows, cols)")
+            shape = (pointers.size - 1, int(columns.max()) + 1 if columns.size else 0)
+        dims = _csr_shape(shape)
+        _check_csr(values, columns, pointers, dims)
+        return cls(values, columns, pointers, dims, ctx)
+
+    @classmethod
+    def _from_dense(cls, dense: np.ndarray, ctx: Context | None) -> "CSRNDArray":
+        dense = np.asarray(dense)
+        dims = _csr_shape(dense.shape)
+        rows, columns = np.nonzero(dense)
+        indptr = np.zeros(dims[0] + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=dims[0]), out=indptr[1:])
+        return cls(np.ascontiguousarray(dense[rows, columns]), columns.astype(np.int64), indptr, dims, ctx)
+
+    # -- attributes --------------------------------------------------------------------
+    @property
+    def stype(self) -> str:
+        return CSR
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._shape
+
+    @property
+    def dtype(self) -> type:
+        return self._values.dtype.type
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def data(self) -> NDArray:
+        """The stored values, row by row."""
+        return NDArray(self._values, self._ctx)
+
+    @property
+    def indices(self) -> NDArray:
+        """The column of each stored value (int64)."""
+        return NDArray(self._columns, self._ctx)
+
+    @property
+    def indptr(self) -> NDArray:
+        """Where each row's values start in ``data`` (int64, ``rows + 1`` entries)."""
+        return NDArray(self._indptr, self._ctx)
+
+    def __len__(self) -> int:
+        return self._shape[0]
+
+    # -- conversion --------------------------------------------------------------------
+    def _dense(self) -> np.ndarray:
+        out = np.zeros(self._shape, self._values.dtype)
+        rows = np.repeat(np.arange(self._shape[0]), np.diff(self._indptr))
+        out[rows, self._columns] = self._values
+        return out
+
+    def asnumpy(self) -> np.ndarray:
+        """The dense values as a new numpy array."""
+        return self._dense()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        dense = self._dense()
+        return dense if dtype is None else dense.astype(dtype)
+
+    def _kvcli_assign_dense(self, dense: np.ndarray) -> None:
+        """Become the non-zero values of ``dense`` (same shape): the write-back of an
+        operation computed densely, as MXNet's storage fallback casts its result to csr."""
+        other = CSRNDArray._from_dense(np.asarray(dense, self._values.dtype), self._ctx)
+        self._values, self._columns, self._indptr = other._values, other._columns, other._indptr
+
+    def tostype(self, stype: str) -> "NDArray | CSRNDArray":
+        """``'default'``: a dense copy; ``'csr'``: a copy (``'row_sparse'`` is refused, as in MXNet)."""
+        _check_stype(stype, "tostype")
+        if stype == ROW_SPARSE:
+            raise CSRError("tostype: a csr array cannot become row_sparse (MXNet cannot either): "
+                           "use .tostype('default').tostype('row_sparse')")
+        if stype == DEFAULT:
+            return NDArray(self._dense(), self._ctx)
+        return self.copy()
+
+    def astype(self, dtype: Any, copy: bool = True) -> "CSRNDArray":
+        if not copy and np.dtype(dtype) == self._values.dtype:
+            return self
+        return CSRNDArray(self._values.astype(dtype), self._columns.copy(), self._indptr.copy(), self._shape,
+                          self._ctx)
+
+    def copy(self) -> "CSRNDArray":
+        return self.astype(self._values.dtype)
+
+    def copyto(self, other: "NDArray | CSRNDArray | Context") -> "NDArray | CSRNDArray":
+        """Copy onto a context (a new array), into a CSR array, or into a dense one."""
+        if isinstance(other, Context):
+            result = self.copy()
+            result._ctx = other
+            return result
+        if tuple(other.shape) != self._shape:
+            raise CSRError(f"copyto: shape {self._shape} cannot be copied into shape {tuple(other.shape)}")
+        if isinstance(other, CSRNDArray):
+            other._kvcli_assign_dense(self._dense())
+            return other
+        if isinstance(other, NDArray):
+            np.copyto(other._kvcli_buffer(), self._dense(), casting="unsafe")
+            return other
+        raise TypeError(f"copyto needs an NDArray or a Context, not {type(other).__name__}")
+
+    def as_in_context(self, ctx: Context) -> "CSRNDArray":
+        return self if ctx == self._ctx else self.copyto(ctx)  # type: ignore[return-value]
+
+    def check_format(self, full_check: bool = True) -> None:
+        """Raise :class:`~kvcli.errors.CSRError` if data, indices and indptr disagree."""
+        _check_csr(self._values, self._columns, self._indptr, self._shape)
+
+    def wait_to_read(self) -> None:
+        """Nothing to wait for: operations here are synchronous."""
+
+    # -- indexing: rows ------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> "CSRNDArray":
+        """Rows ``x[i]`` or ``x[a:b]`` (step 1), as a CSR array of those rows."""
+        if isinstance(index, (int, np.integer)):
+            row = int(index) + (self._shape[0] if index < 0 else 0)
+            if not 0 <= row < self._shape[0]:
+                raise CSRError(f"row {index} is out of range for {self._shape[0]} rows")
+            index = slice(row, row + 1)
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise CSRError(f"a csr array supports x[i] and x[a:b] (rows), not x[{index!r}]: "
+                           "use .tostype('default') first")
+        start, stop, _ = index.indices(self._shape[0])
+        stop = max(stop, start)
+        lo, hi = self._indptr[start], self._indptr[stop]
+        return CSRNDArray(self._values[lo:hi].copy(), self._columns[lo:hi].copy(),
+                          self._indptr[start:stop + 1] - lo, (stop - start, self._shape[1]), self._ctx)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if not (isinstance(index, slice) and index == slice(None)):
+            raise CSRError(f"a csr array supports only x[:] = value, not x[{index!r}] = ...: "
+                           "build a new array with nd.sparse.csr_matrix")
+        dense = np.broadcast_to(np.asarray(_numpy_of(value), self._values.dtype), self._shape)
+        self._kvcli_assign_dense(dense)
+
+    # -- arithmetic: csr +- csr and * / scalar stay csr; with dense arrays, dense ----------
+    def _other(self, other: Any) -> Any:
+        return other._dense() if isinstance(other, CSRNDArray) else _numpy_of(other)
+
+    def _combined(self, dense: np.ndarray, other: Any) -> "NDArray | CSRNDArray":
+        """csr with csr stays csr (its non-zero values, as MXNet's result holds); with a
+        dense operand the result is dense."""
+        return CSRNDArray._from_dense(dense, self._ctx) if isinstance(other, CSRNDArray) else NDArray(dense, self._ctx)
+
+    def __add__(self, other: Any) -> Any:
+        return self._combined(self._dense() + self._other(other), other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        return self._combined(self._dense() - self._other(other), other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._combined(self._other(other) - self._dense(), other)
+
+    def __mul__(self, other: Any) -> Any:
+        if np.ndim(self._other(other)) == 0:
+            factor = np.asarray(self._other(other)).astype(self._values.dtype)
+            return CSRNDArray(self._values * factor, self._columns.copy(), self._indptr.copy(), self._shape,
+                              self._ctx)
+        return self._combined(self._dense() * self._other(other), other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        if np.ndim(self._other(other)) == 0:
+            factor = np.asarray(self._other(other)).astype(self._values.dtype)
+            return CSRNDArray(self._values / factor, self._columns.copy(), self._indptr.copy(), self._shape,
+                              self._ctx)
+        return NDArray(self._dense() / self._other(other), self._ctx)
+
+    def __neg__(self) -> "CSRNDArray":
+        return self * -1
+
+    def __iadd__(self, other: Any) -> "CSRNDArray":
+        self._kvcli_assign_dense(self._dense() + self._other(other))
+        return self
+
+    def __isub__(self, other: Any) -> "CSRNDArray":
+        self._kvcli_assign_dense(self._dense() - self._other(other))
+        return self
+
+    def __imul__(self, other: Any) -> "CSRNDArray":
+        self._kvcli_assign_dense(self._dense() * self._other(other))
+        return self
+
+    def __itruediv__(self, other: Any) -> "CSRNDArray":
+        self._kvcli_assign_dense(self._dense() / self._other(other))
+        return self
+
+    def __repr__(self) -> str:
+        return f"\n<CSRNDArray {self._shape[0]}x{self._shape[1]} @{self._ctx}>"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def csr_matrix(arg1: Any, shape: Sequence[int] | None = None, ctx: Context | None = None,
+               dtype: Any = None) -> CSRNDArray:
+    """A CSR array, as ``mxnet.nd.sparse.csr_matrix``.
+
+    ``arg1`` is ``(data, indices, indptr)`` (``shape`` defaults to ``(len(indptr) - 1,
+    max(indices) + 1)``), ``(data, (row, col))`` (coordinates; repeated ones are summed, as
+    scipy does for MXNet), a shape ``(rows, cols)`` (all zeros), a dense 2-D array (its non-zero
+    values) or a CSR array (copied). ``dtype`` defaults to the data's dtype for numpy/NDArray
+    data and to float32 otherwise, as in MXNet.
+    """
+    if isinstance(arg1, CSRNDArray):
+        result = arg1.astype(_dtype_of(dtype, arg1._values.dtype))
+        result._ctx = _context(ctx) if ctx is not None else arg1.context
+        if shape is not None and tuple(shape) != result.shape:
+            raise CSRError(f"csr_matrix: the array has shape {result.shape}, not shape={tuple(shape)}")
+        return result
+    if isinstance(arg1, tuple) and len(arg1) == 2 and all(isinstance(d, (int, np.integer)) for d in arg1):
+        dims = _csr_shape(arg1)
+        values = np.zeros(0, _dtype_of(dtype, DEFAULT_DTYPE))
+        return CSRNDArray(values, np.zeros(0, np.int64), np.zeros(dims[0] + 1, np.int64), dims, ctx)
+    if isinstance(arg1, tuple) and len(arg1) == 3:
+        data, indices, indptr = arg1
+        return CSRNDArray._checked(_numpy_of(data), indices, indptr, shape, ctx, _data_dtype(data, dtype))
+    if isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], (tuple, list)) and len(arg1[1]) == 2:
+        data, (row, col) = arg1
+        return _from_coordinates(_numpy_of(data), row, col, shape, ctx, _data_dtype(data, dtype))
+    if isinstance(arg1, RowSparseNDArray):
+        raise CSRError("csr_matrix: a row-sparse array cannot become csr (MXNet cannot either): "
+                       "use .tostype('default') first")
+    dense = _numpy_of(arg1)
+    dense = dense.astype(_dtype_of(dtype, dense.dtype if isinstance(arg1, (np.ndarray, NDArray)) else DEFAULT_DTYPE))
+    if shape is not None and tuple(shape) != dense.shape:
+        raise CSRError(f"csr_matrix: the array has shape {dense.shape}, not shape={tuple(shape)}")
+    return CSRNDArray._from_dense(dense, ctx)
+
+
+def _from_coordinates(data: np.ndarray, row: Any, col: Any, shape: Sequence[int] | None, ctx: Context | None,
+                      dtype: np.dtype) -> CSRNDArray:
+    rows, cols = _csr_ids(row, "row"), _csr_ids(col, "col")
+    values = np.asarray(data, dtype).reshape(-1)
+    if not rows.size == cols.size == values.size:
+        raise CSRError(f"csr_matrix: {values.size} values, {rows.size} rows and {cols.size} columns: give one of each "
+                       "per value")
+    if shape is None:
+        shape = (int(rows.max()) + 1 if rows.size else 0, int(cols.max()) + 1 if cols.size else 0)
+    dims = _csr_shape(shape)
+    if rows.size and (rows.min() < 0 or rows.max() >= dims[0] or cols.min() < 0 or cols.max() >= dims[1]):
+        raise CSRError(f"csr_matrix: a coordinate lies outside shape {dims}")
+    dense = np.zeros(dims, dtype)
+    np.add.at(dense, (rows, cols), values)
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    keep = np.ones(rows.size, bool)
+    keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols = rows[keep], cols[keep]
+    indptr = np.zeros(dims[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=dims[0]), out=indptr[1:])
+    return CSRNDArray(dense[rows, cols], cols, indptr, dims, ctx)
+
+
+def _data_dtype(data: Any, dtype: Any) -> np.dtype:
+    return _dtype_of(dtype, data.dtype if isinstance(data, (np.ndarray, NDArray)) else DEFAULT_DTYPE)
+
+
+def _numpy_of(value: Any) -> Any:
+    if isinstance(value, NDArray):
+        return value._kvcli_buffer()
+    if isinstance(value, (CSRNDArray, RowSparseNDArray)):
+        return value.asnumpy()
+    return np.asarray(value) if isinstance(value, (list, tuple)) else value
+
+
+def _csr_shape(shape: Sequence[int]) -> tuple[int, int]:
+    dims = tuple(int(d) for d in shape)
+    if len(dims) != 2 or min(dims) < 0:
+        raise CSRError(f"a csr array is 2-D: shape {dims} is not (rows, cols)")
+    return dims
+
+
+def _csr_ids(ids: Any, what: str) -> np.ndarray:
+    array = np.asarray(_numpy_of(ids)).reshape(-1)
+    if array.size == 0:
+        return array.astype(np.int64)
+    if array.dtype.kind not in "iu" and not (array.dtype.kind == "f" and np.all(array == np.round(array))):
+        raise CSRError(f"csr {what} must be whole numbers, got {array[:5].tolist()}")
+    return array.astype(np.int64)
+
+
+def _check_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]) -> None:
+    """Refuse what MXNet would compute with wrongly: indptr not running from 0 to the number
+    of values without decreasing, columns outside the shape, unsorted or repeated in a row."""
+    rows, cols = shape
+    if indptr.size != rows + 1:
+        raise CSRError(f"csr indptr has {indptr.size} entries but {rows} rows need {rows + 1}")
+    if indptr[0] != 0 or indptr[-1] != indices.size or np.any(np.diff(indptr) < 0):
+        raise CSRError(f"csr indptr must start at 0, never decrease and end at the number of values "
+                       f"({indices.size}), got {indptr[:6].tolist()}{' ...' if indptr.size > 6 else ''}")
+    if data.size != indices.size:
+        raise CSRError(f"csr data has {data.size} values but indices has {indices.size}: give one column per value")
+    if indices.size and (indices.min() < 0 or indices.max() >= cols):
+        bad = indices.min() if indices.min() < 0 else indices.max()
+        raise CSRError(f"csr column {bad} is out of range for {cols} columns")
+    same_row = np.ones(max(indices.size - 1, 0), bool)
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.size)]
+    same_row[starts - 1] = False
+    steps = np.diff(indices)
+    if np.any(steps[same_row] <= 0):
+        at = int(np.flatnonzero(same_row & (steps <= 0))[0])
+        row = int(np.searchsorted(indptr, at, side="right")) - 1
+        kind = "repeated" if steps[at] == 0 else "not sorted"
+        raise CSRError(f"csr columns of row {row} are {kind} ({indices[at]} then {indices[at + 1]}): "
+                       "give each column once per row, in increasing order")
+
+
+__all__ = ["CSRNDArray", "RowSparseNDArray", "array", "csr_matrix", "empty", "row_sparse_array", "tostype", "wrap",
+           "zeros"]

@@ -106,7 +106,7 @@ def _random_pair(shape: Any, stype: str, dtype: Any, density: float | None) -> t
         second = random.uniform(shape=shape, ctx=default_context(), dtype=dtype)
         return second.copyto(default_context()), second
     if stype not in ("row_sparse", "csr"):
-        raise NDArrayError(f"compare_optimizer: storage type {stype!r} is not supported: use 'default' or 'row_sparse'")
+        raise NDArrayError(f"compare_optimizer: storage type {stype!r} is not supported: use 'default', 'row_sparse' or 'csr'")
     second = rand_ndarray(shape, stype, density=density, dtype=dtype)
     return second.copyto(default_context()).tostype("default"), second
 

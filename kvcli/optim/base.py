@@ -52,6 +52,35 @@ def check_count(value: Any, what: str) -> int:
     return int(value)
 
 
+#: Device ids a state file may name (MXNet's contexts are small non-negative ints).
+MAX_DEVICE_ID = 1 << 16
+
+
+def _device_counts(raw: Any) -> tuple[dict[int, dict[Key, int]], int]:
+    """The per-device step counts of a state file (``extra["device_counts"]``), checked whole:
+    ``{"current": D, "devices": [[D, [[KIND, KEY, COUNT], ...]], ...]}``."""
+    def device_id(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DEVICE_ID:
+            raise OptimizerStateError(f"a device id in the step counts is {repr(value)[:40]}, "
+                                      f"not a whole number from 0 to {MAX_DEVICE_ID}")
+        return value
+
+    if not isinstance(raw, dict) or not isinstance(raw.get("devices"), list):
+        raise OptimizerStateError("the per-device step counts are not a table with a 'devices' list")
+    counts: dict[int, dict[Key, int]] = {}
+    for entry in raw["devices"]:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
+            raise OptimizerStateError("a device's step counts are not [device, [[kind, key, count], ...]]")
+        per_key: dict[Key, int] = {}
+        for item in entry[1]:
+            if not (isinstance(item, list) and len(item) == 3 and item[0] in ("int", "str")
+                    and isinstance(item[1], int if item[0] == "int" else str) and not isinstance(item[1], bool)):
+                raise OptimizerStateError("a device's step count is not [kind, key, count]")
+            per_key[item[1]] = check_count(item[2], f"the step count of key {item[1]!r}")
+        counts[device_id(entry[0])] = per_key
+    return counts, device_id(raw.get("current"))
+
+
 def check_number(value: Any, what: str, optional: bool = False) -> float | None:
     """A finite number read from a state file (None too when ``optional``)."""
     if value is None and optional:
@@ -453,6 +482,8 @@ class Optimizer:
         that keep their own check theirs, then call this)."""
         if "num_update" in extra:
             check_count(extra["num_update"], "num_update")
+        if extra.get("device_counts"):
+            _device_counts(extra["device_counts"])
         schedule = extra.get("lr_scheduler")
         if schedule is not None:
             if not isinstance(schedule, dict):
@@ -466,10 +497,23 @@ class Optimizer:
         extra: dict[str, Any] = {"num_update": int(self.num_update)}
         if self.lr_scheduler is not None and hasattr(self.lr_scheduler, "state_dict"):
             extra["lr_scheduler"] = self.lr_scheduler.state_dict()
+        if set(self._all_index_update_counts) != {0}:
+            # per-device updaters (Gluon's) count each device's steps: keep them all, so a
+            # resumed device goes on from its own count (``counts`` holds the current one's)
+            current = next(d for d, c in self._all_index_update_counts.items() if c is self._index_update_count)
+            extra["device_counts"] = {
+                "current": current,
+                "devices": [[d, [[type(k).__name__, k, int(n)] for k, n in c.items()]]
+                            for d, c in self._all_index_update_counts.items()],
+            }
         return extra
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         self.num_update = int(extra.get("num_update", self.num_update))
+        devices = extra.get("device_counts")
+        if devices:
+            self._all_index_update_counts, current = _device_counts(devices)
+            self._index_update_count = self._all_index_update_counts.setdefault(current, {})
         if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None \
                 and hasattr(self.lr_scheduler, "load_state_dict"):
             self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
@@ -524,9 +568,14 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     @functools.wraps(method)
     def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
         if isinstance(weight, np.ndarray):
+            if rest and _is_csr(rest[0]):  # a CSR gradient: computed on densely (MXNet's fallback)
+                rest = tuple(_unwrap_tree(a) for a in rest)
             return method(self, index, weight, *rest)
-        if hasattr(weight, "_kvcli_row_sparse"):
-            return _on_full_row_sparse(method, self, index, weight, rest, creates)
+        sparse = _row_sparse_weight(weight)
+        if sparse is not None:
+            return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates)
+        if _is_csr(weight):
+            return _on_csr(method, self, index, weight, rest, creates)
         if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
             return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
         if not hasattr(weight, "_kvcli_buffer"):
@@ -538,29 +587,61 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     return accepting
 
 
-def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...],
-                        creates: bool) -> Any:
-    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
-    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``), is updated as the dense array it then is
-    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
-    dense one), and keeps every row."""
+def _row_sparse_weight(weight: Any) -> Any:
+    """The :class:`~kvcli.store.sparse.RowSparse` of a row-sparse weight (a store's value, or
+    an nd array of one), else None."""
     from kvcli.store.sparse import RowSparse
 
-    sparse = weight._kvcli_row_sparse()
+    if isinstance(weight, RowSparse):
+        return weight
+    inner = getattr(weight, "_kvcli_row_sparse", None)
+    return inner() if inner is not None else None
+
+
+def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sparse: Any, rest: tuple[Any, ...],
+                        creates: bool) -> Any:
+    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
+    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``) and is updated as the dense array it then is
+    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
+    dense one), keeping every row. Its rows are that dense array, in order, so the update
+    works on them in place: a lazy update costs the rows pushed, not the table."""
     if sparse.indices.shape[0] != sparse.shape[0]:
         raise UpdaterError(
             f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
             f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
         )
-    dense = sparse.to_dense()
-    special = getattr(opt, "update_row_sparse_weight", None) if method.__name__ == "update" else None
+    result = _on_dense_copy(method, opt, index, sparse.data, rest)
+    context = getattr(weight, "context", None)
+    return _wrap_tree(result, context) if creates and context is not None else result
+
+
+def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, rest: tuple[Any, ...]) -> Any:
+    """``method`` on the dense form of a sparse weight; a plain update goes to the optimizer's
+    ``update_row_sparse_weight`` when it has one (its sparse kernel, or, for NAG, MXNet's
+    fallback computing into a temporary array). A float16 weight's multi-precision update
+    works on its float32 master copy, as for a dense weight."""
+    plain = method.__name__ == "update" or (
+        method.__name__ == "update_multi_precision" and not (opt.multi_precision and dense.dtype == np.float16))
+    special = getattr(opt, "update_row_sparse_weight", None) if plain else None
     if special is not None:
-        result = special(index, dense, *(_unwrap_tree(a) for a in rest))
-    else:
-        result = method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+        return special(index, dense, *(_unwrap_tree(a) for a in rest))
+    return method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+
+
+def _is_csr(value: Any) -> bool:
+    """Whether ``value`` is a kvcli CSR array (``kvcli.nd_sparse.CSRNDArray``)."""
+    return hasattr(value, "_kvcli_assign_dense")
+
+
+def _on_csr(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...], creates: bool) -> Any:
+    """Run ``method`` on a CSR weight as MXNet's storage fallback does (no optimizer has a CSR
+    kernel): on the dense array, whose non-zero values then become the weight again; states
+    are dense arrays."""
+    dense = np.asarray(weight)
+    result = _on_dense_copy(method, opt, index, dense, rest)
     if creates:
         return _wrap_tree(result, weight.context)
-    sparse.assign(RowSparse.all_rows(dense))
+    weight._kvcli_assign_dense(dense)
     return result
 
 
@@ -569,6 +650,8 @@ def _unwrap_tree(value: Any) -> Any:
         return tuple(_unwrap_tree(v) for v in value)
     if isinstance(value, list):
         return [_unwrap_tree(v) for v in value]
+    if _is_csr(value):
+        return np.asarray(value)  # a CSR gradient, read densely
     return as_numpy(value)
 
 
@@ -601,6 +684,9 @@ def _copy_cast(weight: Any, master: Any) -> None:
     RowSparse value, or an nd array of it) gets every row."""
     from kvcli.store.sparse import RowSparse, as_row_sparse
 
+    if _is_csr(weight):
+        weight._kvcli_assign_dense(np.asarray(as_numpy(master)))
+        return
     target = weight if isinstance(weight, RowSparse) else (
         weight._kvcli_row_sparse() if hasattr(weight, "_kvcli_row_sparse") else None)
     if target is not None:

@@ -163,7 +163,7 @@ class NAG(NumpyOptimizer):
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
 
-    def _step(self, index: Key, w: np.ndarray, grad: Any, mom: np.ndarray | None) -> None:
+    def _step(self, index: Key, w: np.ndarray, grad: Any, mom: np.ndarray | None, aliased: bool = True) -> None:
         self._update_count(index)
         lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
         g = self._rescaled_clipped(self._dense(grad, w).astype(w.dtype, copy=False))
@@ -172,12 +172,20 @@ class NAG(NumpyOptimizer):
             return
         m = f32(self.momentum)
         mom *= m
+        # MXNet's kernel writes the weight in place first, so the momentum sees the new
+        # weight; on a row-sparse weight its dense fallback computes into a temporary array
+        # and the momentum sees the old one (``aliased=False``).
+        old = None if aliased else w.copy()
         w[...] = w - mom + (m + f32(1)) * (mom - lr * (g + wd * w))
-        # MXNet's kernel writes the weight in place first: the momentum sees the new weight.
-        mom -= lr * (g + wd * w)
+        mom -= lr * (g + wd * (w if old is None else old))
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._step(index, weight, grad, state)
+
+    def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
+        """:meth:`update` for a row-sparse or CSR weight (given dense): MXNet has no sparse
+        NAG kernel and runs the dense one on copies, so the momentum sees the old weight."""
+        self._step(index, weight, grad, state, aliased=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         if self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list)):

@@ -26,6 +26,10 @@ class Updater:
         self.aggregate_updates = optimizer.aggregate_num > 0
 
     def __call__(self, index: Key | list[Key], grad: Any, weight: Any) -> None:
+        # As MXNet: the update counts are those of the weights' device, so per-device
+        # updaters sharing one optimizer (Gluon's Trainer) each count their own steps.
+        first = weight[0] if isinstance(index, (list, tuple)) and len(weight) else weight
+        self.optimizer._set_current_context(_device_id(first))
         if isinstance(index, (list, tuple)):
             for i, g, w in zip(index, grad, weight):
                 self._one(i, g, w)
@@ -40,7 +44,8 @@ class Updater:
         if not opt.numpy_native:
             if is_row_sparse(grad):
                 grad = densify(grad, weight_np.dtype)  # user code sees a dense gradient
-            grad, weight = opt._wrap(np.asarray(as_numpy(grad))), opt._wrap(weight_np)
+            grad = opt._wrap(np.asarray(as_numpy(grad)))
+            weight = _user_weight(opt, weight_np)
         else:
             weight = weight_np
             if not is_row_sparse(grad):
@@ -123,3 +128,23 @@ class Updater:
         self.optimizer = optimizer
         self.states, self.states_synced, self.multi_precision = {}, {}, {}
         self.pending = pending
+
+
+def _device_id(weight: Any) -> int:
+    """The device number of a weight's context; 0 for numpy arrays and a store's values
+    (MXNet's stores hand their updater values of device 0)."""
+    return int(getattr(getattr(weight, "context", None), "device_id", 0))
+
+
+def _user_weight(opt: Optimizer, weight: Any) -> Any:
+    """The weight as a user optimizer sees it: an NDArray, or for a store's row-sparse value
+    a row-sparse NDArray over it (as MXNet hands a RowSparseNDArray)."""
+    from kvcli.store.sparse import RowSparse
+
+    if isinstance(weight, RowSparse):
+        from kvcli.nd_sparse import wrap
+
+        return wrap(weight)
+    if not isinstance(weight, np.ndarray):
+        return weight  # already an nd array (dense ones were unwrapped by as_numpy)
+    return opt._wrap(weight)

@@ -57,6 +57,11 @@ def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
         array = value
     elif (buffer := getattr(value, "_kvcli_buffer", None)) is not None:
         array = buffer()
+    elif getattr(value, "stype", None) == "csr":  # not densified silently: MXNet refuses csr pushes
+        raise ValueTypeError(
+            f"{where}a csr array cannot be stored (MXNet's KVStore refuses csr pushes too): "
+            "convert it with .tostype('default')"
+        )
     elif (asnumpy := getattr(value, "asnumpy", None)) is not None:
         array = np.asarray(asnumpy())
     else:

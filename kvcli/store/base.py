@@ -103,6 +103,8 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         self._closed = False
         #: Row-sparse values of the backends that keep them in this process (local, device).
         self._sparse: dict[Key, RowSparse] = {}
+        #: Dense keys whose value is a row-sparse push's sum (no updater): the rows pushed.
+        self._pushed_rows: dict[Key, np.ndarray] = {}
         self._compression = None
         self._resetting = True  # whether the values being set start over (init) or are loaded
 
@@ -203,6 +205,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                 sparse = as_row_sparse(v)
                 arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
             for (k, _), array in zip(pairs, arrays):
+                self._pushed_rows.pop(k, None)
                 stype = ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT
                 if k in self._info and self._info[k].stype != stype:
                     self._forget_storage(k)  # the storage kind changes: drop the old one

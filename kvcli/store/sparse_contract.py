@@ -28,6 +28,7 @@ class RowSparseContract:
     _info: dict[Key, Any]
     _updater: Any
     _sparse: dict[Key, RowSparse]
+    _pushed_rows: dict[Key, np.ndarray]
 
     if TYPE_CHECKING:  # the dense hooks, defined by KVStore (declared for the type checker only)
         def _forget(self, key: Key) -> None: ...
@@ -78,6 +79,7 @@ class RowSparseContract:
     def _forget_storage(self, key: Key) -> None:
         self._forget(key)
         self._sparse.pop(key, None)
+        self._pushed_rows.pop(key, None)
 
     def _reduce_push(self, key: Key, values: Sequence[np.ndarray | RowSparse]) -> tuple[bool, Any]:
         """``(row-sparse rules?, the sum)`` of one key's pushed values.
@@ -95,6 +97,7 @@ class RowSparseContract:
         if sparse:
             self._apply_sparse(key, merged)
         else:
+            self._pushed_rows.pop(key, None)
             self._apply(key, merged)
 
     def _apply_sparse(self, key: Key, merged: np.ndarray | RowSparse) -> None:
@@ -107,8 +110,12 @@ class RowSparseContract:
         """
         if self._info[key].stype == DEFAULT:
             stored_dense = self._stored(key)
+            self._pushed_rows.pop(key, None)
             if self._updater is None:
                 merged.to_dense(out=stored_dense)  # type: ignore[union-attr]
+                # MXNet's key holds the row-sparse sum now: a row-sparse pull lists the rows
+                # pushed, zero ones included (Gluon pulls sparse gradients back this way)
+                self._pushed_rows[key] = merged.indices  # type: ignore[union-attr]
             else:
                 self._updater(key, merged, stored_dense)
             return
@@ -116,8 +123,11 @@ class RowSparseContract:
         if self._updater is None:
             stored.assign(merged if isinstance(merged, RowSparse) else RowSparse.from_dense(merged))
             return
+        indices = stored.indices
         self._updater(key, merged, stored)
         try:
+            if stored.indices is indices and stored.data.shape == (len(indices), *stored.shape[1:]):
+                return  # the rows were updated in place (an optimizer): nothing to re-check
             stored.validate()
         except (RowSparseError, ShapeMismatchError) as error:
             raise RowSparseError(f"the updater left key {key!r} malformed: {error}") from None
@@ -161,7 +171,10 @@ class RowSparseContract:
             dense = self._read(key)
             for buffer in buffers:
                 np.copyto(buffer, dense)
-            value = RowSparse.from_dense(dense) if targets else None  # type: ignore[assignment]
+            if not targets:
+                return
+            rows = self._pushed_rows.get(key)
+            value = RowSparse._trusted(dense[rows], rows, dense.shape) if rows is not None else RowSparse.from_dense(dense)
         for target in targets:
             target.assign(value)
 

@@ -39,6 +39,11 @@ CASES = [
     ("adam_lazy_mp_f16", "adam", {"learning_rate": 0.01, "rescale_grad": 0.5, "multi_precision": True}, "float16"),
     ("adagrad_f32", "adagrad", {"learning_rate": 0.1, "wd": 0.0}, "float32"),
     ("ftrl_lazy_f32", "ftrl", {"learning_rate": 0.1, "lamda1": 0.01, "wd": 0.01, "clip_gradient": 0.6}, "float32"),
+    # no sparse NAG kernel: MXNet's dense fallback computes into a temporary, so the momentum
+    # sees the old weight (its in-place dense kernel, and the multi-precision one, the new)
+    ("nag_momentum_f32", "nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.1}, "float32"),
+    ("nag_momentum_mp_f16", "nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.1, "multi_precision": True},
+     "float16"),
 ]
 
 

@@ -20,7 +20,7 @@ DATA = json.loads(REFERENCE.read_text())
 
 
 def test_reference_is_from_mxnet_191() -> None:
-    assert DATA["mxnet_version"] == "1.9.1" and len(DATA["cases"]) == 7
+    assert DATA["mxnet_version"] == "1.9.1" and len(DATA["cases"]) == 9
 
 
 @pytest.mark.parametrize("case", DATA["cases"], ids=[c["name"] for c in DATA["cases"]])

@@ -171,6 +171,10 @@ def test_factor_schedule_shortcut_gives_the_looped_numbers(factor: float, step: 
     ({"lr_scheduler": {"count": True}}, "count is True"),
     ({"lr_scheduler": "fast"}, "schedule's state is a str"),
     ({"num_update": 2.5}, "num_update is 2.5"),
+    ({"device_counts": {"current": 0, "devices": [[0, [["str", "w", 10**400]]]]}}, "a 401-digit number"),
+    ({"device_counts": {"current": -1, "devices": [[0, [["str", "w", 1]]]]}}, "device id .* is -1"),
+    ({"device_counts": {"current": 0, "devices": [[0, [["code", "w", 1]]]]}}, "not \\[kind, key, count\\]"),
+    ({"device_counts": {"current": 0, "devices": "all"}}, "not a table with a 'devices' list"),
 ])
 def test_schedule_positions_are_checked(tmp_path: Path, extra: dict[str, Any], message: str) -> None:
     spec = "sgd:schedule=multifactor:step=2/4"

@@ -10,7 +10,7 @@ import pytest
 import kvcli
 import kvcli.mx as mx
 from kvcli import nd
-from kvcli.errors import DTypeMismatchError, KeyTypeError, RowSparseError, ShapeMismatchError
+from kvcli.errors import CSRError, DTypeMismatchError, KeyTypeError, RowSparseError, ShapeMismatchError
 from kvcli.store.local import sum_into
 from kvcli.store.sparse import RowSparse, check_row_ids, merge, sum_rows
 
@@ -141,7 +141,7 @@ def test_row_sparse_ndarray_api() -> None:
     assert a[:] is a and a.astype("float64").dtype == np.float64
     with pytest.raises(RowSparseError, match="only x"):
         a[1]
-    with pytest.raises(RowSparseError, match="no csr"):
+    with pytest.raises(CSRError, match="cannot become csr"):  # as MXNet: no cast from row_sparse to csr
         a.tostype("csr")
     with pytest.raises(RowSparseError, match="unknown storage type 'foo'"):
         mx.nd.zeros((2, 2), stype="foo")
@@ -197,3 +197,25 @@ def test_a_session_refuses_row_sparse_values(tmp_path: Any) -> None:
     with pytest.raises(KeyTypeError, match="a session stores dense values, not row-sparse ones"):
         session.init(["e"], [mx.nd.zeros((3, 2), stype="row_sparse")])
     assert session.keys() == []
+
+
+@pytest.mark.parametrize("store_type", ["local", "device"])
+def test_a_row_sparse_pull_back_of_a_sparse_push_lists_the_rows_pushed(store_type: str) -> None:
+    # Gluon's sparse-gradient loop: push row-sparse gradients to a dense key (no updater),
+    # pull them back into row-sparse arrays. MXNet's key then holds the row-sparse sum, so
+    # a row pushed with zeros (a padding row) is listed; a lazy optimizer updates it after.
+    kv = kvcli.create(store_type)
+    kv.init(0, np.ones((4, 2), np.float32))
+    grad = RowSparse(np.array([[0, 0], [1, 1]], np.float32), [1, 2], (4, 2))
+    kv.push(0, [grad, grad])
+    out = RowSparse.zeros((4, 2))
+    kv.pull(0, out=out, ignore_sparse=False)
+    assert out.indices.tolist() == [1, 2] and out.data.tolist() == [[0, 0], [2, 2]]
+    kv.push(0, np.array([[0, 0], [0, 0], [3, 3], [0, 0]], np.float32))  # a dense push: non-zero rows again
+    kv.pull(0, out=out, ignore_sparse=False)
+    assert out.indices.tolist() == [2] and out.data.tolist() == [[3, 3]]
+    kv.push(0, [grad, grad])
+    kv.init(0, np.zeros((4, 2), np.float32))  # re-init forgets the pushed rows
+    kv.pull(0, out=out, ignore_sparse=False)
+    assert out.indices.tolist() == []
+    kv.close()
