@@ -324,13 +324,14 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
 def _print_totals(summary: Summary, console: Any) -> None:
     from rich.markup import escape
 
-    def text(name: str) -> str:  # a name from the file: no markup, no control characters
-        return escape(printable(name))
+    def text(name: str) -> str:  # a name from the file: cut short, no markup, no control characters
+        return escape(printable(short_name(name)))
 
     console.print(f"Learnable parameters: [bold]{summary.total_text(summary.params)}[/]")
     console.print(f"Auxiliary states:     [bold]{summary.total_text(summary.aux)}[/]")
     if summary.unknown_ops:
-        ops_list = ", ".join(text(op) for op in sorted(summary.unknown_ops))
+        ops = sorted(summary.unknown_ops)
+        ops_list = ", ".join(text(op) for op in ops[:10]) + (f" and {len(ops) - 10:,} more" if len(ops) > 10 else "")
         console.print(f"[yellow]Unknown operators (shapes not inferred): {ops_list}[/]")
     if summary.unknown_params:
         shown = ", ".join(text(n) for n in summary.unknown_params[:5]) + (

@@ -110,3 +110,21 @@ def test_warnings_escape_names(tmp_path: Path) -> None:
         result = run_kvcli("summary", str(f), "--allow-unknown-ops", "--shape", "data=1,2", *extra)
         assert "\x1b" not in result.stderr + result.stdout
         assert "unknown operator Bo\\x1b[31mom ('x\\x1b[2Jy')" in result.stderr
+
+
+def test_totals_footer_cuts_huge_names_of_unknown_ops_and_params() -> None:
+    """The footer's warnings name unknown ops and shapeless parameters: a 1 MB name from the
+    file is cut with its length, and at most ten unknown ops are listed."""
+    long = "q" * 1_000_000
+    nodes = [{"op": "null", "name": "data", "inputs": []},
+             {"op": "null", "name": "w" + long, "inputs": []}]
+    for i in range(12):
+        nodes.append({"op": f"NoSuchOp{i}" + long, "name": f"n{i}", "inputs": [[len(nodes) - 1, 0, 0]]})
+    nodes.append({"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"},
+                  "inputs": [[len(nodes) - 1, 0, 0], [1, 0, 0]]})
+    graph = from_dict({"nodes": nodes, "arg_nodes": [0, 1], "heads": [[len(nodes) - 1, 0, 0]]})
+    buf = io.StringIO()
+    print_table(summarize(infer_shapes(graph, {})), Console(file=buf, width=200, color_system=None))
+    footer = buf.getvalue().split("Learnable parameters:")[1]
+    assert max(len(line) for line in footer.splitlines()) < 2_000
+    assert "(1,000,009 chars)" in footer and "and 2 more" in footer
