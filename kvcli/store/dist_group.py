@@ -238,7 +238,7 @@ def _per_server(
     """``server_resources`` as one entry per server (a dict or None is every server's)."""
     if resources is None or isinstance(resources, dict):
         return [resources] * num_servers
-    listed = list(resources)
+    listed: list[dict[str, float] | None] = list(resources)
     if len(listed) != num_servers:
         raise StoreError(f"server_resources lists {len(listed)} servers but num_servers is {num_servers}")
     return listed
