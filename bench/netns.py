@@ -34,10 +34,11 @@ from typing import Iterator, Sequence
 SUBNET = "10.213.0"
 #: The Ray head's GCS port (inside node 0's namespace: no clash with the machine's).
 RAY_PORT = 6379
-#: Environment of the Ray nodes and of the processes that join them: no usage reports, and
-#: no token authentication (a ``~/.ray/auth_token`` left by another tool must not lock
+#: Environment of the Ray nodes and of the processes that join them: no usage reports,
+#: worker processes at nice 0 (as kvcli's own local instance, and as ps-lite runs), and no
+#: token authentication (a ``~/.ray/auth_token`` left by another tool must not lock
 #: the drivers out of a cluster that lives only in these namespaces).
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", "RAY_worker_niceness": "0"}
 #: Jumbo frames: fewer packets per byte for the 2-core machines this runs on.
 MTU = 9000
 
