@@ -1,6 +1,9 @@
 """A kvcli job on a namespace cluster (bench/netns.py), run inside node 0's namespace:
 
-    python netns_job.py RAY_ADDRESS
+    python netns_job.py RAY_ADDRESS [FLAG_FILE]
+
+With FLAG_FILE: rank 1 creates it before its second step, the test cuts node 1's link
+then, and the job reports the error the workers got and how long it took.
 
 Servers on node 0 and node 1 (one each: a 2 MiB key is split over both by rows), rank 0
 on node 0 and rank 1 on node 1, so every push and pull has a share that crosses the
@@ -13,13 +16,14 @@ import json
 import logging
 import os
 import sys
+import time
 
 import numpy as np
 
 ROWS, COLS = 1024, 512  # 2 MiB of float32: above the inline limit and the bigarray bound
 
 
-def train(steps: int, compressed: bool) -> dict:
+def train(steps: int, compressed: bool, flag: str = "") -> dict:
     """Per step each rank pushes rank+1 (sgd lr=0.5: 0 - 1.5 per step); or, ``compressed``,
     2-bit compression with threshold 0.5: each rank pushes 0.75, the servers get only
     codes of +0.5 and sum them (no optimizer: the sum is assigned)."""
@@ -34,7 +38,10 @@ def train(steps: int, compressed: bool) -> dict:
         kv.init("w", np.zeros((ROWS, COLS), np.float32))
         if not compressed:
             kv.set_optimizer("sgd:lr=0.5")
-        for _ in range(steps):
+        for step in range(steps):
+            if flag and kv.rank == 1 and step == 1:
+                open(flag, "w").close()
+                time.sleep(5)  # the test cuts this node's link now
             value = 0.75 if compressed else kv.rank + 1
             kv.push("w", np.full((ROWS, COLS), value, np.float32))
             seen.append(sorted(set(np.unique(kv.pull("w")).tolist())))
@@ -61,6 +68,17 @@ def main(address: str) -> None:
         "server_resources": [{"node0": 0.01}, {"node1": 0.01}],
         "worker_resources": [{"node0": 0.01}, {"node1": 0.01}],
     }
+    if len(sys.argv) > 2:  # the partition case
+        from kvcli.errors import DistributedError
+
+        started = time.monotonic()
+        try:
+            launch(train, 2, num_servers=2, args=(3, False, sys.argv[2]), timeout=60, **placement)
+            error = None
+        except DistributedError as failure:
+            error = str(failure)
+        print(json.dumps({"error": error, "seconds": time.monotonic() - started}), flush=True)
+        return
     report = {
         "nodes": nodes,
         "results": launch(train, 2, num_servers=2, args=(3, False), timeout=60, **placement),
