@@ -11,6 +11,13 @@ over all workers. Not a test: it prints a table.
 
     python bench/dist.py [--kib 16384] [--keys 1] [--workers 1 2 4] [--steps 20]
                          [--servers 1] [--mxnet-python PY] [--json]
+                         [--nodes N [--rate 10gbit]]
+
+``--nodes N`` (root) runs both on N network namespaces joined by links shaped to
+``--rate`` (bench/netns.py), a Ray node in each: servers (and ps-lite's scheduler) from
+node 0, workers on the others, so every byte of a step crosses a link. It reports each
+system's throughput and the link bound: the bytes the busiest link direction must carry
+per step ÷ its rate. The ``load`` column is the machine's load average when the row began.
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import os
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,12 +60,29 @@ def dist_worker(elements: int, steps: int, count: int) -> list[float]:
         return times
 
 
-def run_dist(workers: int, servers: int, elements: int, steps: int, count: int) -> float:
-    """Median step time over the workers (they run in lockstep)."""
+def run_dist(
+    workers: int, servers: int, elements: int, steps: int, count: int, nodes: int = 0
+) -> float:
+    """Median step time over the workers (they run in lockstep). With ``nodes``, the
+    servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
     from kvcli.store.launch import launch
 
-    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count))
+    where: dict = {}
+    if nodes:
+        server_nodes, worker_nodes = placement(nodes, servers, workers)
+        where = {
+            "server_resources": [{f"node{n}": 0.01} for n in server_nodes],
+            "worker_resources": [{f"node{n}": 0.01} for n in worker_nodes],
+        }
+    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count), **where)
     return statistics.median(max(times) for times in zip(*per_rank))
+
+
+def placement(nodes: int, servers: int, workers: int) -> tuple[list[int], list[int]]:
+    """Nodes of the servers and of the workers in a ``--nodes`` run, the same for kvcli and
+    ps-lite: servers round-robin from node 0 (with ps-lite's scheduler), workers
+    round-robin over the other nodes — every worker's bytes cross a link."""
+    return [i % nodes for i in range(servers)], [1 + r % (nodes - 1) for r in range(workers)]
 
 
 def _free_port() -> int:
@@ -65,29 +91,39 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_mxnet(python: str, workers: int, servers: int, elements: int, steps: int, count: int) -> float:
-    """Median step time of MXNet's ps-lite dist_sync (scheduler + servers + workers here)."""
+def run_mxnet(
+    python: str, workers: int, servers: int, elements: int, steps: int, count: int, cluster: Any = None
+) -> float:
+    """Median step time of MXNet's ps-lite dist_sync (scheduler + servers + workers here,
+    or, given a :class:`bench.netns.NetCluster`, placed on its nodes as :func:`placement`)."""
+    root = "127.0.0.1" if cluster is None else cluster.addresses[0]
     env = {
         **os.environ,
-        "DMLC_PS_ROOT_URI": "127.0.0.1",
-        "DMLC_PS_ROOT_PORT": str(_free_port()),
+        "DMLC_PS_ROOT_URI": root,
+        "DMLC_PS_ROOT_PORT": str(_free_port() if cluster is None else 9091),
         "DMLC_NUM_SERVER": str(servers),
         "DMLC_NUM_WORKER": str(workers),
         "OMP_NUM_THREADS": "1",
     }
     script = str(Path(__file__).with_name("mxnet_dist_worker.py"))
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    others = [subprocess.Popen([python, "-c", "import mxnet"], env={**env, "DMLC_ROLE": "scheduler"}, **quiet)]
-    others += [
-        subprocess.Popen([python, "-c", "import mxnet"], env={**env, "DMLC_ROLE": "server"}, **quiet)
-        for _ in range(servers)
-    ]
+    server_nodes, worker_nodes = placement(cluster and len(cluster.addresses) or 2, servers, workers)
+
+    def on(node: int, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+        if cluster is None:
+            return argv, {}
+        return cluster.command(node, argv), {"DMLC_NODE_HOST": cluster.addresses[node]}
+
+    def start(node: int, argv: list[str], role: str, **kwargs: Any) -> subprocess.Popen:
+        command, host = on(node, argv)
+        return subprocess.Popen(command, env={**env, **host, "DMLC_ROLE": role}, **kwargs)
+
+    others = [start(0, [python, "-c", "import mxnet"], "scheduler", **quiet)]
+    others += [start(node, [python, "-c", "import mxnet"], "server", **quiet) for node in server_nodes]
     ranks = [
-        subprocess.Popen(
-            [python, script, str(elements), str(steps), str(count)],
-            env={**env, "DMLC_ROLE": "worker"}, stdout=subprocess.PIPE, text=True,
-        )
-        for _ in range(workers)
+        start(node, [python, script, str(elements), str(steps), str(count)], "worker",
+              stdout=subprocess.PIPE, text=True)
+        for node in worker_nodes
     ]
     try:
         outputs = [rank.communicate(timeout=600)[0] for rank in ranks]
@@ -133,6 +169,84 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1e3, 2)
 
 
+def _load() -> str:
+    """The machine's load averages (``uptime``), printed with every figure."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def tcp_probe(cluster: Any, mib: int = 256) -> float:
+    """MiB/s of one TCP stream from node 1 to node 0 (what the shaped link and this
+    machine's CPUs carry without Ray or ps-lite)."""
+    receive = (
+        "import socket,sys;s=socket.socket();s.bind((sys.argv[1],9099));s.listen();c,_=s.accept()\n"
+        "while c.recv(1<<20): pass"
+    )
+    send = (
+        "import socket,sys,time\nfor _ in range(100):\n try: s=socket.create_connection((sys.argv[1],9099));break\n"
+        " except OSError: time.sleep(0.05)\nb=b'x'*(1<<20);t=time.perf_counter()\n"
+        f"for _ in range({mib}): s.sendall(b)\n"
+        "s.close();print(time.perf_counter()-t)"
+    )
+    server = subprocess.Popen(cluster.command(0, [sys.executable, "-c", receive, cluster.addresses[0]]))
+    try:
+        sent = cluster.run(1, [sys.executable, "-c", send, cluster.addresses[0]], capture_output=True, text=True, timeout=120)
+        return mib / float(sent.stdout.strip())
+    finally:
+        server.wait(timeout=30)
+
+
+def inner(args: argparse.Namespace) -> None:
+    """``--inner``: the kvcli part of a ``--nodes`` run, as a driver inside node 0."""
+    import ray
+
+    from kvcli.store.dist_group import ray_init_options
+
+    root = str(Path(__file__).resolve().parents[1])
+    ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root}})
+    elements = args.kib * 1024 // 4
+    seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes)
+    print(json.dumps({"seconds": seconds}))
+
+
+def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``--nodes N``: kvcli and ps-lite side by side on a namespace cluster."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.netns import RAY_ENV, link_bound, netns_cluster
+
+    rows = []
+    with netns_cluster(args.nodes, rate=args.rate) as cluster:
+        tcp = tcp_probe(cluster)
+        for workers in args.workers:
+            load = _load()
+            server_nodes, worker_nodes = placement(args.nodes, args.servers, workers)
+            pushed = args.kib * 1024 * args.keys
+            bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit)
+            argv = [sys.executable, __file__, "--inner", cluster.ray_address, "--nodes", str(args.nodes),
+                    "--workers", str(workers), "--servers", str(args.servers), "--steps", str(args.steps),
+                    "--kib", str(args.kib), "--keys", str(args.keys)]
+            done = cluster.run(0, argv, capture_output=True, text=True, timeout=900,
+                               env={**os.environ, **RAY_ENV})
+            if done.returncode != 0:
+                raise SystemExit(f"kvcli on the namespace cluster failed: {done.stderr[-3000:]}")
+            dist_seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+            mxnet_seconds = (
+                run_mxnet(args.mxnet_python, workers, args.servers, args.kib * 256, args.steps, args.keys, cluster)
+                if args.mxnet_python else None
+            )
+            rows.append({
+                "nodes": args.nodes, "workers": workers, "servers": args.servers, "keys": args.keys,
+                "kib": args.kib, "rate": cluster.rate, "delay": cluster.delay, "tcp_MiB_per_s": round(tcp, 1),
+                "bound_ms": _ms(bound), "dist_ms": _ms(dist_seconds),
+                "dist_MiB_per_s": round(pushed * workers / dist_seconds / 2**20, 1),
+                "dist_vs_bound": round(dist_seconds / bound, 2) if bound else None,
+                "mxnet_ms": _ms(mxnet_seconds),
+                "mxnet_MiB_per_s": None if mxnet_seconds is None else round(pushed * workers / mxnet_seconds / 2**20, 1),
+                "dist_vs_mxnet": None if mxnet_seconds is None else round(mxnet_seconds / dist_seconds, 3),
+                "load": load,
+            })
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kib", type=int, default=16384, help="KiB per key pushed by each worker (default 16384)")
@@ -141,8 +255,33 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=1, help="server actors / ps-lite servers (default 1)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps (default 20)")
     parser.add_argument("--mxnet-python", help="a Python with mxnet 1.9.1: adds MXNet's ps-lite dist_sync")
+    parser.add_argument("--nodes", type=int, default=0,
+                        help="run on N network namespaces joined by shaped links (root; see bench/netns.py)")
+    parser.add_argument("--rate", default="10gbit", help="the emulated link rate of --nodes (default 10gbit)")
+    parser.add_argument("--inner", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
+    if args.inner:
+        inner(args)
+        return
+    if args.nodes:
+        if args.nodes < 2:
+            parser.error("--nodes needs at least 2 (the servers' node and the workers')")
+        rows = run_nodes(args)
+        if args.json:
+            print(json.dumps(rows))
+            return
+        first = rows[0]
+        print(f"dist_sync push+pull across {args.nodes} namespaces ({first['rate']} links, delay "
+              f"{first['delay'] or 'not emulated'}; one TCP stream: {first['tcp_MiB_per_s']} MiB/s), "
+              f"{args.keys} key(s) of {args.kib} KiB per worker, {args.servers} server(s), median of {args.steps} steps")
+        print(f"{'W':>3} {'bound ms':>9} {'dist ms':>9} {'MiB/s':>8} {'/bound':>7} {'MXNet ms':>9} {'MiB/s':>8} "
+              f"{'MXNet/dist':>11}  load")
+        for r in rows:
+            print(f"{r['workers']:>3} {r['bound_ms']:9.2f} {r['dist_ms']:9.2f} {r['dist_MiB_per_s']:8.1f} "
+                  f"{r['dist_vs_bound']:7.2f} {r['mxnet_ms'] or 0:9.2f} {r['mxnet_MiB_per_s'] or 0:8.1f} "
+                  f"{r['dist_vs_mxnet'] or 0:11.2f}  {r['load']}")
+        return
 
     import ray
 
@@ -152,6 +291,7 @@ def main() -> None:
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:
+        load = _load()
         pushed = args.kib * 1024 * args.keys * workers
         dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys)
         device_seconds = run_device(workers, elements, args.steps, args.keys)
@@ -169,21 +309,23 @@ def main() -> None:
             "dist_vs_device": None if device_seconds is None else round(device_seconds / dist_seconds, 3),
             "mxnet_ms": _ms(mxnet_seconds),
             "dist_vs_mxnet": None if mxnet_seconds is None else round(mxnet_seconds / dist_seconds, 3),
+            "load": load,
         })
     ray.shutdown()
     if args.json:
         print(json.dumps(rows))
         return
     size = f"{args.keys} key(s) of {args.kib} KiB"
-    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), median of {args.steps} steps")
-    print(f"{'W':>3} {'dist ms':>9} {'MiB/s':>9} {'device ms':>10} {'MXNet ms':>9} {'MXNet/dist':>11}")
+    shm = "object store (KVCLI_DIST_NO_SHM)" if os.environ.get("KVCLI_DIST_NO_SHM") else "shared memory"
+    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), {shm}, median of {args.steps} steps")
+    print(f"{'W':>3} {'dist ms':>9} {'MiB/s':>9} {'device ms':>10} {'MXNet ms':>9} {'MXNet/dist':>11}  load")
     for r in rows:
         def cell(value: float | None, width: int) -> str:
             return f"{'-':>{width}}" if value is None else f"{value:{width}.2f}"
 
         print(
             f"{r['workers']:>3} {r['dist_ms']:9.2f} {r['dist_MiB_per_s']:9.1f} {cell(r['device_ms'], 10)} "
-            f"{cell(r['mxnet_ms'], 9)} {cell(r['dist_vs_mxnet'], 11)}"
+            f"{cell(r['mxnet_ms'], 9)} {cell(r['dist_vs_mxnet'], 11)}  {r['load']}"
         )
 
 

@@ -13,7 +13,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from kvcli import config
 from kvcli.errors import DistributedError, StoreError
@@ -181,7 +181,7 @@ def start_group(
     mode: str | None = None,
     server_restarts: int = DEFAULT_SERVER_RESTARTS,
     timeout: float = DEFAULT_TIMEOUT,
-    server_resources: dict[str, float] | None = None,
+    server_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
     detached: bool = False,
 ) -> Group:
     """Start a group's coordinator and servers (the launcher does this; so does a lone store).
@@ -189,7 +189,9 @@ def start_group(
     The actors need no CPU (``num_cpus=0``) so that servers and workers fit on a small
     machine; they live as long as this process or until :meth:`Group.stop`.
     ``server_resources`` (Ray custom resources, e.g. ``{"kvcli_server": 0.01}``) places the
-    coordinator and servers on the nodes that offer them. ``detached`` actors outlive this
+    coordinator and servers on the nodes that offer them; a list gives each server its own
+    (server ``i`` gets entry ``i``, the coordinator the first): servers on different nodes,
+    so that no one node's link carries every key. ``detached`` actors outlive this
     process (a session's kept group, see :func:`keep_group`) until killed or Ray stops.
     """
     ray = import_ray("dist")
@@ -200,11 +202,13 @@ def start_group(
     group = group or uuid.uuid4().hex[:12]
     namespace = namespace_of(group)
     try:
-        placement: dict[str, Any] = {"resources": dict(server_resources)} if server_resources else {}
+        per_server = _per_server(server_resources, num_servers)
+        placements: list[dict[str, Any]] = [{"resources": dict(r)} if r else {} for r in per_server]
         if detached:
-            placement["lifetime"] = "detached"
+            for placement in placements:
+                placement["lifetime"] = "detached"
         coordinator = _actor_class("Coordinator").options(
-            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0, **placement
+            name="coordinator", namespace=namespace, num_cpus=0, max_restarts=0, **placements[0]
         ).remote(num_workers, num_servers)
         servers = [
             _actor_class("KeyServer").options(
@@ -213,7 +217,7 @@ def start_group(
                 num_cpus=0,
                 max_restarts=server_restarts,
                 max_task_retries=0,
-                **placement,
+                **placements[index],
             ).remote(index, num_workers, mode)
             for index in range(num_servers)
         ]
@@ -226,6 +230,18 @@ def start_group(
         started.stop(ray)
         raise DistributedError(f"kvcli group {group!r} did not start within {timeout:g}s: {error}") from None
     return started
+
+
+def _per_server(
+    resources: dict[str, float] | Sequence[dict[str, float]] | None, num_servers: int
+) -> list[dict[str, float] | None]:
+    """``server_resources`` as one entry per server (a dict or None is every server's)."""
+    if resources is None or isinstance(resources, dict):
+        return [resources] * num_servers
+    listed: list[dict[str, float] | None] = list(resources)
+    if len(listed) != num_servers:
+        raise StoreError(f"server_resources lists {len(listed)} servers but num_servers is {num_servers}")
+    return listed
 
 
 def find_group(group: str, timeout: float) -> Group | None:

@@ -100,7 +100,7 @@ def launch(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     return_exceptions: bool = False,
-    server_resources: dict[str, float] | None = None,
+    server_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
     worker_resources: dict[str, float] | Sequence[dict[str, float]] | None = None,
     stdout_to_stderr: bool = False,
 ) -> list[Any]:
@@ -120,7 +120,7 @@ def launch(
         return_exceptions: for functions, put a failed rank's exception in the result list
             instead of raising.
         server_resources: Ray custom resources the servers need (places them on the nodes
-            started with ``ray start --resources='{"NAME": 1}'``).
+            started with ``ray start --resources='{"NAME": 1}'``); a list: one per server.
         worker_resources: the same for the workers: one dict for every rank, or one per rank.
         stdout_to_stderr: for commands, send their standard output to the launcher's stderr
             (``kvcli --json launch`` keeps its stdout for its one JSON line).

@@ -28,15 +28,16 @@ def test_server_resources_one_dict_for_all_or_one_per_server() -> None:
 
 def test_link_bound_is_the_busiest_link_direction() -> None:
     ten = 10.0  # Gbit/s
+    one = MIB16 * 8 / 10e9  # seconds for 16 MiB on one link direction
     # one worker on node 1, the server on node 0: 16 MiB up and 16 MiB back, one each way
-    assert link_bound(MIB16, [1], [0], ten) == pytest.approx(MIB16 * 8 / 10e9)
+    assert link_bound(MIB16, [1], [0], ten) == pytest.approx(one)
     # four workers on node 1: four pushes share its uplink; the result crosses back once
-    assert link_bound(MIB16, [1, 1, 1, 1], [0], ten) == pytest.approx(4 * MIB16 * 8 / 10e9)
+    assert link_bound(MIB16, [1, 1, 1, 1], [0], ten) == pytest.approx(4 * one)
     # workers on nodes 1 and 2: node 0's downlink carries both pushes, its uplink two results
-    assert link_bound(MIB16, [1, 2], [0], ten) == pytest.approx(2 * MIB16 * 8 / 10e9)
-    # the key split over servers on nodes 0 and 1, workers on 1 and 2: half of each push
-    # stays home for worker 1; node 1's downlink: half of worker 2's push + half of the
-    # result of server 0 = one 16 MiB; node 0's downlink: halves of both pushes = one
-    assert link_bound(MIB16, [1, 2], [0, 1], ten) == pytest.approx(MIB16 * 8 / 10e9)
+    assert link_bound(MIB16, [1, 2], [0], ten) == pytest.approx(2 * one)
+    # the key split over servers on nodes 0 and 1, workers on 1 and 2: node 0's downlink
+    # carries half of each push (one 16 MiB), node 1's half of worker 2's push and half of
+    # server 0's result (one 16 MiB), node 2's downlink the two halves of the result
+    assert link_bound(MIB16, [1, 2], [0, 1], ten) == pytest.approx(one)
     # everything on one node: nothing crosses
     assert link_bound(MIB16, [0, 0], [0], ten) == 0.0

@@ -1,0 +1,76 @@
+"""Where a 16 MiB ``dist_sync`` step goes on the object-store path (one worker, one server,
+``KVCLI_DIST_NO_SHM=1`` on one machine): the store's push and pull phases beside the Ray
+operations they are made of and a plain memory copy of the same bytes. Not a test.
+
+    KVCLI_DIST_NO_SHM=1 python bench/dist_profile.py [--kib 16384] [--steps 10]
+
+``push`` = the worker's ``ray.put`` of its value + the server's call, which reads it
+(zero-copy) and sums it into the value; ``pull`` = the server's ``ray.put`` of the step's
+result + the worker's ``ray.get`` (zero-copy) and copy into ``out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+
+def timed(steps: int, step: object) -> float:
+    """Median milliseconds of ``step()`` over ``steps`` runs, after one warm-up."""
+    step()  # type: ignore[operator]
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kib", type=int, default=16384)
+    parser.add_argument("--steps", type=int, default=10)
+    args = parser.parse_args()
+    os.environ["KVCLI_DIST_NO_SHM"] = "1"
+    import ray
+
+    import kvcli
+    from kvcli.store.dist_group import ray_init_options
+
+    ray.init(**ray_init_options("local"))
+    value = np.ones(args.kib * 256, np.float32)
+    out = np.empty_like(value)
+    ref = ray.put(value)
+    rows = {
+        "memcpy (numpy copyto)": timed(args.steps, lambda: np.copyto(out, value)),
+        "ray.put": timed(args.steps, lambda: ray.put(value)),
+        "ray.get (zero-copy) + copy out": timed(args.steps, lambda: np.copyto(out, ray.get(ref))),
+    }
+    with kvcli.create("dist_sync") as kv:
+        kv.init(0, np.zeros_like(value))
+
+        def push() -> None:
+            kv.push(0, value)
+            kv._wait_inflight()  # the push's call answered: the server has applied it
+
+        def step() -> None:
+            kv.push(0, value)
+            kv.pull(0, out=out)
+
+        rows["store push (put + call + server sum)"] = timed(args.steps, push)
+        rows["store push + pull (one step)"] = timed(args.steps, step)
+        # a pull of an unchanged step reuses the server's copy: the pull's cost is the difference
+        rows["store pull (step - push)"] = rows["store push + pull (one step)"] - rows["store push (put + call + server sum)"]
+    ray.shutdown()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{args.kib} KiB, median of {args.steps}, load {load}")
+    for name, ms in rows.items():
+        print(f"{name:42} {ms:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
