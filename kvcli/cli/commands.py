@@ -46,7 +46,7 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
 
 def require_session(options: GlobalOptions) -> None:
     """A read-only command on a session that does not exist: say so and list the sessions."""
-    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, default_home, list_sessions
+    from kvcli.session import DEFAULT_SESSION, check_session_name, default_home, list_sessions, session_exists
 
     live = options.live
     if live is not None and options.session in (None, live.name) and options.home is None:
@@ -54,7 +54,7 @@ def require_session(options: GlobalOptions) -> None:
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
     home = Path(options.home).expanduser() if options.home else default_home()
-    if (home / "sessions" / name / MANIFEST).exists():
+    if session_exists(home / "sessions" / name):
         return
     names = [row["session"] for row in list_sessions(home)]
     listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"

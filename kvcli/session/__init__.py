@@ -37,6 +37,7 @@ store requests), :mod:`~kvcli.session.manifest` (the manifest and its JSON),
 (transactions and the commit protocol) and :mod:`~kvcli.session.core` (:class:`Session`).
 """
 
+from kvcli.session.commit import session_exists
 from kvcli.session.core import Session, ValuesFor, list_sessions
 from kvcli.session.files import (
     DiskError,
@@ -66,7 +67,8 @@ from kvcli.session.names import (
 __all__ = [
     "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
-    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_lock", "write_npy",
+    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_exists", "session_lock",
+    "write_npy",
     # for kvcli's own CLI (the shell checks addresses)
     "_is_local_address",
 ]

@@ -98,6 +98,10 @@ class Manifest:
         return names
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.meta_json(), "keys": [entry.to_json() for entry in self.keys.values()]}
+
+    def meta_json(self) -> dict[str, Any]:
+        """Every field but the keys (what a commit that changes a few keys rewrites)."""
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -110,7 +114,6 @@ class Manifest:
             "optimizer_state": self.optimizer_state,
             "compression": self.compression,
             "key_kind": self.key_kind,
-            "keys": [entry.to_json() for entry in self.keys.values()],
         }
 
     @classmethod
