@@ -174,6 +174,7 @@ class Committer(LiveStore):
                 pass
 
     def _forget_manifest(self) -> None:
+        self._reused = False
         self._manifest = None
         self._stamp = None
         self._committed = {}
@@ -206,7 +207,8 @@ class Committer(LiveStore):
                     self._committed = {key: _row(entry) for key, entry in legacy.keys.items()}
                 return legacy
             self._close_db()
-            db.create_from(self.path, legacy.to_json(), _lock_timeout())
+            db.create_from(self.path, legacy.to_json(), _lock_timeout(),
+                           before_replace=lambda: _crash_point("before-migration"))
             _crash_point("after-migration")
             remove_quietly(self.manifest_path)
             _fsync_dir(self.path)
@@ -215,7 +217,9 @@ class Committer(LiveStore):
             return None
         stamp = db.stamp(conn, path)
         if stamp is not None and stamp == self._stamp and self._manifest is not None:
+            self._reused = True
             return self._manifest
+        self._reused = False
         data = db.read_raw(conn, path)
         if data is None:
             self._forget_manifest()

@@ -85,12 +85,13 @@ class Session(Committer):
         #: what the last operation wants the user to know (e.g. an import that dropped code)
         self.notices: list[str] = []
         self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
-        self._db: Any = None  # the session database's connection, kept across commands
+        self._db = None
         self._db_write = False
-        self._db_inode: int | None = None
-        self._stamp: tuple[str, int] | None = None  # (epoch, generation) of the cached manifest
-        self._committed: dict[Key, Any] = {}  # key -> the files its committed row names
-        self._scanned = False  # crash leftovers collected once per object
+        self._db_inode = None
+        self._stamp = None
+        self._committed = {}
+        self._scanned = False  # crash leftovers are collected once per object
+        self._reused = False
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":

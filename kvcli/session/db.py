@@ -206,7 +206,7 @@ def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None 
     upsert_keys(conn, data.get("keys", []))
 
 
-def create_from(folder: Path, data: dict[str, Any], timeout: float) -> None:
+def create_from(folder: Path, data: dict[str, Any], timeout: float, before_replace: Any = None) -> None:
     """Build ``session.db`` in ``folder`` from a manifest dictionary, whole or not at all: a
     temporary database, fsynced, renamed into place (the migration's commit point)."""
     from kvcli.osutil import fsync_dir
@@ -232,6 +232,8 @@ def create_from(folder: Path, data: dict[str, Any], timeout: float) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if before_replace is not None:
+            before_replace()
         os.replace(temp, path)
         fsync_dir(folder)
     except sqlite3.Error as error:
