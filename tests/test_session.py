@@ -222,7 +222,9 @@ def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> N
         data["format_version"] = 99
         manifest = write_legacy(folder, data)
     before = snapshot(folder)
-    actions = (lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.init(["v"], [np.ones(1)]))
+    actions = [lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.keys()]
+    if damage != "db-bad-file-name":  # a damaged row is found by the commands that read it
+        actions.append(lambda s: s.init(["v"], [np.ones(1)]))
     for action in actions:
         with open_session(tmp_path) as s:
             with pytest.raises(SessionError) as info:

@@ -33,6 +33,7 @@ from kvcli.session.files import (
     disk_error,
     write_npy,
 )
+from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file
 from kvcli.session.names import DATA, MANIFEST, RECYCLE_BYTES, Key
@@ -220,13 +221,13 @@ class Committer(LiveStore):
             self._reused = True
             return self._manifest
         self._reused = False
-        data = db.read_raw(conn, path)
-        if data is None:
+        meta = db.read_meta(conn, path)
+        if meta is None:
             self._forget_manifest()
             return None
-        manifest = Manifest.from_json(data, path)
+        manifest = Manifest.from_json(meta, path, keys=(conn, path))
         self._manifest, self._stamp = manifest, stamp
-        self._committed = {key: _row(entry) for key, entry in manifest.keys.items()}
+        self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
         return manifest
 
     def _commit(self, txn: _Txn) -> None:
@@ -312,9 +313,11 @@ class Committer(LiveStore):
         if old_state and old_state != manifest.optimizer_state:
             drop.add(old_state)
         keep.add(manifest.optimizer_state or "")
-        new_committed = dict(self._committed) if txn.all_rows else self._committed
+        new_committed = self._committed
         if txn.all_rows:
             new_committed = {key: _row(entry) for key, entry in manifest.keys.items()}
+            if isinstance(manifest.keys, KeyTable):
+                manifest.keys.original = new_committed
         else:
             for key in touched:
                 entry = manifest.keys.get(key)
@@ -327,7 +330,24 @@ class Committer(LiveStore):
             remove_quietly(data / name)
         if not self._scanned:  # once per Session object: crash leftovers of other processes
             self._scanned = True
-            self._collect_garbage(manifest)
+            if self._leftovers_possible(manifest):
+                self._collect_garbage(manifest)
+
+    def _leftovers_possible(self, manifest: Manifest) -> bool:
+        """Whether the folder may hold files no committed row names (a killed command's):
+        more files in ``data/`` than the rows name, or a stale temporary or old manifest.
+        Counting costs a directory listing, not a read of every row."""
+        if not isinstance(manifest.keys, KeyTable):
+            return True
+        try:
+            present = len(os.listdir(self.path / DATA))
+            top = os.listdir(self.path)
+        except OSError:
+            return True
+        if any(name.endswith(".tmp") or name == MANIFEST for name in top):
+            return True
+        named = manifest.keys.file_count() + (1 if manifest.optimizer_state else 0)
+        return present != named
 
     def _write_rows(self, txn: _Txn) -> None:
         """The commit point: one SQLite transaction writes the rows this command changed."""
@@ -380,7 +400,7 @@ class Committer(LiveStore):
     def _freeable(self, txn: _Txn) -> list[Path]:
         """Committed files the new manifest does not need and no committed value is in:
         spares, and the files of keys this transaction deletes."""
-        keep = txn.manifest.files()
+        keep = txn.manifest.files()  # reads every row (a full disk is no fast path)
         names = {row[1] for row in self._committed.values() if row[1]}
         names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys)
         return [self.path / DATA / name for name in sorted(names - keep)]
@@ -441,10 +461,14 @@ def load_folder(folder: Path) -> Manifest | None:
     if conn is None:
         return None
     try:
-        data = db.read_raw(conn, folder / DB)
+        meta = db.read_meta(conn, folder / DB)
+        if meta is None:
+            return None
+        manifest = Manifest.from_json(meta, folder / DB, keys=(conn, folder / DB))
+        manifest.keys = dict(manifest.keys)  # every row, checked, before the connection closes
+        return manifest
     finally:
         conn.close()
-    return None if data is None else Manifest.from_json(data, folder / DB)
 
 
 def session_exists(folder: Path) -> bool:

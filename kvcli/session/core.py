@@ -512,9 +512,10 @@ class Session(Committer):
         return entry
 
     def _check_kinds(self, manifest: Manifest, keys: Sequence[Key]) -> None:
-        kinds = {type(k) for k in keys}
-        if manifest.keys:
-            kinds.add(type(next(iter(manifest.keys))))
+        kinds = {type(k).__name__ for k in keys}
+        held = manifest.key_kind  # without reading every row
+        if held is not None:
+            kinds.add(held)
         if len(kinds) > 1:
             held = manifest.key_kind or "mixed"
             found = f"keys {list(keys)!r} mix int and str keys (session {self.name!r} holds {held} keys)"

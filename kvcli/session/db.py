@@ -38,6 +38,10 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS keys (pos INTEGER PRIMARY KEY, key UNIQUE NOT NULL, file TEXT NOT NULL,"
     " dtype TEXT NOT NULL, shape TEXT NOT NULL, version INTEGER NOT NULL, spare TEXT, residual TEXT)",
+    # a key's row is checked against every other row naming one of its files (one use per file)
+    "CREATE INDEX IF NOT EXISTS keys_file ON keys (file)",
+    "CREATE INDEX IF NOT EXISTS keys_spare ON keys (spare)",
+    "CREATE INDEX IF NOT EXISTS keys_residual ON keys (residual)",
 )
 KEY_COLUMNS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
 
@@ -147,20 +151,45 @@ def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
         except ValueError as error:
             raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
     data.pop("epoch", None)
-    keys = []
-    for key, file, dtype, shape, version, spare, residual in rows:
-        entry: dict[str, Any] = {"key": key, "file": file, "dtype": dtype, "version": version}
-        try:
-            entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
-        except (ValueError, RecursionError):
-            raise corrupted(path, f"key {str(key)[:40]!r} has a malformed shape") from None
-        if spare is not None:
-            entry["spare"] = spare
-        if residual is not None:
-            entry["residual"] = residual
-        keys.append(entry)
-    data["keys"] = keys
+    data["keys"] = [row_entry(row, path) for row in rows]
     return data
+
+
+def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
+    """The manifest's fields but its keys (unchecked), or None when the database is empty."""
+    try:
+        meta = conn.execute("SELECT name, value FROM meta").fetchall()
+    except sqlite3.Error as error:
+        raise _db_error(path, error) from None
+    if not meta:
+        return None
+    data: dict[str, Any] = {}
+    for name, value in meta:
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise corrupted(path, "a meta row is malformed")
+        try:
+            data[name] = json.loads(value)
+        except RecursionError:
+            raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
+        except ValueError as error:
+            raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
+    data.pop("epoch", None)
+    return data
+
+
+def row_entry(row: tuple[Any, ...], path: Path) -> dict[str, Any]:
+    """A ``keys`` row as the manifest entry dictionary the validator checks."""
+    key, file, dtype, shape, version, spare, residual = row
+    entry: dict[str, Any] = {"key": key, "file": file, "dtype": dtype, "version": version}
+    try:
+        entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
+    except (ValueError, RecursionError):
+        raise corrupted(path, f"key {str(key)[:40]!r} has a malformed shape") from None
+    if spare is not None:
+        entry["spare"] = spare
+    if residual is not None:
+        entry["residual"] = residual
+    return entry
 
 
 def _bind(value: Any) -> Any:
