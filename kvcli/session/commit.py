@@ -142,7 +142,7 @@ class Committer(LiveStore):
         super().close()
         self._close_db()
 
-    def _connection(self, write: bool) -> sqlite3.Connection | None:
+    def _connection(self, write: bool, immutable: bool = False) -> sqlite3.Connection | None:
         """The session's database connection, kept across commands while the file is the
         same (a reset of a damaged session or a migration puts a new file in place)."""
         path = self.path / DB
@@ -151,11 +151,24 @@ class Committer(LiveStore):
         except OSError:
             inode = None
         conn = self._db
-        if conn is not None and (self._db_inode != inode or (write and not self._db_write)):
+        if conn is not None and self._db_inode != inode:
             self._close_db()
             conn = None
+        if conn is not None and write and not self._db_write:
+            # a writer's connection for the same file: the cached manifest stays valid (a
+            # full disk may have opened it read-only, see _read_manifest)
+            new = db.connect(self.path, _lock_timeout(), True)
+            assert new is not None
+            if self._manifest is not None and isinstance(self._manifest.keys, KeyTable):
+                self._manifest.keys._conn = new
+            self._db, self._db_write = new, True
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+            return new
         if conn is None:
-            conn = db.connect(self.path, _lock_timeout(), write)
+            conn = db.connect(self.path, _lock_timeout(), write, immutable=immutable)
             if conn is None:
                 return None
             self._db, self._db_write = conn, write
@@ -213,7 +226,20 @@ class Committer(LiveStore):
             _crash_point("after-migration")
             remove_quietly(self.manifest_path)
             _fsync_dir(self.path)
-        conn = self._connection(write)
+        try:
+            conn = self._connection(write)
+        except DiskError as error:
+            # a full disk: SQLite cannot create its log to read. With the lock held and no log
+            # left, the database file alone is the committed state: read it as it is, so that
+            # `delete` and `reset` can free space (their commit opens for writing again).
+            try:
+                log = os.lstat(str(path) + "-wal").st_size  # the failed open may have made it, empty
+            except FileNotFoundError:
+                log = 0
+            if not error.no_space or log:
+                raise
+            self._close_db()
+            conn = self._connection(False, immutable=True)
         if conn is None:
             return None
         stamp = db.stamp(conn, path)
@@ -373,8 +399,7 @@ class Committer(LiveStore):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as error:
-            self._forget_manifest()
+        except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
             raise db._db_error(path, error) from None
         _crash_point("after-manifest")
         self._manifest, self._stamp = manifest, (epoch, manifest.generation)
@@ -387,6 +412,7 @@ class Committer(LiveStore):
                 self._write_rows(txn)
                 return
             except DiskError:
+                self._forget_manifest()
                 raise
             except SessionError:
                 pass  # damaged: build a new database below

@@ -69,11 +69,13 @@ def exists(folder: Path) -> bool:
     return os.path.lexists(db_path(folder))
 
 
-def connect(folder: Path, timeout: float, write: bool) -> sqlite3.Connection | None:
+def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) -> sqlite3.Connection | None:
     """A connection to the session's database (None if there is none and ``write`` is false).
 
     A read-only session folder (a read-only home) is opened read-only: ``immutable`` when no
     write-ahead log is left (no writer can exist there), else SQLite's read-only WAL mode.
+    ``immutable`` also serves a full disk, where the log and its index cannot be created
+    (the caller holds the session's lock and has checked that no log is left).
     """
     path = db_path(folder)
     present = _check_file(path)
@@ -82,13 +84,16 @@ def connect(folder: Path, timeout: float, write: bool) -> sqlite3.Connection | N
     if not present and not write:
         return None
     try:
-        if write or os.access(folder, os.W_OK):
+        if immutable:
+            conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, timeout=timeout,
+                                   isolation_level=None, check_same_thread=False)
+        elif write or os.access(folder, os.W_OK):
             if not present:  # created private, like every file kvcli writes
                 os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE))
             conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
         else:
-            immutable = "" if os.path.exists(str(path) + "-wal") else "&immutable=1"
-            conn = sqlite3.connect(f"file:{path}?mode=ro{immutable}", uri=True, timeout=timeout,
+            flags = "" if os.path.exists(str(path) + "-wal") else "&immutable=1"
+            conn = sqlite3.connect(f"file:{path}?mode=ro{flags}", uri=True, timeout=timeout,
                                    isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk when COMMIT returns
         if write:
@@ -103,16 +108,33 @@ def connect(folder: Path, timeout: float, write: bool) -> sqlite3.Connection | N
     return conn
 
 
-def _db_error(path: Path, error: sqlite3.Error) -> SessionError:
-    text = str(error)
-    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return SessionError(f"session database {path} is busy ({text}): try again, or raise KVCLI_LOCK_TIMEOUT")
-    if isinstance(error, sqlite3.OperationalError) and ("disk" in text and "full" in text):
-        import errno
+#: SQLite's primary result codes that are not a damaged database
+_BUSY, _LOCKED, _IOERR, _FULL, _CANTOPEN, _READONLY, _PERM = 5, 6, 10, 13, 14, 8, 3
 
-        return DiskError(f"cannot write {path}: no space left on the device; nothing was changed: "
-                         "free some space and try again", errno.ENOSPC)
-    if isinstance(error, sqlite3.OperationalError) and ("readonly" in text or "unable to open" in text):
+
+def _db_error(path: Path, error: sqlite3.Error) -> SessionError:
+    """The one-line error for an SQLite failure: busy, a full or failing disk, no permission,
+    or (anything else) a damaged database."""
+    import errno
+
+    text = str(error)
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_BUSY, _LOCKED) or "locked" in text:
+        return SessionError(f"session database {path} is busy ({text}): try again, or raise KVCLI_LOCK_TIMEOUT")
+    if code in (_FULL, _IOERR) or "disk is full" in text:
+        # SQLite reports a write that found no space as FULL, or as IOERR when the log or its
+        # index could not grow: the free space tells which
+        try:
+            usage = os.statvfs(path.parent)
+            free = usage.f_bavail * usage.f_frsize
+        except OSError:
+            free = 0
+        if code == _FULL or "disk is full" in text or free < (1 << 20):
+            return DiskError(f"cannot write {path}: no space left on the device; nothing was changed: "
+                             "free some space and try again", errno.ENOSPC)
+        return DiskError(f"cannot write {path}: an input/output error ({text}); nothing was changed: "
+                         "check the disk and try again", errno.EIO)
+    if code in (_READONLY, _CANTOPEN, _PERM):
         return SessionError(f"cannot write {path}: {text}; nothing was changed")
     return corrupted(path, f"not a valid session database: {text[:120]}")
 
