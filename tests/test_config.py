@@ -67,4 +67,4 @@ def test_the_cli_reports_a_bad_variable_and_changes_nothing(tmp_path) -> None:
     done = subprocess.run([str(kvcli), "init", "1", "ones(3)"], capture_output=True, text=True, env=env)
     assert done.returncode == 1
     assert "KVCLI_MAX_ELEMENTS='lots' is not a whole number" in done.stderr
-    assert not (tmp_path / "sessions" / "default" / "manifest.json").exists()
+    assert not (tmp_path / "sessions" / "default" / "session.db").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ import kvcli
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
 from kvcli.cli.keys import parse_key, parse_keys
 from kvcli.session import Session, check_key
+from kvcli.session.db import DB
+from session.legacy import read_manifest, write_legacy
 
 
 def open_session(home: Path, name: str = "t", **kwargs) -> Session:
@@ -147,7 +150,7 @@ def test_bad_keys_are_refused(tmp_path: Path, bad) -> None:
     with open_session(tmp_path) as s:
         with pytest.raises(KeyTypeError):
             s.init([bad], [np.ones(2)])
-    assert not (tmp_path / "sessions" / "t" / "manifest.json").exists()
+    assert not Session("t", tmp_path).exists()
 
 
 def test_key_parsing() -> None:
@@ -180,31 +183,48 @@ def make_session(home: Path) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".lock"}
+    """Every file of the session but the lock and SQLite's working files (the WAL index)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".lock" and not p.name.endswith(("-shm", "-wal"))}
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong-format", "bad-file-name", "newer"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong-format", "bad-file-name", "newer",
+                                    "db-garbage", "db-truncated", "db-bad-file-name"])
 def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> None:
+    """A damaged session database, or a damaged old manifest.json (read and checked before
+    its migration), is one error naming the file; nothing is changed; reset repairs it."""
     folder = make_session(tmp_path)
-    manifest = folder / "manifest.json"
-    text = manifest.read_text()
-    data = json.loads(text)
-    if damage == "garbage":
-        manifest.write_bytes(b"\x00\xffnot json")
+    data = read_manifest(folder)
+    text = json.dumps(data)
+    manifest = folder / DB
+    if damage == "db-garbage":
+        manifest.write_bytes(b"\x00\xffnot a database" * 100)
+    elif damage == "db-truncated":
+        with open_session(tmp_path):
+            pass
+        manifest.write_bytes(manifest.read_bytes()[:1000])
+    elif damage == "db-bad-file-name":
+        with sqlite3.connect(manifest) as conn:
+            conn.execute("UPDATE keys SET file = '../../../etc/passwd'")
+        conn.close()
+    elif damage == "garbage":
+        manifest = write_legacy(folder, b"\x00\xffnot json")
     elif damage == "truncated":
-        manifest.write_text(text[: len(text) // 2])
+        manifest = write_legacy(folder, text[: len(text) // 2])
     elif damage == "empty":
-        manifest.write_text("")
+        manifest = write_legacy(folder, "")
     elif damage == "wrong-format":
-        manifest.write_text(json.dumps({"hello": 1}))
+        manifest = write_legacy(folder, {"hello": 1})
     elif damage == "bad-file-name":
         data["keys"][0]["file"] = "../../../etc/passwd"
-        manifest.write_text(json.dumps(data))
+        manifest = write_legacy(folder, data)
     else:
         data["format_version"] = 99
-        manifest.write_text(json.dumps(data))
+        manifest = write_legacy(folder, data)
     before = snapshot(folder)
-    actions = (lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.init(["v"], [np.ones(1)]))
+    actions = [lambda s: s.pull(["w"]), lambda s: s.push(["w"], [np.ones(4, np.float32)]), lambda s: s.keys()]
+    if damage != "db-bad-file-name":  # a damaged row is found by the commands that read it
+        actions.append(lambda s: s.init(["v"], [np.ones(1)]))
     for action in actions:
         with open_session(tmp_path) as s:
             with pytest.raises(SessionError) as info:
@@ -271,7 +291,7 @@ def test_crash_inside_commit_leaves_old_or_new(tmp_path: Path, point: str, expec
         referenced = {e.file for e in s.entries()}
     folder = tmp_path / "sessions" / "t"
     assert set(os.listdir(folder / "data")) == referenced
-    assert not list(folder.glob(".manifest.json.*.tmp"))
+    assert not list(folder.glob(".session.db.*"))
 
 
 # ---------------------------------------------------------------------- live sessions

@@ -66,14 +66,14 @@ def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any])
 def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
     """A read-only command on a session that does not exist: say so and list the sessions
     (``to_delete``: without suggesting to create it)."""
-    from kvcli.session import DEFAULT_SESSION, MANIFEST, check_session_name, list_sessions
+    from kvcli.session import DEFAULT_SESSION, check_session_name, list_sessions, session_exists
 
     if options.is_live():
         return  # the shell's own session (it may be new: its first init creates it)
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
     home = options.home_path()
-    if (home / "sessions" / name / MANIFEST).exists():
+    if session_exists(home / "sessions" / name):
         return
     names = [row["session"] for row in list_sessions(home)]
     listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"

@@ -1,20 +1,23 @@
-"""A KVStore that persists between commands: a folder with a manifest and one ``.npy`` per key.
+"""A KVStore that persists between commands: an SQLite manifest and one ``.npy`` per key.
 
 Layout of a session (``KVCLI_HOME/sessions/NAME``)::
 
-    manifest.json   format version, generation, key kind, store type and options, updater
-                    spec, optimizer-state file, gradient compression, and per key: file,
-                    dtype, shape, version, compression-residual file
+    session.db      SQLite (WAL), :mod:`kvcli.session.db`: format version, generation, key
+                    kind, store type and options, updater spec, optimizer-state file,
+                    gradient compression, and one row per key: file, dtype, shape, version,
+                    spare and compression-residual files (an older session's
+                    ``manifest.json`` holds the same and is migrated by the first write)
     data/           one <random hex>.npy per key (key names never become paths), the
                     optimizer state and compression residuals (<random hex>.npz); all read
                     with allow_pickle=False
     .lock           taken by every command (exclusive to write, shared to read)
 
-A command locks the session, reads the manifest, loads into the engine only the keys it
-touches, runs the operation, then commits: new files are written beside the old ones and
-fsynced, the manifest is written to a temporary file, fsynced and renamed over the old one
-(the commit point), the folder is fsynced, and files no longer referenced are removed. A
-crash at any point leaves the last committed state.
+A command locks the session, reads the manifest's meta rows and the rows of the keys it
+touches (:mod:`kvcli.session.keytable`), loads only those keys into the engine, runs the
+operation, then commits: new files are written beside the old ones and fsynced with their
+folder, one SQLite transaction writes the changed rows (its COMMIT is the commit point),
+and files those rows no longer name are removed. A crash at any point leaves the last
+committed state; a killed command's files are removed by the next process that writes.
 
 Nothing in a session folder is trusted: every manifest is checked field by field
 (:mod:`kvcli.session.schema`), every file is read and written by :mod:`kvcli.npyio` with
@@ -37,6 +40,7 @@ store requests), :mod:`~kvcli.session.manifest` (the manifest and its JSON),
 (transactions and the commit protocol) and :mod:`~kvcli.session.core` (:class:`Session`).
 """
 
+from kvcli.session.commit import session_exists
 from kvcli.session.core import Session, ValuesFor, list_sessions
 from kvcli.session.files import (
     DiskError,
@@ -66,7 +70,8 @@ from kvcli.session.names import (
 __all__ = [
     "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
-    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_lock", "write_npy",
+    "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_exists", "session_lock",
+    "write_npy",
     # for kvcli's own CLI (the shell checks addresses)
     "_is_local_address",
 ]

@@ -5,7 +5,9 @@ last committed state.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +17,11 @@ import numpy as np
 
 from kvcli.errors import SessionError
 from kvcli.npyio import remove_quietly
+from kvcli.session import db
+from kvcli.session.db import DB
 from kvcli.session.files import (
     DiskError,
+    _lock_timeout,
     _crash_point,
     _fsync_dir,
     private_session,
@@ -28,30 +33,43 @@ from kvcli.session.files import (
     disk_error,
     write_npy,
 )
+from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore
-from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
+from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file
 from kvcli.session.names import DATA, MANIFEST, RECYCLE_BYTES, Key
 
 
 @dataclass
 class _Txn:
     manifest: Manifest
-    #: the committed entries as the transaction found them: (file, spare, dtype, shape)
-    before: dict[Key, tuple[str, str | None, str, tuple[int, ...]]] = field(default_factory=dict)
     #: values to write as they are, without going through the store (plain replacing pushes)
     direct: dict[Key, np.ndarray] = field(default_factory=dict)
     changed: list[Key] = field(default_factory=list)
+    #: keys this transaction removes (their rows and, after the commit, their files)
+    deleted: list[Key] = field(default_factory=list)
     #: keys the live store may have changed (forgotten if the command fails)
     at_risk: list[Key] = field(default_factory=list)
     dirty: bool = False
+    #: every row is rewritten (a new session, an import, compression switched off)
+    all_rows: bool = False
     save_state: bool = False
     #: keys whose compression residuals changed (written at commit)
     residuals: list[Key] = field(default_factory=list)
+    #: the committed optimizer-state file (removed after a commit that replaces it)
+    old_state: str | None = None
 
     def touch(self, key: Key) -> None:
         if key not in self.changed:
             self.changed.append(key)
         self.dirty = True
+
+
+#: what a committed row names: (file, spare, residual, dtype, shape)
+Row = tuple[str, "str | None", "str | None", str, tuple[int, ...]]
+
+
+def _row(entry: KeyEntry) -> Row:
+    return entry.file, entry.spare, entry.residual, entry.dtype, tuple(entry.shape)
 
 
 class Committer(LiveStore):
@@ -96,15 +114,14 @@ class Committer(LiveStore):
     @contextmanager
     def _transaction(self, write: bool, create: bool = False) -> Iterator[_Txn]:
         with self._locked(shared=not write, create=write and create) as have_lock:
-            manifest = self._read_manifest() if have_lock else None
+            manifest = self._read_manifest(write=write) if have_lock else None
             if manifest is None:
                 manifest = Manifest(self.requested_type or "local", dict(self.requested_options))
                 new = True
             else:
                 new = False
                 self._check_requested(manifest)
-            before = {k: (e.file, e.spare, e.dtype, e.shape) for k, e in manifest.keys.items()} if write else {}
-            txn = _Txn(manifest, before=before)
+            txn = _Txn(manifest, all_rows=new, old_state=manifest.optimizer_state)
             committed = False
             try:
                 yield txn
@@ -113,19 +130,138 @@ class Committer(LiveStore):
                     committed = True
             except BaseException:
                 self._invalidate([*txn.changed, *txn.at_risk])
+                self._forget_manifest()  # the cached manifest may hold this command's changes
                 raise
             finally:
                 if new and not committed:  # a failed first command leaves no session behind
-                    _remove_empty_dir(self.path / DATA)
+                    self._remove_empty_session()
 
-    def _read_manifest(self) -> Manifest | None:
-        return _load_manifest_file(self.manifest_path)
+    # ------------------------------------------------------------------ the database
+    def close(self) -> None:
+        """Stop the store and close the session's database (the session on disk stays)."""
+        super().close()
+        self._close_db()
+
+    def _connection(self, write: bool, immutable: bool = False) -> sqlite3.Connection | None:
+        """The session's database connection, kept across commands while the file is the
+        same (a reset of a damaged session or a migration puts a new file in place)."""
+        path = self.path / DB
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            inode = None
+        conn = self._db
+        if conn is not None and self._db_inode != inode:
+            self._close_db()
+            conn = None
+        if conn is not None and write and not self._db_write:
+            # a writer's connection for the same file: the cached manifest stays valid (a
+            # full disk may have opened it read-only, see _read_manifest)
+            new = db.connect(self.path, _lock_timeout(), True)
+            assert new is not None
+            if self._manifest is not None and isinstance(self._manifest.keys, KeyTable):
+                self._manifest.keys._conn = new
+            self._db, self._db_write = new, True
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+            return new
+        if conn is None:
+            conn = db.connect(self.path, _lock_timeout(), write, immutable=immutable)
+            if conn is None:
+                return None
+            self._db, self._db_write = conn, write
+            try:
+                self._db_inode = os.stat(path).st_ino
+            except OSError:
+                self._db_inode = None
+        return conn
+
+    def _close_db(self) -> None:
+        conn, self._db = self._db, None
+        self._forget_manifest()
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def _forget_manifest(self) -> None:
+        self._reused = False
+        self._manifest = None
+        self._stamp = None
+        self._committed = {}
+
+    def _remove_empty_session(self) -> None:
+        """After a failed first command: no database with rows, no folder left behind."""
+        conn = self._db
+        if conn is not None:
+            try:
+                empty = db.read_raw(conn, self.path / DB) is None
+            except SessionError:
+                empty = False
+            if not empty:
+                return
+            self._close_db()
+            for suffix in ("", "-wal", "-shm"):
+                remove_quietly(self.path / (DB + suffix))
+        _remove_empty_dir(self.path / DATA)
+
+    def _read_manifest(self, write: bool = False) -> Manifest | None:
+        """The committed manifest (None: no session yet), from the cache while the database's
+        ``(epoch, generation)`` is unchanged. An old ``manifest.json`` session is migrated by
+        a writing command (the caller holds the exclusive lock) and read as it is otherwise."""
+        path = self.path / DB
+        if not db.exists(self.path):
+            legacy = _load_manifest_file(self.manifest_path)
+            if legacy is None or not write:
+                self._forget_manifest()
+                if legacy is not None:
+                    self._committed = {key: _row(entry) for key, entry in legacy.keys.items()}
+                return legacy
+            self._close_db()
+            db.create_from(self.path, legacy.to_json(), _lock_timeout(),
+                           before_replace=lambda: _crash_point("before-migration"))
+            _crash_point("after-migration")
+            remove_quietly(self.manifest_path)
+            _fsync_dir(self.path)
+        try:
+            conn = self._connection(write)
+        except DiskError as error:
+            # a full disk: SQLite cannot create its log to read. With the lock held and no log
+            # left, the database file alone is the committed state: read it as it is, so that
+            # `delete` and `reset` can free space (their commit opens for writing again).
+            try:
+                log = os.lstat(str(path) + "-wal").st_size  # the failed open may have made it, empty
+            except FileNotFoundError:
+                log = 0
+            if not error.no_space or log:
+                raise
+            self._close_db()
+            conn = self._connection(False, immutable=True)
+        if conn is None:
+            return None
+        stamp = db.stamp(conn, path)
+        if stamp is not None and stamp == self._stamp and self._manifest is not None:
+            self._reused = True
+            return self._manifest
+        self._reused = False
+        meta = db.read_meta(conn, path)
+        if meta is None:
+            self._forget_manifest()
+            return None
+        manifest = Manifest.from_json(meta, path, keys=(conn, path))
+        self._manifest, self._stamp = manifest, stamp
+        self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
+        return manifest
 
     def _commit(self, txn: _Txn) -> None:
         manifest = txn.manifest
         data = self.path / DATA
         store = self._store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
+        old_state = txn.old_state
         try:
             for key in txn.changed:
                 entry = manifest.keys.get(key)
@@ -133,7 +269,7 @@ class Committer(LiveStore):
                     continue
                 direct = txn.direct.get(key)
                 array = direct if direct is not None else store.view(key)
-                self._write_value(data, entry, txn.before.get(key), array, written)
+                self._write_value(data, entry, self._committed.get(key), array, written)
                 if direct is None:
                     self._loaded[key] = entry.signature
                 elif store is not None and store.has(key):  # the store's copy is now stale
@@ -161,42 +297,142 @@ class Committer(LiveStore):
                 manifest.optimizer_state = name
                 self._updater_sig = None
             _crash_point("after-data")
-            _fsync_dir(data)
+            if written:
+                _fsync_dir(data)
             manifest.generation += 1
             manifest.updated = time.time()
             try:
-                self._write_manifest(manifest)
+                self._write_rows(txn)
             except DiskError as error:
                 freeable = self._freeable(txn) if error.no_space else []
                 if not freeable:
                     raise
                 # A full disk: free what this commit drops anyway (old spares, files of deleted
-                # keys) before the new manifest is in place, so `delete` and `reset` still work.
+                # keys) before the new rows are in place, so `delete` and `reset` still work.
                 # A crash in between leaves deleted keys without files: deleting them again works.
                 for path in freeable:
                     remove_quietly(path)
-                self._write_manifest(manifest)
+                self._write_rows(txn)
         except BaseException:
             for path in written:
                 remove_quietly(path)
             raise
         if txn.save_state:
             self._updater_sig = self._updater_signature(manifest)
-        self._collect_garbage(manifest)
+        # the files this commit stopped naming: old values, spares and residuals of the keys
+        # it changed or deleted, the old optimizer state (cost: the keys touched)
+        drop: set[str] = set()
+        keep: set[str] = set()
+        touched = manifest.keys.keys() if txn.all_rows else [*txn.changed, *txn.residuals, *txn.deleted]
+        old_rows = self._committed if txn.all_rows else {k: self._committed[k] for k in touched if k in self._committed}
+        if txn.all_rows:
+            drop.update(name for row in self._committed.values() for name in row[:3] if name)
+            for name in (txn.manifest.files() if len(drop) else ()):
+                keep.add(name)
+        for key in touched:
+            before = old_rows.get(key)
+            if before is not None:
+                drop.update(name for name in before[:3] if name)
+            entry = manifest.keys.get(key)
+            if entry is not None:
+                keep.update(name for name in _row(entry)[:3] if name)
+        if old_state and old_state != manifest.optimizer_state:
+            drop.add(old_state)
+        keep.add(manifest.optimizer_state or "")
+        new_committed = self._committed
+        if txn.all_rows:
+            new_committed = {key: _row(entry) for key, entry in manifest.keys.items()}
+            if isinstance(manifest.keys, KeyTable):
+                manifest.keys.original = new_committed
+        else:
+            for key in touched:
+                entry = manifest.keys.get(key)
+                if entry is None:
+                    new_committed.pop(key, None)
+                else:
+                    new_committed[key] = _row(entry)
+        self._committed = new_committed
+        for name in drop - keep:
+            remove_quietly(data / name)
+        if not self._scanned:  # once per Session object: crash leftovers of other processes
+            self._scanned = True
+            if self._leftovers_possible(manifest):
+                self._collect_garbage(manifest)
+
+    def _leftovers_possible(self, manifest: Manifest) -> bool:
+        """Whether the folder may hold files no committed row names (a killed command's):
+        more files in ``data/`` than the rows name, or a stale temporary or old manifest.
+        Counting costs a directory listing, not a read of every row."""
+        if not isinstance(manifest.keys, KeyTable):
+            return True
+        try:
+            present = len(os.listdir(self.path / DATA))
+            top = os.listdir(self.path)
+        except OSError:
+            return True
+        if any(name.endswith(".tmp") or name == MANIFEST for name in top):
+            return True
+        named = manifest.keys.file_count() + (1 if manifest.optimizer_state else 0)
+        return present != named
+
+    def _write_rows(self, txn: _Txn) -> None:
+        """The commit point: one SQLite transaction writes the rows this command changed."""
+        manifest = txn.manifest
+        path = self.path / DB
+        conn = self._connection(write=True)
+        assert conn is not None
+        epoch = self._stamp[0] if self._stamp is not None else None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if txn.all_rows or epoch is None:
+                    epoch = epoch or uuid.uuid4().hex
+                    db.write_all(conn, manifest.to_json(), epoch)
+                else:
+                    db.write_meta(conn, manifest.meta_json())
+                    db.delete_keys(conn, txn.deleted)
+                    keys = dict.fromkeys([*txn.changed, *txn.residuals])
+                    db.upsert_keys(conn, [manifest.keys[k].to_json() for k in keys if k in manifest.keys])
+                _crash_point("before-manifest")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
+            raise db._db_error(path, error) from None
+        _crash_point("after-manifest")
+        self._manifest, self._stamp = manifest, (epoch, manifest.generation)
+
+    def _write_manifest(self, manifest: Manifest) -> None:
+        """Replace every row by ``manifest`` (reset); a damaged database is replaced whole."""
+        txn = _Txn(manifest, all_rows=True)
+        if db.exists(self.path):
+            try:
+                self._write_rows(txn)
+                return
+            except DiskError:
+                self._forget_manifest()
+                raise
+            except SessionError:
+                pass  # damaged: build a new database below
+        self._close_db()
+        for suffix in ("-wal", "-shm"):
+            remove_quietly(self.path / (DB + suffix))
+        _crash_point("before-manifest")
+        db.create_from(self.path, manifest.to_json(), _lock_timeout())
+        _crash_point("after-manifest")
 
     def _freeable(self, txn: _Txn) -> list[Path]:
         """Committed files the new manifest does not need and no committed value is in:
         spares, and the files of keys this transaction deletes."""
-        keep = txn.manifest.files()
-        names = {spare for _, spare, _, _ in txn.before.values() if spare}
-        names.update(file for key, (file, _, _, _) in txn.before.items() if key not in txn.manifest.keys)
+        keep = txn.manifest.files()  # reads every row (a full disk is no fast path)
+        names = {row[1] for row in self._committed.values() if row[1]}
+        names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys)
         return [self.path / DATA / name for name in sorted(names - keep)]
 
     @staticmethod
-    def _write_value(
-        data: Path, entry: KeyEntry, before: tuple[str, str | None, str, tuple[int, ...]] | None, array: np.ndarray,
-        written: list[Path],
-    ) -> None:
+    def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: np.ndarray, written: list[Path]) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
         A big value of unchanged shape and dtype is written over its spare file (an older
@@ -204,7 +440,7 @@ class Committer(LiveStore):
         anything else gets a new file, and the old one is removed after the commit.
         """
         entry.spare = None
-        if before is not None and (before[2], tuple(before[3])) == (entry.dtype, tuple(entry.shape)) \
+        if before is not None and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
                 and entry.nbytes >= RECYCLE_BYTES:
             old_file, old_spare = before[0], before[1]
             if old_spare and _same_size(data / old_spare, data / old_file):
@@ -216,27 +452,51 @@ class Committer(LiveStore):
         written.append(data / entry.file)
         write_npy(data / entry.file, array)
 
-    def _write_manifest(self, manifest: Manifest) -> None:
-        _write_json(self.manifest_path, manifest.to_json(), before_replace=lambda: _crash_point("before-manifest"))
-        _crash_point("after-manifest")
-        self._manifest = manifest
-
     def _collect_garbage(self, manifest: Manifest) -> None:
-        """Remove data files the manifest does not reference (old values, crash leftovers)."""
+        """Remove data files the manifest does not reference (old values, crash leftovers),
+        half-built databases and a migrated ``manifest.json``."""
         keep = manifest.files()
         data = self.path / DATA
         try:
             names = os.listdir(data)
         except FileNotFoundError:
-            return
+            names = []
         for name in names:
             if name not in keep:
                 try:
                     os.unlink(data / name)
                 except OSError:
                     pass
-        for stale in self.path.glob(f".{MANIFEST}.*.tmp"):
+        db.remove_stale_temporaries(self.path)
+        stale = list(self.path.glob(f".{MANIFEST}.*.tmp"))
+        if db.exists(self.path):
+            stale.append(self.manifest_path)
+        for path in stale:
             try:
-                stale.unlink()
+                path.unlink()
             except OSError:
                 pass
+
+
+def load_folder(folder: Path) -> Manifest | None:
+    """The committed manifest of the session in ``folder``, read without its lock (listing):
+    from its database, or from an old ``manifest.json`` not migrated yet."""
+    if not db.exists(folder):
+        return _load_manifest_file(folder / MANIFEST)
+    conn = db.connect(folder, _lock_timeout(), write=False)
+    if conn is None:
+        return None
+    try:
+        meta = db.read_meta(conn, folder / DB)
+        if meta is None:
+            return None
+        manifest = Manifest.from_json(meta, folder / DB, keys=(conn, folder / DB))
+        manifest.keys = dict(manifest.keys)  # every row, checked, before the connection closes
+        return manifest
+    finally:
+        conn.close()
+
+
+def session_exists(folder: Path) -> bool:
+    """Whether ``folder`` holds a session (a database, or an old manifest)."""
+    return db.exists(folder) or (folder / MANIFEST).exists()

@@ -12,7 +12,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError, UnsafePathError
 from kvcli.osutil import private_dir
-from kvcli.session.commit import Committer
+from kvcli.session.commit import Committer, load_folder, session_exists
 from kvcli.session.files import (
     DiskError,
     _check_regular,
@@ -85,6 +85,13 @@ class Session(Committer):
         #: what the last operation wants the user to know (e.g. an import that dropped code)
         self.notices: list[str] = []
         self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
+        self._db = None
+        self._db_write = False
+        self._db_inode = None
+        self._stamp = None
+        self._committed = {}
+        self._scanned = False  # crash leftovers are collected once per object
+        self._reused = False
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":
@@ -97,7 +104,7 @@ class Session(Committer):
 
     def exists(self) -> bool:
         """Whether the session has been created on disk."""
-        return self.manifest_path.exists()
+        return session_exists(self.path)
 
     def peek_keys(self) -> list[Key]:
         """The committed keys, read without the lock (for completion; [] on any problem)."""
@@ -288,6 +295,7 @@ class Session(Committer):
                 for entry in manifest.keys.values():
                     entry.residual = None
                 self._residuals = {}
+                txn.all_rows = True
             txn.dirty = True
         return manifest.compression
 
@@ -312,6 +320,7 @@ class Session(Committer):
                         reset(key)
                 self._residuals.pop(key, None)
                 del manifest.keys[key]
+                txn.deleted.append(key)
             txn.dirty = True
             txn.save_state = self._stateful(manifest)
         return entries
@@ -375,7 +384,8 @@ class Session(Committer):
                 store_type_, options = old.store_type, dict(old.store_options)
             else:
                 store_type_, options = "local", {}
-            manifest = Manifest(store_type_, options, generation=(old.generation if old else 0))
+            # a new generation: every cached copy of the old manifest is stale
+            manifest = Manifest(store_type_, options, generation=(old.generation + 1 if old else 0))
             self._close_store_if_changed(manifest)
             self._loaded.clear()
             self._residuals = {}
@@ -438,6 +448,7 @@ class Session(Committer):
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             manifest.keys = {}
+            txn.all_rows = True
             for key, entry in source.keys.items():
                 name = _new_file(".npy")
                 _copy_file(folder / DATA / entry.file, self.path / DATA / name)
@@ -501,9 +512,10 @@ class Session(Committer):
         return entry
 
     def _check_kinds(self, manifest: Manifest, keys: Sequence[Key]) -> None:
-        kinds = {type(k) for k in keys}
-        if manifest.keys:
-            kinds.add(type(next(iter(manifest.keys))))
+        kinds = {type(k).__name__ for k in keys}
+        held = manifest.key_kind  # without reading every row
+        if held is not None:
+            kinds.add(held)
         if len(kinds) > 1:
             held = manifest.key_kind or "mixed"
             found = f"keys {list(keys)!r} mix int and str keys (session {self.name!r} holds {held} keys)"
@@ -540,7 +552,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
         try:
             private_dir(folder, "session folder")
-            manifest = _load_manifest_file(folder / MANIFEST)
+            manifest = load_folder(folder)
         except (SessionError, UnsafePathError, OSError) as error:  # one bad session must not hide the others
             row["error"] = str(error)
         else:

@@ -34,6 +34,13 @@ class SessionAttrs:
     _updater_sig: tuple[str, str | None, str | None] | None
     _manifest: Manifest | None
     _residuals: dict[Key, str | None]
+    _db: Any  # the session database's connection (sqlite3.Connection), kept across commands
+    _db_write: bool
+    _db_inode: int | None
+    _stamp: tuple[str, int] | None  # (epoch, generation) of the cached manifest
+    _committed: dict[Key, Any]  # key -> the files and layout its committed row names
+    _scanned: bool
+    _reused: bool  # the manifest of this command is the cached one (no other process committed)
 
     @property
     def manifest_path(self) -> Path:
@@ -88,7 +95,9 @@ class LiveStore(SessionAttrs):
             self._loaded = {}
             self._updater_sig = None
         store = self._store
-        for key, signature in list(self._loaded.items()):  # drop what another process changed
+        # drop what another process changed (nothing did when the manifest is this object's
+        # own cached copy: then the check would only cost time, a key each)
+        for key, signature in ([] if self._reused else list(self._loaded.items())):
             entry = manifest.keys.get(key)
             if entry is None or entry.signature != signature:
                 if store.has(key):

@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, MutableMapping
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from kvcli.errors import KeyTypeError, SessionError
 from kvcli.npyio import NOFOLLOW
 from kvcli.osutil import atomic_write
 from kvcli.session.files import corrupted, disk_error
+from kvcli.session.keytable import KeyTable
 from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
 from kvcli.session.schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
 from kvcli.session.trust import Trust
@@ -70,7 +71,8 @@ class Manifest:
     updater: str = "assign"
     optimizer_state: str | None = None
     generation: int = 0
-    keys: dict[Key, KeyEntry] = field(default_factory=dict)
+    #: a dict, or a :class:`~kvcli.session.keytable.KeyTable` reading rows as they are asked for
+    keys: MutableMapping[Key, KeyEntry] = field(default_factory=dict)
     #: gradient compression spec (``"2bit:threshold=0.5"``) or None; each key's residuals
     #: are in its entry's ``residual`` file.
     compression: str | None = None
@@ -81,6 +83,9 @@ class Manifest:
 
     @property
     def key_kind(self) -> str | None:
+        first_kind = getattr(self.keys, "first_kind", None)
+        if first_kind is not None:  # a KeyTable: without reading every row
+            return first_kind()
         if not self.keys:
             return None
         return "int" if isinstance(next(iter(self.keys)), int) else "str"
@@ -98,6 +103,10 @@ class Manifest:
         return names
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.meta_json(), "keys": [entry.to_json() for entry in self.keys.values()]}
+
+    def meta_json(self) -> dict[str, Any]:
+        """Every field but the keys (what a commit that changes a few keys rewrites)."""
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -110,12 +119,16 @@ class Manifest:
             "optimizer_state": self.optimizer_state,
             "compression": self.compression,
             "key_kind": self.key_kind,
-            "keys": [entry.to_json() for entry in self.keys.values()],
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: Path) -> "Manifest":
-        """Validate and read a manifest; every problem is a :class:`SessionError` naming ``where``."""
+    def from_json(cls, data: Any, where: Path, keys: tuple[Any, Path] | None = None) -> "Manifest":
+        """Validate and read a manifest; every problem is a :class:`SessionError` naming ``where``.
+
+        ``keys``: (a database connection, its path) whose ``keys`` table holds the keys
+        (``data`` then has no ``keys`` field; each row is checked when it is first read)."""
+        if keys is not None:
+            data = {**data, "keys": []}
 
         def bad(problem: str) -> SessionError:
             return corrupted(where, problem)
@@ -142,6 +155,10 @@ class Manifest:
             updater_trust=Trust(**trust) if trust else None,
         )
         manifest.compression = _read_compression(data.get("compression"), bad)
+        if keys is not None:  # the database's rows, read and checked as they are asked for
+            table = KeyTable(*keys, data.get("key_kind"), manifest.optimizer_state, _entry_from, data)
+            manifest.keys = table
+            return manifest
         kinds = set()
         for raw in data["keys"]:
             try:
@@ -161,6 +178,12 @@ class Manifest:
         return manifest
 
 
+
+
+def _entry_from(raw: dict[str, Any]) -> KeyEntry:
+    """A checked entry dictionary as a :class:`KeyEntry`."""
+    return KeyEntry(check_key(raw["key"]), raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"],
+                    raw.get("spare"), raw.get("residual"))
 
 
 # ---------------------------------------------------------------------- helpers

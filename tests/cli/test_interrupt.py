@@ -116,7 +116,7 @@ def test_ctrl_c_at_the_prompt_only_clears_the_line(home: Path) -> None:
     shell.expect(pexpect.EOF)
     shell.close()
     assert shell.exitstatus == 0
-    assert not (home / "sessions" / "default" / "manifest.json").exists()  # the cleared line never ran
+    assert not (home / "sessions" / "default" / "session.db").exists()  # the cleared line never ran
 
 
 def test_reset_asks_on_a_terminal(kv: Runner, home: Path) -> None:

@@ -196,8 +196,8 @@ def test_pickled_value_file_refused(kv: Runner, tmp_path: Path) -> None:
 
 def test_damaged_session_names_the_file_and_keeps_it(kv: Runner, home: Path) -> None:
     kv("init", "k", "ones(2)")
-    manifest = home / "sessions" / "default" / "manifest.json"
-    manifest.write_text(manifest.read_text()[:40])
+    manifest = home / "sessions" / "default" / "session.db"
+    manifest.write_bytes(manifest.read_bytes()[:40])
     damaged = manifest.read_bytes()
     for args in (("pull", "k"), ("push", "k", "ones(2)"), ("show",)):
         result = kv(*args)

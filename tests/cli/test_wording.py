@@ -43,7 +43,7 @@ def test_another_store_type(tmp_path: Path) -> None:
 def test_damaged_manifest(tmp_path: Path) -> None:
     with Session("s", tmp_path) as session:
         session.init(["a"], [np.ones(2, np.float32)])
-    manifest = tmp_path / "sessions" / "s" / "manifest.json"
+    manifest = tmp_path / "sessions" / "s" / "session.db"
     manifest.write_text("{")
     with pytest.raises(SessionError) as info:
         with Session("s", tmp_path) as session:

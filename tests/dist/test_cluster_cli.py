@@ -60,7 +60,10 @@ def test_cluster_up_is_joined_by_one_shot_commands_and_down_stops_it(tmp_path: P
         assert pushed.returncode == 0, pushed.stderr
         pulled = kvcli(tmp_path, "--json", "pull", "w")
         assert json.loads(pulled.stdout)["value"] == [4.0, 4.0, 4.0]
-        manifest = json.loads((tmp_path / "sessions" / "d" / "manifest.json").read_text())
+        from kvcli.session.db import load_raw
+
+        manifest = load_raw(tmp_path / "sessions" / "d")
+        assert manifest is not None
         assert manifest["store"]["options"] == {}  # the home's cluster is not written into the session
         assert joined_seconds < 30, joined_seconds
     finally:

@@ -39,7 +39,10 @@ def test_a_dist_sync_session_remembers_its_cluster(ray_cluster, tmp_path: Path) 
     pulled = kvcli(tmp_path, "--json", "pull", "w")
     assert pulled.returncode == 0, pulled.stderr
     assert json.loads(pulled.stdout)["value"] == [2.0, 2.0, 2.0]
-    manifest = json.loads((tmp_path / "sessions" / "dist" / "manifest.json").read_text())
+    from kvcli.session.db import load_raw
+
+    manifest = load_raw(tmp_path / "sessions" / "dist")
+    assert manifest is not None
     assert manifest["store"] == {"type": "dist_sync", "options": {"address": address}}
     wrong = kvcli(tmp_path, "--type", "local", "keys")
     assert wrong.returncode == 1 and "kvcli reset --type local" in wrong.stderr

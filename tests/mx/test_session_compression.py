@@ -14,6 +14,7 @@ import pytest
 from kvcli.errors import SessionError, UnsupportedError
 from kvcli.session import Session
 from kvcli.store.compression import CompressionError
+from session.legacy import read_manifest, write_legacy
 
 
 KVCLI = Path(sys.executable).parent / "kvcli"
@@ -35,7 +36,7 @@ def test_session_remembers_compression_and_residuals_like_mxnet(tmp_path, ref) -
         session.init(["w"], [np.array(run["init"], np.float32)])
         assert session.set_compression("2bit:threshold=0.25") == "2bit:threshold=0.25"
         push_and_check(session, steps[:3])
-    manifest = json.loads((tmp_path / "sessions" / "c" / "manifest.json").read_text())
+    manifest = read_manifest(tmp_path / "sessions" / "c")
     assert manifest["compression"] == "2bit:threshold=0.25" and manifest["keys"][0]["residual"].endswith(".npz")
     with Session("c", tmp_path) as again:
         assert again.describe()["compression"] == "2bit:threshold=0.25"
@@ -46,7 +47,7 @@ def test_session_remembers_compression_and_residuals_like_mxnet(tmp_path, ref) -
         assert again.set_compression("none") is None
         again.push(["w"], [np.full((5, 5), 0.3, np.float32)])
         assert (again.pull(["w"])[0][0] == np.float32(0.3)).all()
-    manifest = json.loads((tmp_path / "sessions" / "c" / "manifest.json").read_text())
+    manifest = read_manifest(tmp_path / "sessions" / "c")
     assert "residual" not in manifest["keys"][0]
     assert sorted(p.suffix for p in (tmp_path / "sessions" / "c" / "data").iterdir()) == [".npy"]
 
@@ -59,10 +60,9 @@ def test_bad_compression_changes_nothing(tmp_path) -> None:
         assert session.describe()["compression"] == "2bit:threshold=0.5"
     with Session("l", tmp_path) as local, pytest.raises(UnsupportedError, match="'local' store"):
         local.set_compression("2bit")
-    manifest = tmp_path / "sessions" / "d" / "manifest.json"
-    data = json.loads(manifest.read_text())
+    data = read_manifest(tmp_path / "sessions" / "d")
     data["compression"] = "2bit:threshold=-1"
-    manifest.write_text(json.dumps(data))
+    write_legacy(tmp_path / "sessions" / "d", data)  # an old session, checked before its migration
     with Session("d", tmp_path) as damaged, pytest.raises(SessionError, match="is corrupted .*compression"):
         damaged.keys()
 

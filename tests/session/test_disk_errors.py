@@ -82,20 +82,19 @@ def test_failed_push_of_several_keys_removes_every_file_it_wrote(tmp_path: Path,
 
 
 def test_failed_manifest_write_removes_the_new_value_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kvcli.osutil as module  # atomic_write, which writes the manifest
+    import sqlite3
+
+    import kvcli.session.db as module  # the commit's rows go through upsert_keys
 
     with Session("s", tmp_path) as session:
         session.init(["k"], [np.zeros(8, np.float32)])
         before = data_files(session)
-        real_open = os.open
 
-        def no_space_for_the_manifest(path, flags, *args):
-            if str(path).endswith(".tmp"):
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return real_open(path, flags, *args)
+        def no_space_for_the_rows(*args):
+            raise sqlite3.OperationalError("database or disk is full")  # what SQLite says on ENOSPC
 
-        monkeypatch.setattr(module.os, "open", no_space_for_the_manifest)
-        with pytest.raises(SessionError, match=r"cannot write .*manifest\.json: no space left"):
+        monkeypatch.setattr(module, "upsert_keys", no_space_for_the_rows)
+        with pytest.raises(SessionError, match=r"cannot write .*session\.db: no space left"):
             session.init(["k2"], [np.ones(8, np.float32)])
         monkeypatch.undo()
         assert data_files(session) == before and session.keys() == ["k"]

@@ -8,7 +8,6 @@ the second's value), ``.npy`` headers with an empty dimension beside huge ones (
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import subprocess
@@ -21,8 +20,9 @@ import pytest
 import kvcli.nd as nd
 from kvcli.errors import SessionError, ValueLanguageError
 from kvcli.ndarray_io import ParamsFileError
-from kvcli.session import MANIFEST, Session
+from kvcli.session import Session
 from kvcli.values import parse_value
+from session.legacy import read_manifest, write_legacy
 from tests.cli.conftest import KVCLI, kvcli_env
 from tests.optim.statefiles import npy_header
 
@@ -36,10 +36,9 @@ def two_keys(tmp_path: Path) -> Session:
 
 
 def edit(session: Session, change: Callable[[dict[str, Any]], None]) -> None:
-    path = session.path / MANIFEST
-    data = json.loads(path.read_text())
+    data = read_manifest(session.path)
     change(data)
-    path.write_text(json.dumps(data))
+    write_legacy(session.path, data)
 
 
 def _spare_is_other_value(data: dict[str, Any]) -> None:
@@ -74,9 +73,9 @@ def test_no_two_places_of_a_manifest_share_a_file(tmp_path: Path, change: Callab
 def test_import_refuses_a_manifest_whose_files_cross(tmp_path: Path) -> None:
     session = two_keys(tmp_path)
     session.export(tmp_path / "export")
-    data = json.loads((tmp_path / "export" / MANIFEST).read_text())
+    data = read_manifest(tmp_path / "export")
     data["keys"][0]["spare"] = data["keys"][1]["file"]
-    (tmp_path / "export" / MANIFEST).write_text(json.dumps(data))
+    write_legacy(tmp_path / "export", data)
     with Session("t", tmp_path / "home") as target:
         with pytest.raises(SessionError, match="each file has one use"):
             target.import_(tmp_path / "export")
@@ -111,7 +110,7 @@ def test_npy_header_with_an_empty_dimension_that_fits_still_loads(tmp_path: Path
 def test_session_file_with_an_impossible_header_is_corrupted_not_a_traceback(tmp_path: Path) -> None:
     with Session("s", tmp_path / "home") as session:
         session.init(["k"], [np.zeros((0, 4), np.float32)])
-    entry = json.loads((session.path / MANIFEST).read_text())["keys"][0]
+    entry = read_manifest(session.path)["keys"][0]
     (session.path / "data" / entry["file"]).write_bytes(npy_header((0, 1 << 62, 1 << 62), "<f4"))
     with Session("s", tmp_path / "home") as session:
         with pytest.raises(SessionError, match="impossible shape"):
@@ -183,7 +182,7 @@ def test_residual_files_are_bounded_by_their_key(tmp_path: Path, bomb: bool) -> 
         session.set_compression("2bit:threshold=0.5")
         session.push(["w"], [[np.full(4, 0.3, np.float32)] * 2])
         before = session.pull(["w"])[0][0]
-    residual = session.path / "data" / json.loads((session.path / MANIFEST).read_text())["keys"][0]["residual"]
+    residual = session.path / "data" / read_manifest(session.path)["keys"][0]["residual"]
     residual.unlink()
     if bomb:
         with zipfile.ZipFile(residual, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -12,7 +12,6 @@ unpacked.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import zipfile
 from pathlib import Path
@@ -23,7 +22,8 @@ import pytest
 
 import kvcli
 from kvcli.errors import SessionError
-from kvcli.session import MANIFEST, Session
+from kvcli.session import Session
+from session.legacy import read_manifest, write_legacy
 from tests.cli.conftest import KVCLI, kvcli_env
 from tests.optim.statefiles import bomb_member, npy_bytes, npy_header, read_members, rewrite, write_evil
 
@@ -42,7 +42,7 @@ def exported(tmp_path: Path, spec: str = SPEC) -> tuple[Path, Path]:
 
 
 def state_file(folder: Path) -> Path:
-    return folder / "data" / json.loads((folder / MANIFEST).read_text())["optimizer_state"]
+    return folder / "data" / read_manifest(folder)["optimizer_state"]
 
 
 def expected_after(grads: list[np.ndarray], spec: str = SPEC) -> np.ndarray:
@@ -58,12 +58,12 @@ def target_session(tmp_path: Path) -> dict[str, Any]:
     """The session an import goes into, with a value of its own; returns its manifest."""
     with Session("target", tmp_path / "home") as session:
         session.init(["mine"], [np.full(2, 7, np.float32)])
-        return json.loads((session.path / MANIFEST).read_text())
+        return read_manifest(session.path)
 
 
 def assert_target_unchanged(tmp_path: Path, before: dict[str, Any]) -> None:
     with Session("target", tmp_path / "home") as session:
-        assert json.loads((session.path / MANIFEST).read_text()) == before
+        assert read_manifest(session.path) == before
         assert session.pull(["mine"])[0][0].tolist() == [7, 7]
 
 
@@ -73,9 +73,9 @@ def test_import_never_runs_code_a_state_file_names(tmp_path: Path, updater: str)
     folder, state = exported(tmp_path)
     evil, mark = write_evil(tmp_path)
     rewrite(state, lambda meta, _: meta.update(spec=f"python:{evil}:Opt", updater="opt"))
-    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest = read_manifest(folder)
     manifest["updater"] = updater  # "assign": the old import parsed the state file anyway
-    (folder / MANIFEST).write_text(json.dumps(manifest))
+    write_legacy(folder, manifest)
     before = target_session(tmp_path)
     with Session("target", tmp_path / "home") as session:
         with pytest.raises(SessionError, match="names Python code") as caught:
@@ -249,11 +249,11 @@ def test_bad_state_in_a_session_refuses_the_push_and_changes_nothing(tmp_path: P
         session.set_updater(SPEC)
         session.push(["w"], [GRADS[0]])
         rewrite(state_file(session.path), change)
-        committed = (session.path / MANIFEST).read_text()
+        committed = read_manifest(session.path)
     with Session("s", tmp_path / "home") as session:
         with pytest.raises(SessionError, match="is corrupted"):
             session.push(["w"], [GRADS[1]])
-        assert (session.path / MANIFEST).read_text() == committed
+        assert read_manifest(session.path) == committed
         np.testing.assert_array_equal(session.pull(["w"])[0][0], expected_after(GRADS[:1]))
 
 

@@ -57,7 +57,7 @@ def test_a_new_home_and_its_session_are_private(tmp_path: Path, umask_022: None)
         session.set_updater("sgd:lr=0.1,momentum=0.9")
         session.push(["g"], [[np.full(8, 0.7, np.float32)] * 2])  # residuals and optimizer state
     files = [p for p in (home / "sessions").rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"manifest.json", ".lock"} and len(files) >= 8
+    assert {p.name for p in files} >= {"session.db", ".lock"} and len(files) >= 8
     assert sum(p.suffix == ".npz" for p in files) == 2  # the residuals and the optimizer state
     assert {p.name: oct(mode(p)) for p in files} == {p.name: "0o600" for p in files}
 

@@ -8,19 +8,21 @@ Before, ``"created": "yesterday"``, 100k-deep nesting or a lone surrogate crashe
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kvcli.errors import SessionError
-from kvcli.session import MANIFEST, Session, list_sessions
+from kvcli.session import Session, list_sessions
+from session.legacy import read_manifest, write_legacy
 
 
 def good_manifest(home: Path, name: str = "bad") -> dict:
     with Session(name, home) as session:
         session.init(["w"], [np.ones(3, np.float32)])
-    return json.loads((home / "sessions" / name / MANIFEST).read_text())
+    return read_manifest(home / "sessions" / name)
 
 
 def damage(data: dict, how: str) -> str:
@@ -78,7 +80,7 @@ def test_damaged_manifest_is_one_line_everywhere_and_reset_repairs_it(tmp_path: 
     with Session("fine", home) as session:
         session.init(["a"], [np.zeros(2, np.float32)])
     data = good_manifest(home)
-    (home / "sessions" / "bad" / MANIFEST).write_text(damage(data, how))
+    write_legacy(home / "sessions" / "bad", damage(data, how))
 
     for operation in (lambda s: s.describe(), lambda s: s.keys(), lambda s: s.pull(["w"]),
                       lambda s: s.push(["w"], [np.ones(3, np.float32)])):
@@ -105,9 +107,11 @@ def test_cli_sessions_lists_a_damaged_session_on_its_own_line(tmp_path: Path) ->
     with Session("fine", home) as session:
         session.init(["a"], [np.zeros(2, np.float32)])
     data = good_manifest(home)
-    (home / "sessions" / "bad" / MANIFEST).write_text(damage(data, "surrogate"))
+    write_legacy(home / "sessions" / "bad", damage(data, "surrogate"))
     kvcli = Path(sys.executable).parent / "kvcli"
     env = {"KVCLI_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    if "PYTHONPATH" in os.environ:  # the kvcli under test, not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     listing = subprocess.run([str(kvcli), "sessions"], capture_output=True, text=True, env=env, timeout=120)
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
@@ -122,7 +126,7 @@ def test_cli_sessions_lists_a_damaged_session_on_its_own_line(tmp_path: Path) ->
 def dist_manifest(home: Path, address: str) -> None:
     data = good_manifest(home, "dist")
     data["store"] = {"type": "dist_sync", "options": {"address": address}}
-    (home / "sessions" / "dist" / MANIFEST).write_text(json.dumps(data))
+    write_legacy(home / "sessions" / "dist", data)
 
 
 @pytest.mark.parametrize("address", ["10.1.2.3:6379", "ray://evil.example.com:10001", "[2001:db8::1]:6379"])

@@ -6,7 +6,6 @@ overwritten by the next push (the target then started with ``\\x93NUMPY``).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -15,13 +14,15 @@ import numpy as np
 import pytest
 
 from kvcli.errors import SessionError
-from kvcli.session import DATA, MANIFEST, RECYCLE_BYTES, Session
+from kvcli.session import DATA, RECYCLE_BYTES, Session
+from kvcli.session.db import DB
+from session.legacy import read_manifest
 
 N = RECYCLE_BYTES // 4  # float32 elements of a value big enough to keep a spare
 
 
 def manifest_entry(session: Session, key) -> dict:
-    data = json.loads((session.path / MANIFEST).read_text())
+    data = read_manifest(session.path)
     return next(entry for entry in data["keys"] if entry["key"] == key)
 
 
@@ -62,8 +63,8 @@ def test_value_file_replaced_by_a_symlink_is_refused(tmp_path: Path) -> None:
 def test_manifest_and_data_folder_symlinks_are_refused(tmp_path: Path) -> None:
     with Session("s", tmp_path / "home") as session:
         session.init(["w"], [np.arange(4, dtype=np.float32)])
-    manifest = session.path / MANIFEST
-    moved = tmp_path / "manifest.json"
+    manifest = session.path / DB
+    moved = tmp_path / DB
     shutil.move(manifest, moved)
     manifest.symlink_to(moved)
     with pytest.raises(SessionError, match="symbolic link"):
@@ -78,17 +79,20 @@ def test_manifest_and_data_folder_symlinks_are_refused(tmp_path: Path) -> None:
         Session("s", tmp_path / "home").pull(["w"])
 
 
-def test_planted_temporary_manifest_symlink_is_not_written_through(tmp_path: Path) -> None:
-    """The manifest is written to .manifest.json.PID.tmp and renamed: a symlink planted there
-    (pointing outside) is replaced, not followed."""
+@pytest.mark.parametrize("name", [f"{DB}-wal", f"{DB}-shm"])
+def test_database_work_files_as_symlinks_are_refused(tmp_path: Path, name: str) -> None:
+    """SQLite's write-ahead log and index beside the database: a symlink planted there
+    (pointing outside) is refused, never written through."""
     with Session("s", tmp_path / "home") as session:
         session.init(["w"], [np.arange(4, dtype=np.float32)])
-        outside = tmp_path / "target"
-        outside.write_text("keep")
-        (session.path / f".{MANIFEST}.{os.getpid()}.tmp").symlink_to(outside)
-        session.push(["w"], [np.ones(4, np.float32)])
-        assert outside.read_text() == "keep"
-        assert session.pull(["w"])[0][0].tolist() == [1, 1, 1, 1]
+    outside = tmp_path / "target"
+    outside.write_text("keep")
+    for suffix in ("-wal", "-shm"):
+        (session.path / f"{DB}{suffix}").unlink(missing_ok=True)
+    (session.path / name).symlink_to(outside)
+    with pytest.raises(SessionError, match="symbolic link"):
+        Session("s", tmp_path / "home").push(["w"], [np.ones(4, np.float32)])
+    assert outside.read_text() == "keep"
 
 
 def test_optimizer_state_replaced_by_a_symlink_is_refused(tmp_path: Path) -> None:
@@ -96,7 +100,7 @@ def test_optimizer_state_replaced_by_a_symlink_is_refused(tmp_path: Path) -> Non
         session.init(["w"], [np.ones(4, np.float32)])
         session.set_updater("sgd:lr=0.1,momentum=0.9")
         session.push(["w"], [np.ones(4, np.float32)])
-        state = session.path / DATA / json.loads((session.path / MANIFEST).read_text())["optimizer_state"]
+        state = session.path / DATA / read_manifest(session.path)["optimizer_state"]
     outside = tmp_path / "state.npz"
     shutil.move(state, outside)
     state.symlink_to(outside)

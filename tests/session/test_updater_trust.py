@@ -8,7 +8,6 @@ file was imported again on every push.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -16,7 +15,8 @@ import numpy as np
 import pytest
 
 from kvcli.errors import SessionError
-from kvcli.session import MANIFEST, Session
+from kvcli.session import Session
+from session.legacy import read_manifest, write_legacy
 
 UPDATER = """
 import os
@@ -39,7 +39,7 @@ def loads(mark: Path) -> int:
 
 
 def manifest(session: Session) -> dict:
-    return json.loads((session.path / MANIFEST).read_text())
+    return read_manifest(session.path)
 
 
 def test_set_updater_stores_the_absolute_path_and_the_content_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,12 +110,12 @@ def test_foreign_manifest_naming_code_is_refused_and_the_code_never_runs(tmp_pat
     data["updater"] = f"python:{evil}:f"
     digest = hashlib.sha256(evil.read_bytes()).hexdigest()
     data["updater_trust"] = {"path": str(evil), "sha256": digest, "mac": "0" * 64}
-    (session.path / MANIFEST).write_text(json.dumps(data))
+    write_legacy(session.path, data)
     with Session("s", tmp_path / "home") as session:
         with pytest.raises(SessionError, match="not set by this user in this home"):
             session.push(["k"], [np.ones(2, np.float32)])
         del data["updater_trust"]  # an old or hand-made manifest without a record
-        (session.path / MANIFEST).write_text(json.dumps(data))
+        write_legacy(session.path, data)
         with pytest.raises(SessionError, match="was not set with set-updater in this home"):
             session.push(["k"], [np.ones(2, np.float32)])
         warning = session.describe()["warnings"][0]

@@ -4,7 +4,7 @@ The key counts its pushes (``sum`` updater, ``ones(4)`` each time). Half of the 
 after a random delay drawn uniformly over the command's measured run time (stretched by a
 fifth, so that some pushes finish first and the clean-up of the next commit is checked);
 the other half use the session's commit hooks (``KVCLI_TEST_CRASH_POINT``: after the data
-file is written, just before the manifest switch, just after it). After every kill the
+file is written, just before the session database's COMMIT, just after it). After every kill the
 session must load (``kvcli pull k --json`` exits 0), hold one value in every element, and
 that value V must be A or A+1 where A counts the pushes committed so far (acknowledged with
 exit 0, or killed after their commit point). Leftover files of killed commands must be
@@ -49,7 +49,10 @@ def session_folder(home: Path) -> Path:
 def leftovers(home: Path) -> list[str]:
     """Files in the session folder that the committed manifest does not account for."""
     folder = session_folder(home)
-    manifest = json.loads((folder / "manifest.json").read_text())
+    from kvcli.session.db import load_raw
+
+    manifest = load_raw(folder)
+    assert manifest is not None
     keep = set()
     for entry in manifest["keys"]:
         keep.add(entry["file"])
@@ -58,7 +61,9 @@ def leftovers(home: Path) -> list[str]:
     if manifest.get("optimizer_state"):
         keep.add(manifest["optimizer_state"])
     extra = [f"data/{name}" for name in os.listdir(folder / "data") if name not in keep]
-    extra += [name for name in os.listdir(folder) if name not in ("manifest.json", ".lock", "data")]
+    # the database and SQLite's write-ahead log and its index (kept between commands)
+    extra += [name for name in os.listdir(folder)
+              if name not in ("session.db", "session.db-wal", "session.db-shm", ".lock", "data")]
     return sorted(extra)
 
 
@@ -167,8 +172,8 @@ def crash_loop(home: Path, push: list[str], pull: Callable[[Path], tuple[bool, o
         streak = 0 if code == 0 else streak + 1
         run.max_streak = max(run.max_streak, streak)
         run.max_leftovers = max(run.max_leftovers, len(extra))
-        # a killed command leaves at most its new data file and its temporary manifest (or,
-        # killed after the switch, the old data file); the next commit removes them all
+        # a killed command leaves at most its new data file (or, killed after the commit,
+        # the old data file); the next commit removes them all
         if len(extra) > 2 * streak:
             run.problems.append(f"#{i} {mode}: {len(extra)} leftover files after {streak} kills in a row "
                                 f"(exit {code}): {extra}")

@@ -116,7 +116,7 @@ def test_full_disk_one_line_errors_no_orphans_and_reset_delete_still_work(tmp_pa
     assert out["push_after"]["code"] == 0, out["push_after"]
     one_line_error(out["fill_error"], "no space left")
     assert out["keys_filled"] >= 5
-    one_line_error(out["set_updater_full"], "no space left", "manifest.json")
+    one_line_error(out["set_updater_full"], "no space left", "session.db")
     assert out["delete_full"]["code"] == 0, out["delete_full"]   # frees the key's file first
     assert "f0" not in out["keys_after_delete"]["out"].split()
     assert out["reset_full"]["code"] == 0, out["reset_full"]

@@ -1,0 +1,321 @@
+"""The session's index in SQLite (WAL): the manifest as rows, committed in one transaction.
+
+``session.db`` holds two tables (:data:`SCHEMA`, declared once):
+
+* ``meta``: one row per top-level manifest field (format, generation, store, updater,
+  updater trust, optimizer-state file, compression, key kind, times), its value as JSON;
+  plus ``epoch``, a random id of this database (a cached manifest is reused only while
+  ``(epoch, generation)`` is unchanged);
+* ``keys``: one row per key, in the order keys were first initialised: the key (an SQLite
+  integer or text), value file, dtype, shape (JSON list), version, spare and residual files.
+
+Rows are read back into the same dictionary as the old ``manifest.json`` and checked by the
+one validator (:func:`kvcli.session.schema.validate`): nothing in the database is trusted.
+A commit writes only the rows a command changed, so its cost follows the keys it touches.
+An old session (``manifest.json``) is migrated by the first writing command: the database
+is built in a temporary file, fsynced and renamed into place (the switch), then the JSON
+is removed; read-only commands read the JSON as it is (a read-only home never migrates).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat as stat_
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+from kvcli.errors import SessionError
+from kvcli.osutil import PRIVATE_FILE
+from kvcli.session.files import DiskError, corrupted, disk_error
+
+DB = "session.db"
+
+#: The one declaration of the session's tables.
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS keys (pos INTEGER PRIMARY KEY, key UNIQUE NOT NULL, file TEXT NOT NULL,"
+    " dtype TEXT NOT NULL, shape TEXT NOT NULL, version INTEGER NOT NULL, spare TEXT, residual TEXT)",
+    # a key's row is checked against every other row naming one of its files (one use per file)
+    "CREATE INDEX IF NOT EXISTS keys_file ON keys (file)",
+    "CREATE INDEX IF NOT EXISTS keys_spare ON keys (spare)",
+    "CREATE INDEX IF NOT EXISTS keys_residual ON keys (residual)",
+)
+KEY_COLUMNS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
+
+
+def db_path(folder: Path) -> Path:
+    return folder / DB
+
+
+def _check_file(path: Path) -> bool:
+    """Whether ``path`` exists; a symlink or a non-file there is a corrupted session."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if stat_.S_ISLNK(info.st_mode):
+        raise corrupted(path, "it is a symbolic link, not a file of the session")
+    if not stat_.S_ISREG(info.st_mode):
+        raise corrupted(path, "it is not a regular file")
+    return True
+
+
+def exists(folder: Path) -> bool:
+    return os.path.lexists(db_path(folder))
+
+
+def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) -> sqlite3.Connection | None:
+    """A connection to the session's database (None if there is none and ``write`` is false).
+
+    A read-only session folder (a read-only home) is opened read-only: ``immutable`` when no
+    write-ahead log is left (no writer can exist there), else SQLite's read-only WAL mode.
+    ``immutable`` also serves a full disk, where the log and its index cannot be created
+    (the caller holds the session's lock and has checked that no log is left).
+    """
+    path = db_path(folder)
+    present = _check_file(path)
+    for suffix in ("-wal", "-shm"):
+        _check_file(Path(str(path) + suffix))
+    if not present and not write:
+        return None
+    try:
+        if immutable:
+            conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, timeout=timeout,
+                                   isolation_level=None, check_same_thread=False)
+        elif write or os.access(folder, os.W_OK):
+            if not present:  # created private, like every file kvcli writes
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE))
+            conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+        else:
+            flags = "" if os.path.exists(str(path) + "-wal") else "&immutable=1"
+            conn = sqlite3.connect(f"file:{path}?mode=ro{flags}", uri=True, timeout=timeout,
+                                   isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk when COMMIT returns
+        if write:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            for statement in SCHEMA:
+                conn.execute(statement)
+    except sqlite3.DatabaseError as error:
+        raise _db_error(path, error) from None
+    except OSError as error:
+        raise disk_error(path, error) from None
+    return conn
+
+
+#: SQLite's primary result codes that are not a damaged database
+_BUSY, _LOCKED, _IOERR, _FULL, _CANTOPEN, _READONLY, _PERM = 5, 6, 10, 13, 14, 8, 3
+
+
+def _db_error(path: Path, error: sqlite3.Error) -> SessionError:
+    """The one-line error for an SQLite failure: busy, a full or failing disk, no permission,
+    or (anything else) a damaged database."""
+    import errno
+
+    text = str(error)
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_BUSY, _LOCKED) or "locked" in text:
+        return SessionError(f"session database {path} is busy ({text}): try again, or raise KVCLI_LOCK_TIMEOUT")
+    if code in (_FULL, _IOERR) or "disk is full" in text:
+        # SQLite reports a write that found no space as FULL, or as IOERR when the log or its
+        # index could not grow: the free space tells which
+        try:
+            usage = os.statvfs(path.parent)
+            free = usage.f_bavail * usage.f_frsize
+        except OSError:
+            free = 0
+        if code == _FULL or "disk is full" in text or free < (1 << 20):
+            return DiskError(f"cannot write {path}: no space left on the device; nothing was changed: "
+                             "free some space and try again", errno.ENOSPC)
+        return DiskError(f"cannot write {path}: an input/output error ({text}); nothing was changed: "
+                         "check the disk and try again", errno.EIO)
+    if code in (_READONLY, _CANTOPEN, _PERM):
+        return SessionError(f"cannot write {path}: {text}; nothing was changed")
+    return corrupted(path, f"not a valid session database: {text[:120]}")
+
+
+def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
+    """``(epoch, generation)`` of the committed manifest (None: an empty database)."""
+    try:
+        rows = dict(conn.execute("SELECT name, value FROM meta WHERE name IN ('epoch', 'generation')").fetchall())
+    except sqlite3.Error as error:
+        raise _db_error(path, error) from None
+    if "epoch" not in rows:
+        return None
+    try:
+        return str(json.loads(rows["epoch"])), int(json.loads(rows["generation"]))
+    except (ValueError, TypeError, KeyError):
+        return None  # read in full and reported by the validator
+
+
+def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
+    """The manifest as the dictionary ``manifest.json`` held (unchecked), or None when empty."""
+    try:
+        meta = conn.execute("SELECT name, value FROM meta").fetchall()
+        rows = conn.execute(f"SELECT {', '.join(KEY_COLUMNS)} FROM keys ORDER BY pos").fetchall()
+    except sqlite3.Error as error:
+        raise _db_error(path, error) from None
+    if not meta:
+        return None
+    data: dict[str, Any] = {}
+    for name, value in meta:
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise corrupted(path, "a meta row is malformed")
+        try:
+            data[name] = json.loads(value)
+        except RecursionError:
+            raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
+        except ValueError as error:
+            raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
+    data.pop("epoch", None)
+    data["keys"] = [row_entry(row, path) for row in rows]
+    return data
+
+
+def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
+    """The manifest's fields but its keys (unchecked), or None when the database is empty."""
+    try:
+        meta = conn.execute("SELECT name, value FROM meta").fetchall()
+    except sqlite3.Error as error:
+        raise _db_error(path, error) from None
+    if not meta:
+        return None
+    data: dict[str, Any] = {}
+    for name, value in meta:
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise corrupted(path, "a meta row is malformed")
+        try:
+            data[name] = json.loads(value)
+        except RecursionError:
+            raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
+        except ValueError as error:
+            raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
+    data.pop("epoch", None)
+    return data
+
+
+def row_entry(row: tuple[Any, ...], path: Path) -> dict[str, Any]:
+    """A ``keys`` row as the manifest entry dictionary the validator checks."""
+    key, file, dtype, shape, version, spare, residual = row
+    entry: dict[str, Any] = {"key": key, "file": file, "dtype": dtype, "version": version}
+    try:
+        entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
+    except (ValueError, RecursionError):
+        raise corrupted(path, f"key {str(key)[:40]!r} has a malformed shape") from None
+    if spare is not None:
+        entry["spare"] = spare
+    if residual is not None:
+        entry["residual"] = residual
+    return entry
+
+
+def _bind(value: Any) -> Any:
+    """A value SQLite can hold as it is; anything else as JSON text (test helpers write
+    hostile manifests through here, the validator refuses them on reading)."""
+    if value is None or isinstance(value, (str, bytes, float)) or (isinstance(value, int) and -(1 << 63) <= value < 1 << 63):
+        return value
+    return json.dumps(value)
+
+
+def key_row(entry: dict[str, Any]) -> tuple[Any, ...]:
+    shape = entry.get("shape")
+    return (_bind(entry.get("key")), _bind(entry.get("file")), _bind(entry.get("dtype")), json.dumps(shape),
+            _bind(entry.get("version")), _bind(entry.get("spare")), _bind(entry.get("residual")))
+
+
+def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                     [(name, json.dumps(value, ensure_ascii=False)) for name, value in meta.items()])
+
+
+def upsert_keys(conn: sqlite3.Connection, entries: Iterable[dict[str, Any]]) -> None:
+    """Insert or update key rows; an updated key keeps its position."""
+    conn.executemany(
+        "INSERT INTO keys (key, file, dtype, shape, version, spare, residual) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET file=excluded.file, dtype=excluded.dtype, shape=excluded.shape, "
+        "version=excluded.version, spare=excluded.spare, residual=excluded.residual",
+        [key_row(entry) for entry in entries],
+    )
+
+
+def delete_keys(conn: sqlite3.Connection, keys: Iterable[Any]) -> None:
+    conn.executemany("DELETE FROM keys WHERE key = ?", [(_bind(key),) for key in keys])
+
+
+def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None = None) -> None:
+    """Replace every row by the manifest dictionary ``data`` (inside the caller's transaction)."""
+    conn.execute("DELETE FROM meta")
+    conn.execute("DELETE FROM keys")
+    meta = {name: value for name, value in data.items() if name != "keys"}
+    meta["epoch"] = epoch or uuid.uuid4().hex
+    write_meta(conn, meta)
+    upsert_keys(conn, data.get("keys", []))
+
+
+def create_from(folder: Path, data: dict[str, Any], timeout: float, before_replace: Any = None) -> None:
+    """Build ``session.db`` in ``folder`` from a manifest dictionary, whole or not at all: a
+    temporary database, fsynced, renamed into place (the migration's commit point)."""
+    from kvcli.osutil import fsync_dir
+
+    path = db_path(folder)
+    temp = folder / f".{DB}.{uuid.uuid4().hex}.tmp"
+    try:
+        fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
+        os.close(fd)
+        conn = sqlite3.connect(str(temp), timeout=timeout, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")  # one file to rename; WAL from the first open on
+            conn.execute("PRAGMA synchronous=FULL")
+            for statement in SCHEMA:
+                conn.execute(statement)
+            conn.execute("BEGIN IMMEDIATE")
+            write_all(conn, data)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if before_replace is not None:
+            before_replace()
+        os.replace(temp, path)
+        fsync_dir(folder)
+    except sqlite3.Error as error:
+        _remove(temp)
+        raise _db_error(path, error) from None
+    except OSError as error:
+        _remove(temp)
+        raise disk_error(path, error) from None
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(str(path) + suffix)
+        except OSError:
+            pass
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove databases a killed migration left half-built."""
+    for stale in folder.glob(f".{DB}.*.tmp*"):
+        _remove(stale)
+
+
+def load_raw(folder: Path) -> dict[str, Any] | None:
+    """The committed manifest of the session in ``folder`` as the dictionary ``manifest.json``
+    held, unchecked (for inspection and tests; commands read through the validator)."""
+    conn = connect(folder, 5.0, write=False)
+    if conn is None:
+        return None
+    try:
+        return read_raw(conn, db_path(folder))
+    finally:
+        conn.close()
