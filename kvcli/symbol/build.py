@@ -28,7 +28,7 @@ from kvcli.symbol.dtypes import infer_dtypes
 from kvcli.symbol.graph import Graph, Node, load_file
 from kvcli.symbol.graph import load_json as _load_graph_json
 from kvcli.symbol.shapes import Shape, ShapeResult, infer_shapes, variable_hints
-from kvcli.symbol.summary import entry_name
+from kvcli.symbol.names import entry_name
 
 __all__ = [
     "Symbol", "Variable", "var", "Group", "load", "load_json", "NameManager",

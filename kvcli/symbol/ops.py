@@ -4,8 +4,9 @@ One table serves the loader (how many outputs a node has, for ``node_row_ptr`` a
 checking input indices), the builder (which weight/bias/label variables to create when the
 caller does not pass them), the summary (which inputs are learnable parameters, which are
 auxiliary states, which are labels), the renderer (the drawing kind) and shape inference (the
-rule). The rules' code lives in :mod:`kvcli.symbol.shape_rules`, which attaches each one to its
-operators here with :func:`attach_shape_rule`; an op is declared nowhere else.
+rule). The rules' code lives in :mod:`kvcli.symbol.shape_rules`, which lists each one with its
+operators; this module attaches them with :func:`attach_shape_rule` (the dependency is one-way:
+ops -> shape_rules). An op is declared nowhere else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from kvcli.symbol import shape_rules as _shape_rules
 from kvcli.symbol.attrs import Attrs
+from kvcli.symbol.shape_rules import ShapeRule as ShapeRule
 
 # Drawing kinds, mapped to plot_network's palette (plan.KIND_COLOUR). Each op's kind is the one
 # MXNet 1.9.1's plot_network paints it with, exactly: only Convolution/FullyConnected (learned),
@@ -24,11 +27,6 @@ from kvcli.symbol.attrs import Attrs
 INPUT, LEARNED, ACTIVATION, NORM, POOL, RESHAPE, SOFTMAX, OTHER = (
     "input", "learned", "activation", "norm", "pool", "reshape", "softmax", "other",
 )
-
-
-#: A shape rule: sees one node's attributes, input and output shapes (``None`` = unknown) and
-#: fills in what it can, in place.
-ShapeRule = Callable[[Attrs, list[Optional[tuple[int, ...]]], list[Optional[tuple[int, ...]]]], None]
 
 
 @dataclass(frozen=True)
@@ -197,8 +195,8 @@ _register(OpSpec("MultiBoxDetection", _fixed("cls_prob", "loc_pred", "anchor")),
 def attach_shape_rule(rule: ShapeRule, *names: str) -> None:
     """Give each of ``names`` (operators this table declares) its shape rule.
 
-    Called once per rule by :mod:`kvcli.symbol.shape_rules` when it is imported (at the end of
-    this module); a rule for an undeclared op, or a second rule for one op, is a mistake there.
+    Called for each rule :mod:`kvcli.symbol.shape_rules` lists, at the end of this module; a
+    rule for an undeclared op, or a second rule for one op, is a mistake there.
     """
     for name in names:
         current = REGISTRY.get(name)
@@ -235,5 +233,6 @@ def input_names(op: str, attrs: Attrs, count: int) -> list[str]:
     return names[:count]
 
 
-# Last, so that every operator above exists when the rules attach themselves to it.
-from kvcli.symbol import shape_rules as _shape_rules  # noqa: E402,F401
+# Last, so that every operator above exists when its rule is attached.
+for _rule, _names in _shape_rules.RULES:
+    attach_shape_rule(_rule, *_names)

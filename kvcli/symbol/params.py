@@ -103,7 +103,7 @@ def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
 
 def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -> ParamsCheck:
     """Compare the file's arrays with the graph's parameters and auxiliary states (shapes inferred)."""
-    from kvcli.symbol.plan import cut
+    from kvcli.symbol.names import short_name as cut
 
     graph = result.graph
     roles = variable_roles(graph, set(result.given))

@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 from kvcli.symbol import ops
 from kvcli.symbol.graph import Graph, Node
+from kvcli.symbol.names import entry_name, short_name
 from kvcli.symbol.shapes import ShapeResult, format_shape
 
 #: plot_network's colour map (ColorBrewer Set3), indexed by kind below.
@@ -126,10 +127,8 @@ def op_label(node: Node) -> Optional[str]:
 
 def cut(text: str) -> str:
     """``text`` as drawn: cut in the middle with ``…`` and its length when longer than the
-    summary's :data:`~kvcli.symbol.summary.MAX_NAME` (so labels stay readable, graphviz
-    accepts them, and wrapping them stays cheap)."""
-    from kvcli.symbol.summary import short_name
-
+    :data:`~kvcli.symbol.names.MAX_NAME` (so labels stay readable, graphviz accepts them, and
+    wrapping them stays cheap)."""
     return short_name(text)
 
 
@@ -258,8 +257,6 @@ OUTPUT_OP = "(output)"
 def _add_outputs(graph: Graph, shapes: ShapeResult, index_of: dict[int, int],
                  nodes: list[DrawNode], edges: list[DrawEdge]) -> None:
     """A plain-text node under each head saying its name and shape (``softmax_output 1x1000``)."""
-    from kvcli.symbol.summary import entry_name
-
     for node_i, k, _ in graph.heads:
         head = index_of.get(node_i)
         if head is None:

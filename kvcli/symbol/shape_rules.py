@@ -1,18 +1,35 @@
-"""The shape rules of MXNet 1.9.1's operators, one function per operator family, each attached
-to its operators in the one operator table (:func:`kvcli.symbol.ops.attach_shape_rule`, read
-back as ``ops.spec(op).shape_rule``). A rule sees one node's input and output shapes (``None``
-= unknown) and fills in what it can; :mod:`kvcli.symbol.shapes` drives them over a graph."""
+"""The shape rules of MXNet 1.9.1's operators, one function per operator family.
+
+Each rule is listed in :data:`RULES` with the operators it serves; :mod:`kvcli.symbol.ops`
+attaches them to its one operator table when it is imported (read back as
+``ops.spec(op).shape_rule``). This module imports nothing of the operator table, so the
+dependency is one-way (ops -> shape_rules). A rule sees one node's input and output shapes
+(``None`` = unknown) and fills in what it can; :mod:`kvcli.symbol.shapes` drives them over a
+graph."""
 
 from __future__ import annotations
 
 import math
 from typing import Callable, Optional, Sequence
 from kvcli.symbol.attrs import AttrError, Attrs
-from kvcli.symbol.ops import ShapeRule as Rule, attach_shape_rule
 
 
 Shape = tuple[int, ...]
 Shapes = list[Optional[Shape]]
+
+#: A shape rule: sees one node's attributes, input and output shapes (``None`` = unknown) and
+#: fills in what it can, in place.
+ShapeRule = Callable[[Attrs, list[Optional[Shape]], list[Optional[Shape]]], None]
+Rule = ShapeRule
+
+#: Every rule with the operators it serves, in definition order; the operator table attaches
+#: them (and refuses a rule for an op it does not declare, or two rules for one op).
+RULES: list[tuple[Rule, tuple[str, ...]]] = []
+
+
+def attach_shape_rule(fn: Rule, *names: str) -> None:
+    """List ``fn`` as the shape rule of the operators ``names`` (attached by :mod:`ops`)."""
+    RULES.append((fn, names))
 
 
 def rule(*names: str) -> Callable[[Rule], Rule]:

@@ -14,13 +14,14 @@ given with ``--shape``, labels and other data-slot variables are inputs and are 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kvcli.symbol import ops
-from kvcli.symbol.attrs import AttrError
 from kvcli.symbol.graph import Graph
+from kvcli.symbol.names import MAX_NAME as MAX_NAME, entry_name as entry_name, output_names as output_names
+from kvcli.symbol.names import printable as printable, short_name as short_name
+from kvcli.symbol.names import visible_outputs as visible_outputs
 from kvcli.symbol.shapes import Shape, ShapeResult, format_shape
 
 PARAM, AUX, INPUT, LABEL = "param", "aux", "input", "label"
@@ -122,41 +123,6 @@ class Summary:
         return f"{value:,}" if self.exact else f"at least {value:,}"
 
 
-def output_names(graph: Graph) -> list[str]:
-    """MXNet's ``list_outputs`` names for the graph's heads."""
-    names = []
-    for node_i, k, _ in graph.heads:
-        node = graph.nodes[node_i]
-        names.append(entry_name(graph, node_i, k) if not node.is_variable else node.name)
-    return names
-
-
-def entry_name(graph: Graph, node_i: int, k: int) -> str:
-    node = graph.nodes[node_i]
-    if node.is_variable:
-        return node.name
-    spec = ops.spec(node.op)
-    visible = visible_outputs(graph, node_i)
-    if visible <= 1:
-        return f"{node.name}_output"
-    if spec is not None and k < len(spec.output_names):
-        return f"{node.name}_{spec.output_names[k]}"
-    return f"{node.name}_output{k}"
-
-
-def visible_outputs(graph: Graph, index: int) -> int:
-    """How many outputs node ``index`` shows (BatchNorm computes 3, shows 1). A malformed
-    attribute (``state_outputs="2"``) falls back to the count the loader made, as it does."""
-    node = graph.nodes[index]
-    spec = ops.spec(node.op)
-    if spec is None:
-        return graph.num_outputs(index)
-    try:
-        return min(spec.num_visible(node.typed), graph.num_outputs(index))
-    except AttrError:
-        return graph.num_outputs(index)
-
-
 def summarize(result: ShapeResult) -> Summary:
     """Build the :class:`Summary` of an inferred graph."""
     graph = result.graph
@@ -234,23 +200,7 @@ RICH_ROW_LIMIT = 2000
 
 #: Table cells stay short so no column is squeezed to nothing: at most this many output
 #: shapes and previous layers are listed (then a count), names are cut in the middle.
-MAX_SHAPES, MAX_PREVIOUS, MAX_NAME = 3, 4, 120
-
-
-def short_name(name: str) -> str:
-    """``name`` cut in the middle when longer than :data:`MAX_NAME` (the length is said)."""
-    if len(name) <= MAX_NAME:
-        return name
-    return f"{name[:MAX_NAME // 2]}…{name[-MAX_NAME // 4:]} ({len(name):,} chars)"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written as escapes (``\\x1b``, ``\\n``), so a node
-    or op name cannot move the cursor, recolour or clear the terminal."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+MAX_SHAPES, MAX_PREVIOUS = 3, 4
 
 
 def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str, str, str, str, str, str]:

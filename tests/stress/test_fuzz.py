@@ -423,10 +423,10 @@ def run_pipeline(text: str | bytes, inputs: dict[str, tuple[int, ...]], source: 
     """What ``kvcli summary`` and ``kvcli viz`` do, in-process; only KVCliError may escape."""
     from rich.console import Console
 
-    from kvcli.cli.symbol_cmds import _warn_incomplete
     from kvcli.errors import ShapeInferenceError
     from kvcli.symbol.catalog import unknown_operators
     from kvcli.symbol.graph import load_json
+    from kvcli.symbol.pipeline import shape_notes
     from kvcli.symbol.render import drawn_nodes, to_digraph
     from kvcli.symbol.shapes import infer_shapes
     from kvcli.symbol.shapespec import resolve_shapes
@@ -440,10 +440,7 @@ def run_pipeline(text: str | bytes, inputs: dict[str, tuple[int, ...]], source: 
     except ShapeInferenceError:  # the mutation removed an input the shapes name
         given = {}
     result = infer_shapes(graph, given)
-    try:
-        _warn_incomplete(Path(source), result, None, strict=True)  # builds every note, raises the first
-    except ShapeInferenceError:
-        pass
+    shape_notes(source, result, shape_given=False)  # builds every note
     summary = summarize(result)
     json.dumps(summary.to_dict(), default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v))
     print_table(summary, Console(file=io.StringIO(), width=160), title="fuzz")

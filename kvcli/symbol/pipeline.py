@@ -1,0 +1,430 @@
+"""``kvcli viz`` and ``kvcli summary`` as library calls: :func:`visualize` and :func:`summarize_file`.
+
+One pipeline, used by the command line and by Python alike::
+
+    load -> refuse unknown ops -> infer shapes -> notes -> check .params -> plan -> fold -> draw
+
+Notes (unknown shapes, a ``.params`` mismatch, what was folded) are returned as
+:class:`Note` values, and also passed one by one, as they arise, to an optional ``on_note``
+callback (the CLI prints them there, so a warning shows before a long layout). Errors are the
+exceptions of :mod:`kvcli.errors` (a :class:`~kvcli.errors.SymbolError` or subclass), raised
+before anything is written. This is the top of :mod:`kvcli.symbol`: nothing there imports it.
+
+``mx.viz.plot_network`` is a different thing on purpose: MXNet's exact drawing, no folding.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError
+from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphviz import Digraph
+
+    from kvcli.symbol.build import Symbol
+    from kvcli.symbol.params import ParamsCheck
+    from kvcli.symbol.plan import Plan
+    from kvcli.symbol.shapes import ShapeResult
+    from kvcli.symbol.summary import Summary
+
+#: Where a graph comes from: a symbol JSON path, ``"-"`` (standard input), a loaded Graph or
+#: an ``mx.sym`` Symbol.
+Source = Union[str, "os.PathLike[str]", Graph, "Symbol"]
+
+#: Note kinds (``Note.kind``).
+UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
+    "unknown-ops", "shape-problem", "shapes-unknown", "params", "folded", "shrunk")
+
+
+@dataclass(frozen=True)
+class Note:
+    """One line for the user. ``warning``: something is missing or unchecked; otherwise it
+    says what was done (folded, shrunk, all parameters matched). ``str(note)`` is the line
+    ``kvcli`` prints (``warning: `` first for a warning)."""
+
+    kind: str
+    text: str
+    warning: bool = True
+
+    def __str__(self) -> str:
+        return ("warning: " if self.warning else "") + self.text
+
+
+@dataclass
+class VizResult:
+    """What :func:`visualize` did.
+
+    ``output`` is the written file (``None`` for standard output); ``file_nodes`` the nodes
+    in the file, ``hidden`` those not drawn (weights, biases), ``nodes`` the graph nodes drawn
+    and ``boxes`` the boxes they were drawn as (fewer when folded); ``shapes`` whether any
+    shape is known; ``params`` the ``.params`` check when one was given.
+    """
+
+    source: str
+    output: Optional[Path]
+    format: str
+    file_nodes: int
+    hidden: int
+    nodes: int
+    boxes: int
+    shapes: bool
+    params: Optional["ParamsCheck"] = None
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def folded(self) -> bool:
+        """Whether some nodes share a box (folded, collapsed or grouped)."""
+        return self.boxes < self.nodes
+
+    def counts_text(self) -> str:
+        """What the CLI says after ``wrote FILE``: ``"6,001 nodes in the file (1,500 weights hidden):
+        4,501 drawn as 4 boxes"``."""
+        from kvcli.symbol.plan import counts_text
+
+        return counts_text(self.file_nodes, self.hidden, self.nodes, self.boxes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``kvcli viz --json`` report."""
+        done: dict[str, Any] = {"file": self.source, "output": str(self.output), "format": self.format,
+                                "file_nodes": self.file_nodes, "nodes": self.nodes, "drawn": self.boxes,
+                                "shapes": self.shapes}
+        if self.params is not None:
+            done["params"] = self.params.to_dict()
+        return done
+
+
+@dataclass
+class SummaryResult:
+    """What :func:`summarize_file` found: the graph, its shapes, the per-layer summary, the
+    ``.params`` check (when one was given) and the notes."""
+
+    graph: Graph
+    shapes: "ShapeResult"
+    summary: "Summary"
+    params: Optional["ParamsCheck"] = None
+    notes: list[Note] = field(default_factory=list)
+
+
+class _Notes:
+    """Collects notes, hands each to ``on_note`` at once, and applies ``strict``."""
+
+    def __init__(self, on_note: Optional[Callable[[Note], None]], strict: bool) -> None:
+        self.all: list[Note] = []
+        self.on_note = on_note
+        self.strict = strict
+
+    def add(self, note: Note, error: type[SymbolError] = SymbolError, strict: bool = True) -> None:
+        if strict and self.strict and note.warning:
+            raise error(note.text + " (--strict)")
+        self.all.append(note)
+        if self.on_note is not None:
+            self.on_note(note)
+
+
+def _name(source: Source) -> str:
+    from kvcli.symbol.build import Symbol
+
+    if isinstance(source, Symbol):
+        return "<symbol>"
+    return source.source if isinstance(source, Graph) else str(source)
+
+
+def output_stem(name: str) -> str:
+    """The default output file's stem: the input file's, ``stdin``, or ``graph`` for an
+    in-memory graph (named like ``<json>``)."""
+    return "stdin" if name == "-" else "graph" if name.startswith("<") else Path(name).stem
+
+
+def load(source: Source, shape: Iterable[str] = (), allow_unknown_ops: bool = False) -> Graph:
+    """The graph of ``source`` (see :data:`Source`); an op that is not MXNet's is an error
+    unless ``allow_unknown_ops``.
+
+    ``shape`` (``"data=1,3,224,224"`` specs) is checked first, so a bad one fails before reading.
+    """
+    from kvcli.symbol.shapespec import parse_shape_specs
+    from kvcli.symbol.source import read_source
+
+    from kvcli.symbol.build import Symbol
+
+    name = _name(source)
+    parse_shape_specs(list(shape), source=name)
+    if isinstance(source, Graph):
+        graph = source
+    elif isinstance(source, Symbol):
+        graph = load_json(source.tojson(), source=name)
+    elif name == "-":
+        graph = load_json(read_source("-"), source="<stdin>")
+    else:
+        graph = load_file(source)
+    if not allow_unknown_ops:
+        _refuse_unknown_ops(name, graph)
+    return graph
+
+
+def _refuse_unknown_ops(name: str, graph: Graph) -> None:
+    from kvcli.symbol.catalog import unknown_operators
+    from kvcli.symbol.plan import cut
+
+    unknown = unknown_operators(graph)
+    if unknown:
+        op, names = next(iter(unknown.items()))
+        more = f" (and {len(unknown) - 1} more unknown ops)" if len(unknown) > 1 else ""
+        raise SymbolError(
+            f"{name}: unknown operator {cut(op)!r} at node {cut(names[0])!r}{more} is not an MXNet operator; "
+            "fix the file, or pass --allow-unknown-ops to draw it with unknown shapes"
+        )
+
+
+def infer(graph: Graph, shape: Iterable[str] = ()) -> "ShapeResult":
+    """Shapes of every node from ``shape`` specs (``"data=1,3,224,224"``, patterns allowed)."""
+    from kvcli.symbol.shapes import infer_shapes
+    from kvcli.symbol.shapespec import parse_shape_specs, resolve_shapes
+
+    given = resolve_shapes(graph, parse_shape_specs(list(shape), source=graph.source))
+    return infer_shapes(graph, given)
+
+
+def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Note]:
+    """One warning per kind of incompleteness of ``result`` (unknown ops, failed rules,
+    missing input shapes); names and ops are cut and made printable."""
+    from kvcli.symbol.plan import cut
+    from kvcli.symbol.shapespec import _inputs_text
+    from kvcli.symbol.names import printable
+
+    notes = []  # names, ops and problems are cut (a 50 MB name is not echoed whole)
+    if result.unknown_ops:
+        ops_text = ", ".join(f"{cut(op)} ('{cut(names[0])}'{' ...' if len(names) > 1 else ''})"
+                             for op, names in sorted(result.unknown_ops.items())[:5])
+        if len(result.unknown_ops) > 5:
+            ops_text += f" and {len(result.unknown_ops) - 5:,} more"
+        notes.append(Note(UNKNOWN_OPS, f"{name}: unknown operator {ops_text}: its shapes are shown as "
+                          "unknown and parameter totals are lower bounds"))
+    for index, problem in list(result.problems.items())[:3]:
+        node = result.graph.nodes[index]
+        notes.append(Note(SHAPE_PROBLEM, f"{name}: cannot infer shapes at '{cut(node.name)}' "
+                          f"({cut(node.op)}): {cut(problem)}"))
+    if not shape_given and not result.complete and not result.unknown_ops and not result.problems:
+        notes.append(Note(SHAPES_UNKNOWN, f"{name}: some shapes are unknown; give input shapes with --shape "
+                          f"(inputs: {cut(_inputs_text(result.graph))})"))
+    # names from the file must not drive a terminal
+    return [Note(n.kind, printable(n.text), n.warning) for n in notes]
+
+
+def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", None],
+                  notes: _Notes) -> Optional["ParamsCheck"]:
+    if params is None:
+        return None
+    from kvcli.symbol.params import check_params, load_params
+
+    check = check_params(result, load_params(params), str(params))
+    # strict: a missing, extra or wrong array is an error; arrays left unchecked are a warning
+    if notes.strict and not check.ok:
+        raise SymbolError(check.lines()[0] + " (--strict)")
+    for line in check.lines():
+        notes.add(Note(PARAMS, line, warning=not check.ok or bool(check.unchecked)), strict=False)
+    return check
+
+
+def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLike[str]", None],
+             allow_unknown_ops: bool, notes: _Notes,
+             before_infer: Optional[Callable[[Graph], None]] = None,
+             ) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
+    graph = load(source, shape, allow_unknown_ops)
+    if before_infer is not None:
+        before_infer(graph)
+    result = infer(graph, shape)
+    for note in shape_notes(_name(source), result, bool(shape)):
+        notes.add(note, ShapeInferenceError)
+    return graph, result, _check_params(result, params, notes)
+
+
+def summarize_file(
+    source: Source, *, shape: Sequence[str] = (), params: Union[str, "os.PathLike[str]", None] = None,
+    strict: bool = False, allow_unknown_ops: bool = False, on_note: Optional[Callable[[Note], None]] = None,
+) -> SummaryResult:
+    """Load ``source``, infer its shapes from ``shape`` specs, check ``params`` (an MXNet
+    ``.params`` file) against them and summarise it (``kvcli summary``).
+
+    ``strict``: the first shape warning or ``.params`` mismatch is an error. An unknown operator is an error unless
+    ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds).
+    """
+    from kvcli.symbol.summary import summarize
+
+    notes = _Notes(on_note, strict)
+    with paused_gc():  # a graph is many small acyclic objects
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes)
+        return SummaryResult(graph, result, summarize(result), check, notes.all)
+
+
+def parse_dtypes(specs: Iterable[str]) -> dict[str, str]:
+    """``["data=float16"]`` -> ``{"data": "float16"}`` (the ``--dtype`` option)."""
+    given: dict[str, str] = {}
+    for spec in specs:
+        name, sep, dtype = spec.partition("=")
+        if not sep or not name or not dtype:
+            raise SymbolError(f"--dtype {spec!r}: use NAME=TYPE, e.g. --dtype data=float32")
+        given[name] = dtype
+    return given
+
+
+def output_format(output: Union[str, "os.PathLike[str]"], fmt: Optional[str] = None) -> str:
+    """The format ``visualize`` writes to ``output`` (``".svg"``, ``".html"``, ...), or an error."""
+    from kvcli.symbol.render import FORMATS
+
+    to_stdout = str(output) == "-"
+    if fmt is not None and not to_stdout:
+        raise SymbolError("--format is only for -o - (standard output); otherwise the extension picks the format")
+    if fmt is not None and fmt.lower() not in ("svg", "dot"):
+        raise SymbolError(f"--format {fmt!r}: use svg or dot")
+    suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else Path(output).suffix.lower())
+    if suffix not in (*FORMATS, ".html"):  # the viewer's .html is a format too
+        raise SymbolError(f"{output}: unknown output format '{suffix or '(none)'}'; "
+                          f"use one of {', '.join((*FORMATS[:4], '.html'))}")
+    return suffix
+
+
+def visualize(
+    source: Source, output: Union[str, "os.PathLike[str]", None] = None, *,
+    shape: Sequence[str] = (), full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
+    focus: Optional[str] = None, radius: int = 2, show_weights: bool = False, title: Optional[str] = None,
+    rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
+    max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
+    allow_unknown_ops: bool = False, layout_timeout: float = 60.0,
+    on_note: Optional[Callable[[Note], None]] = None,
+) -> VizResult:
+    """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
+
+    ``source``: a symbol JSON path, ``"-"`` (standard input), a loaded
+    :class:`~kvcli.symbol.graph.Graph` or an ``mx.sym`` Symbol. ``output``: ``.svg``,
+    ``.pdf``, ``.png`` (drawn by graphviz's ``dot``), ``.dot``/``.gv`` (source only),
+    ``.html`` (the interactive viewer) or ``"-"`` (standard output, ``format`` ``"svg"`` or
+    ``"dot"``); by default ``STEM.svg`` in the current directory. ``shape``: input shape
+    specs (``"data=1,3,224,224"``); ``dtype``: input dtypes (``{"data": "float16"}``), shown
+    on the edges.
+
+    Big graphs are tried exactly for a few seconds and folded (repeated blocks drawn once
+    with a count) if graphviz is slower; ``full`` draws every node however long it takes (up
+    to ``layout_timeout`` seconds). ``collapse`` (name patterns), ``depth`` (group by the
+    first N name parts) and ``focus`` (a node and its ``radius`` neighbourhood) draw part of
+    it. ``params``: an MXNet ``.params`` file checked against the inferred shapes.
+
+    Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
+    they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
+    (message ending ``(--strict)``), raised before anything is written. Errors are
+    :class:`~kvcli.errors.SymbolError` (or a subclass): an unknown operator unless
+    ``allow_unknown_ops``, more than ``max_nodes`` boxes to lay out, a layout slower than
+    ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
+    """
+    from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
+    from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
+    from kvcli.symbol.plan import build_plan, rank_width
+    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, write
+
+    name = _name(source)
+    rank = rankdir.upper()
+    if layout_timeout <= 0:
+        raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
+    stem = output_stem(name)
+    target = Path(output) if output is not None else Path.cwd() / (stem + ".svg")
+    to_stdout = str(target) == "-"
+    suffix = output_format(target, format)
+    notes = _Notes(on_note, strict)
+    reduced = bool(collapse or depth is not None or focus is not None)
+
+    def check_size(graph: Graph) -> None:
+        if suffix not in (".dot", ".gv") and not reduced:
+            count = drawn_nodes(graph, hide_weights=not show_weights)
+            if count > max_nodes:  # checked before any work: a huge file fails in a second
+                raise SymbolError(f"{name}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
+                                  "graphviz would take very long. Draw part of it (--focus NODE, --collapse "
+                                  "PATTERN, --depth N), write a .dot file (-o x.dot) or raise --max-nodes")
+
+    with paused_gc():
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size)
+        any_shape = any(s is not None for outs in result.outputs for s in outs)
+        types = None
+        if dtype:
+            from kvcli.symbol.dtypes import infer_dtypes
+
+            types = infer_dtypes(graph, dict(dtype))
+        plan = build_plan(graph, result if any_shape else None, hide_weights=not show_weights,
+                          readable=True, dtypes=(lambda node, _k: types[node]) if types else None)
+        base = plan  # before folding: the HTML viewer expands folds into it
+        html = suffix == ".html"
+        plan = apply_options(plan, collapse, depth, focus, radius)
+        count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
+
+        def draw(plan: "Plan", bounded: bool, timeout: float) -> Path:
+            dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                                  bounded=bounded, svg_ids=html)
+            if html:
+                return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check)
+            shrunk: list[str] = []
+            path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk)
+            for line in shrunk:
+                notes.add(Note(SHRUNK, line, warning=False))
+            return path
+
+        written: Optional[Path] = None
+        if suffix in (".dot", ".gv") or full or not may_be_slow(plan):
+            bounded = False  # .dot is never laid out; small graphs take dot about a second
+        else:
+            # Decide by what the layout really costs: try the exact one for a few seconds, fold
+            # only if it takes longer (or is certain to: thousands of boxes).
+            tried: Optional[float] = None
+            worth_trying = (plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes)
+                            and len(plan.nodes) * rank_width(plan) <= TRIAL_MAX_WIDTH_COST)
+            if worth_trying and dot_program() is not None:
+                tried = min(TRIAL_SECONDS, layout_timeout)
+                try:
+                    written = draw(plan, False, tried)
+                except LayoutTimeoutError:
+                    pass
+            if written is None:
+                plan, bounded = fold_for_layout(plan, tried)
+        if written is None:
+            if suffix not in (".dot", ".gv") and len(plan.nodes) > max_nodes:
+                raise SymbolError(f"{name}: {len(plan.nodes):,} nodes to draw is more than --max-nodes "
+                                  f"{max_nodes:,}; graphviz would take very long. Write a .dot file (-o x.dot) "
+                                  "or raise --max-nodes")
+            for line in plan.notes:
+                notes.add(Note(FOLDED, line, warning=False))
+            written = draw(plan, bounded, layout_timeout)
+        else:
+            for line in plan.notes:
+                notes.add(Note(FOLDED, line, warning=False))
+        return VizResult(name, None if to_stdout else written, suffix[1:] if to_stdout else written.suffix[1:],
+                         len(graph.nodes),
+                         len(graph.nodes) - base.drawn_members, count, plan.drawn_boxes, any_shape,
+                         check, notes.all)
+
+
+def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
+                dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
+                check: Optional["ParamsCheck"] = None) -> Path:
+    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically: a
+    ``.part`` file renamed into place, removed if anything, even Ctrl-C, stops it)."""
+    from kvcli.symbol.render import render_bytes
+    from kvcli.symbol.summary import summarize
+    from kvcli.symbol.viewer import build_html
+
+    svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
+    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
+    if target.parent and not target.parent.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return target
