@@ -294,7 +294,7 @@ def _plain_help(command: Any) -> None:
     """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
     typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
     the help text, from the table."""
-    ctx = command.make_context("kvcli", [], resilient_parsing=True)
+    ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
     params = list(command.params)
     help_option = command.get_help_option(ctx)
     if help_option is not None:
