@@ -231,12 +231,12 @@ class _LazyHelpCommand(TyperCommand):
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from kvcli.optim.spec import spec_help
 
+        command = table.find(self.name or "")
+        dests = {arg.dest for arg in command.args if arg.complete == "updater"} if command else set()
         for param in self.params:
-            base = getattr(param, "kvcli_base_help", None)
-            if base is None and getattr(param, "param_type_name", "") == "argument":
-                base = param.kvcli_base_help = param.help  # type: ignore[attr-defined]
-            if base is not None:
-                param.help = f"{base}. {spec_help()}"  # type: ignore[attr-defined]
+            if param.name in dests:  # from the table's help each time, so it is added once
+                text = next(arg.help for arg in command.args if arg.dest == param.name)  # type: ignore[union-attr]
+                param.help = f"{text}. {spec_help()}"  # type: ignore[attr-defined]
         super().format_help(ctx, formatter)
 
 
@@ -293,7 +293,13 @@ def root_command(for_shell: bool = False) -> Any:
 def _plain_help(command: Any) -> None:
     """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
     typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
-    the help text, from the table."""
+    the help text, from the table.
+
+    The one override of typer kept: typer's public API has no setting to hide a parameter's
+    type or range column (an option's ``metavar`` replaces the type but an argument's does
+    not, and the range is always added when ``min``/``max`` are given, which typer needs to
+    check the range with its own error message). So each parameter's two display methods
+    are replaced on the instance, once, when the app is built."""
     ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
     params = list(command.params)
     help_option = command.get_help_option(ctx)
