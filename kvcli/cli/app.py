@@ -18,7 +18,7 @@ import sys
 from typing import Any, Optional
 
 from kvcli.cli import output
-from kvcli.cli.commands import GlobalOptions  # noqa: F401 - re-exported
+from kvcli.cli.core import GlobalOptions  # noqa: F401 - re-exported
 from kvcli.errors import KVCliError
 
 
@@ -78,7 +78,7 @@ def dash_value(argv: list[str], message: str) -> Optional[str]:
 def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
     """Run ``argv`` through the typer app's click command; returns the exit code. Usage
     errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
-    from typer import Abort, Exit, _click
+    from typer import Abort, Exit, TyperException
 
     from kvcli.cli.build import root_command
 
@@ -94,7 +94,11 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     except Abort:  # click turns a Ctrl-C in a prompt into Abort
         output.print_error("interrupted", as_json=as_json)
         return output.EXIT_INTERRUPTED
-    except _click.exceptions.UsageError as error:
+    except TyperException as error:
+        if error.exit_code != output.EXIT_USAGE_ERROR:  # click's other errors (a file it cannot open)
+            output.print_error(error.format_message(), as_json=as_json)
+            return error.exit_code
+        # a usage error (typer's public API names only their base class; their code is 2)
         # typer's coercion prefixes pydantic's "Value error, "; the hint follows after ": "
         message = error.format_message().replace("Value error, ", "").rstrip(".")
         value = dash_value(argv, message)
@@ -106,9 +110,6 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
         problem = KVCliError(message, remedy="usage", command=usage_command(error))
         output.report_error(problem, where, as_json=as_json)
         return output.EXIT_USAGE_ERROR
-    except _click.exceptions.ClickException as error:
-        output.print_error(error.format_message(), as_json=as_json)
-        return error.exit_code
     if code == output.EXIT_INTERRUPTED:
         raise KeyboardInterrupt
     return code if isinstance(code, int) else 0

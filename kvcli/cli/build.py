@@ -1,10 +1,15 @@
 """Build the typer app from the command table (:mod:`kvcli.cli.table`).
 
-Each table :class:`~kvcli.cli.table.Command` becomes a typer command whose function is
-synthesised from the table (its ``__signature__`` lists one ``typer.Option``/``typer.Argument``
-per table entry), so typer still parses, validates, completes and prints help, and nothing
-about an option is written twice. The global options are accepted before the command (on
-the root) and after it (copies on each table command, in their own help panel).
+Each table :class:`~kvcli.cli.table.Command` becomes one typer command: a plain function
+taking ``**values`` whose ``__signature__`` lists one ``typer.Option``/``typer.Argument`` per
+table entry. typer reads a command's parameters from its function's signature and has no
+other public way to declare them; setting ``__signature__`` (no ``exec``, no generated source)
+is how the table stays the one place an option is written. typer then parses, validates,
+completes and prints help. The global options are accepted before the command (on the root)
+and after it (copies on each table command, in their own help panel).
+
+The optimizer list in ``set-updater``'s help imports the optimizers (and numpy): it is
+filled in only when that help is printed (:class:`_LazyHelpCommand`), not at start-up.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from kvcli import __version__
 from kvcli.cli import table
-from kvcli.cli.commands import GlobalOptions, dispatch
+from kvcli.cli.core import GlobalOptions, dispatch, make_global_options
 from kvcli.cli.table import Arg, Command, Opt
 
 APP_HELP = "MXNet's KVStore and network visualisation, without MXNet."
@@ -94,12 +100,7 @@ def _argument(arg: Arg) -> tuple[Any, Any]:
     completer = _completer(arg.complete)
     if completer is not None:
         extra["autocompletion"] = completer
-    text = arg.help
-    if arg.complete == "updater":  # the optimizers and their arguments, from their one table
-        from kvcli.optim.spec import spec_help
-
-        text = f"{text}. {spec_help()}"
-    info = typer.Argument(... if arg.required else None, metavar=arg.metavar, help=text, show_default=False, **extra)
+    info = typer.Argument(... if arg.required else None, metavar=arg.metavar, help=arg.help, show_default=False, **extra)
     return _annotation(arg.kind, arg.many, arg.required), info
 
 
@@ -209,20 +210,6 @@ def _root_callback() -> Callable[..., None]:
     return callback
 
 
-def make_global_options(prior: Optional[GlobalOptions], values: dict[str, Any]) -> GlobalOptions:
-    """GlobalOptions from the parsed global flags; keeps the shell's open session."""
-    store_options = {"num_devices": values.get("num_devices"), "address": values.get("ray_address"),
-                     "num_servers": values.get("num_servers")}
-    return GlobalOptions(
-        session=values.get("session"),
-        home=values.get("home"),
-        json=bool(values.get("json")) or bool(prior and prior.json),
-        store_type=values.get("store_type"),
-        store_options={k: v for k, v in store_options.items() if v is not None},
-        live=prior.live if prior else None,
-    )
-
-
 def _from_command_line(ctx: Any, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return getattr(source, "name", "") == "COMMANDLINE"
@@ -235,13 +222,33 @@ def _typer(help_text: str, **extra: Any) -> typer.Typer:
     )
 
 
+class _LazyHelpCommand(TyperCommand):
+    """A command whose SPEC argument's help ends with the optimizers and their arguments
+    (:func:`kvcli.optim.spec.spec_help`, from the optimizers' one table). Building that text
+    imports every optimizer, so it is added when the help is formatted, not when the app is
+    built: a one-shot ``kvcli pull`` never pays for it."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from kvcli.optim.spec import spec_help
+
+        command = table.find(self.name or "")
+        dests = {arg.dest for arg in command.args if arg.complete == "updater"} if command else set()
+        for param in self.params:
+            if param.name in dests:  # from the table's help each time, so it is added once
+                text = next(arg.help for arg in command.args if arg.dest == param.name)  # type: ignore[union-attr]
+                param.help = f"{text}. {spec_help()}"  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
+
+
 def add_command(app: typer.Typer, command: Command, for_shell: bool = False) -> None:
     """Register table ``command`` (and its sub-commands) on ``app``."""
     settings: dict[str, Any] = {}
     if command.passthrough:
         settings = {"ignore_unknown_options": True, "allow_interspersed_args": False}
     if not command.children:
-        app.command(command.name, context_settings=settings or None)(command_function(command, for_shell=for_shell))
+        lazy = any(arg.complete == "updater" for arg in command.args)
+        app.command(command.name, context_settings=settings or None, cls=_LazyHelpCommand if lazy else None)(
+            command_function(command, for_shell=for_shell))
         return
     group = _typer(command.help + _examples(command, for_shell), invoke_without_command=True)
     group.callback()(command_function(command, for_shell=for_shell))
@@ -286,10 +293,14 @@ def root_command(for_shell: bool = False) -> Any:
 def _plain_help(command: Any) -> None:
     """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
     typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
-    the help text, from the table."""
-    from typer import _click
+    the help text, from the table.
 
-    ctx = _click.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
+    The one override of typer kept: typer's public API has no setting to hide a parameter's
+    type or range column (an option's ``metavar`` replaces the type but an argument's does
+    not, and the range is always added when ``min``/``max`` are given, which typer needs to
+    check the range with its own error message). So each parameter's two display methods
+    are replaced on the instance, once, when the app is built."""
+    ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
     params = list(command.params)
     help_option = command.get_help_option(ctx)
     if help_option is not None:
@@ -305,8 +316,6 @@ def _plain_help(command: Any) -> None:
 
 def print_help(words: list[str], for_shell: bool = False) -> None:
     """Print the help of the command ``words`` (``[]``: kvcli itself), as ``--help`` does."""
-    from typer import _click
-
     root = root_command(for_shell)
     if for_shell and not words:
         _print_shell_commands(root)
@@ -322,7 +331,7 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
             raise KVCliError(f"no command {' '.join(words)!r}", remedy="usage", command=None)
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
-    _click.echo(ctx.get_help())  # as --help prints it
+    typer.echo(ctx.get_help())  # as --help prints it
 
 
 def _print_shell_commands(root: Any) -> None:
@@ -339,3 +348,8 @@ def _print_shell_commands(root: Any) -> None:
     console.print(listing)
     console.print("Type help CMD for one command's arguments and options (also CMD --help); Tab completes; "
                   "Ctrl-C cancels a running command; clear wipes the screen; Ctrl-D or exit [N] leaves.")
+
+
+def run_help(options: GlobalOptions, words: Optional[list[str]] = None) -> None:
+    """``kvcli help [COMMAND [SUB]]``: the same text as ``--help``."""
+    print_help(list(words or []), for_shell=options.live is not None)

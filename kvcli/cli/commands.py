@@ -8,79 +8,12 @@ written once. Nothing here imports typer, rich or prompt_toolkit at module level
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
-from kvcli import config
 from kvcli.cli import output
+from kvcli.cli.core import GlobalOptions, dispatch, require_session  # noqa: F401 - dispatch re-exported
 from kvcli.errors import SessionError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvcli.cli.table import Command
-
-
-@dataclass
-class GlobalOptions:
-    """Options given before the subcommand, shared by every command."""
-
-    session: Optional[str] = None
-    home: Optional[Path] = None
-    json: bool = False
-    store_type: Optional[str] = None
-    store_options: dict[str, Any] = field(default_factory=dict)
-    #: The session kept open by ``kvcli shell`` (its commands run against it).
-    live: Any = None
-
-    def home_path(self) -> Path:
-        """The home every command works in: ``--home``, else the shell's (``kvcli --home B
-        shell`` keeps B for every line), else ``KVCLI_HOME`` or the platform's folder."""
-        if self.home:
-            return Path(self.home).expanduser()
-        if self.live is not None:
-            return Path(self.live.home)
-        from kvcli.session import default_home
-
-        return default_home()
-
-    def is_live(self) -> bool:
-        """Whether the command names the shell's open session (no other name, no other home)."""
-        live = self.live
-        return live is not None and self.session in (None, live.name) and self.home_path() == Path(live.home)
-
-
-def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any]) -> None:
-    """Run table ``command`` with its parsed ``values`` (one per table dest): the one place
-    where the typer app and the fast path meet the implementations."""
-    import importlib
-
-    if command.needs_session:
-        require_session(options)
-    module, _, function = command.run.partition(":")
-    try:
-        getattr(importlib.import_module(module), function)(options, **values)
-    except BrokenPipeError:
-        raise output.StdoutClosed from None
-
-
-def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
-    """A read-only command on a session that does not exist: say so and list the sessions
-    (``to_delete``: without suggesting to create it)."""
-    from kvcli.session import DEFAULT_SESSION, check_session_name, list_sessions, session_exists
-
-    if options.is_live():
-        return  # the shell's own session (it may be new: its first init creates it)
-
-    name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
-    home = options.home_path()
-    if session_exists(home / "sessions" / name):
-        return
-    names = [row["session"] for row in list_sessions(home)]
-    listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"
-    found = f"session {name!r} does not exist in {home} (sessions: {listed})"
-    if to_delete:
-        raise SessionError(f"{found}: nothing was deleted")
-    raise SessionError(found, problem=found, remedy="missing-session", session=name)
 
 
 def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
@@ -498,22 +431,3 @@ def _session_keys(name: str, home: Path) -> list[Any]:
     from kvcli.session import Session
 
     return Session(name, home).peek_keys()
-
-
-def run_shell(options: GlobalOptions, file: Optional[Path] = None, keep_going: bool = False) -> None:
-    if options.live is not None:
-        raise SessionError("you are already in the kvcli shell")
-    from kvcli.cli.shell import run_shell as repl
-    from kvcli.session import Session
-
-    with Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options) as session:
-        code = repl(session, json_output=options.json, script=file, keep_going=keep_going)
-    if code:
-        raise SystemExit(code)
-
-
-def run_help(options: GlobalOptions, words: Optional[Sequence[str]] = None) -> None:
-    """``kvcli help [COMMAND [SUB]]``: the same text as ``--help``."""
-    from kvcli.cli.build import print_help
-
-    print_help(list(words or []), for_shell=options.live is not None)

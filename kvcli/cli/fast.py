@@ -4,7 +4,7 @@ Building the typer app and coercing its parameters costs more than importing num
 would make ``kvcli pull KEY`` in a shell loop several times slower than it needs to be. This
 module *recognises* command lines by reading the same table the typer app is built from
 (:mod:`kvcli.cli.table`: the commands marked ``fast``, their options and ranges, the global
-options before or after the command) and calls the same :func:`kvcli.cli.commands.dispatch`.
+options before or after the command) and calls the same :func:`kvcli.cli.core.dispatch`.
 Anything it does not fully understand (``--help``, a typo, a value out of range, an unknown
 option, ``-d4``-style short values, a repeated option) is handed to typer, which parses it
 and produces the usage error or help; so the two paths cannot disagree on a command line
@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from kvcli import config
 from kvcli.cli import table
+from kvcli.cli.core import dispatch, make_global_options
 from kvcli.cli.table import BadValue, Command, Opt
 
 
@@ -135,8 +136,6 @@ def run(argv: list[str]) -> bool:
     if parsed is None:
         return False
     name, globals_, positionals, options = parsed
-    from kvcli.cli.commands import GlobalOptions, dispatch
-
     # what typer would read from the environment when the flag is not given
     for opt in table.GLOBAL_OPTIONS:
         if opt.dest not in globals_ and opt.envvar and os.environ.get(opt.envvar):
@@ -144,18 +143,7 @@ def run(argv: list[str]) -> bool:
                 globals_[opt.dest] = opt.convert(os.environ[opt.envvar])
             except BadValue:
                 return False
-    store_options = {
-        "num_devices": globals_.get("num_devices"),
-        "address": globals_.get("ray_address"),
-        "num_servers": globals_.get("num_servers"),
-    }
-    global_options = GlobalOptions(
-        session=globals_.get("session"),
-        home=globals_.get("home"),
-        json=bool(globals_.get("json")),
-        store_type=globals_.get("store_type"),
-        store_options={k: v for k, v in store_options.items() if v is not None},
-    )
+    global_options = make_global_options(None, globals_)
     command = table.find(name)
     assert command is not None
     dispatch(command, global_options, values_for(command, positionals, options))

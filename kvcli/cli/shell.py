@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kvcli.cli import output
-from kvcli.cli.commands import GlobalOptions
+from kvcli.cli.core import GlobalOptions
 from kvcli.errors import KVCliError
 
 EXIT_WORDS = ("exit", "quit")
@@ -323,3 +323,17 @@ def _code(shell: Shell, failures: int) -> int:
     if shell.exit_code is not None:
         return shell.exit_code
     return output.EXIT_USER_ERROR if failures else 0
+
+
+def run_shell_command(options: GlobalOptions, file: Optional[Path] = None, keep_going: bool = False) -> None:
+    """``kvcli shell [FILE]``: open the session and read commands until the end."""
+    if options.live is not None:
+        from kvcli.errors import SessionError
+
+        raise SessionError("you are already in the kvcli shell")
+    from kvcli.session import Session
+
+    with Session(options.session, options.home, store_type=options.store_type, store_options=options.store_options) as session:
+        code = run_shell(session, json_output=options.json, script=file, keep_going=keep_going)
+    if code:
+        raise SystemExit(code)

@@ -289,7 +289,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         in_shell=False,
     ),
     Command(
-        "shell", "kvcli.cli.commands:run_shell",
+        "shell", "kvcli.cli.shell:run_shell_command",
         "Start an interactive shell on the session (tab completion, history, Ctrl-D exits).\n\n"
         "The shell keeps the store running (device workers stay up) and commits after every command, so "
         "other terminals see each change. Its commands are kvcli's, without \"kvcli\" (type help there). "
@@ -303,7 +303,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         in_shell=False,
     ),
     Command(
-        "help", "kvcli.cli.commands:run_help", "Show the help of kvcli, or of COMMAND.",
+        "help", "kvcli.cli.build:run_help", "Show the help of kvcli, or of COMMAND.",
         ("kvcli help", "kvcli help push", "kvcli help sessions delete"),
         args=(Arg("words", "COMMAND", "A command (and sub-command).", many=True, required=False,
                   complete="command"),),
