@@ -26,7 +26,7 @@ import numpy as np
 
 from kvcli.errors import OptimizerStateError, UpdaterError
 from kvcli.optim.params import Param, init_from_spec, lr_param
-from kvcli.store.arrays import Key as Key  # int | str: one Key type for stores and optimizers
+from kvcli.arrays.core import Key as Key  # int | str: one Key type for stores and optimizers
 
 if TYPE_CHECKING:
     from kvcli.optim.updater import Updater
@@ -588,9 +588,9 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
 
 
 def _row_sparse_weight(weight: Any) -> Any:
-    """The :class:`~kvcli.store.sparse.RowSparse` of a row-sparse weight (a store's value, or
+    """The :class:`~kvcli.arrays.sparse.RowSparse` of a row-sparse weight (a store's value, or
     an nd array of one), else None."""
-    from kvcli.store.sparse import RowSparse
+    from kvcli.arrays.sparse import RowSparse
 
     if isinstance(weight, RowSparse):
         return weight
@@ -682,7 +682,7 @@ def _astype(grad: Any, dtype: Any) -> Any:
 def _copy_cast(weight: Any, master: Any) -> None:
     """Copy the float32 master into the float16 weight; a row-sparse weight (a store's
     RowSparse value, or an nd array of it) gets every row."""
-    from kvcli.store.sparse import RowSparse, as_row_sparse
+    from kvcli.arrays.sparse import RowSparse, as_row_sparse
 
     if _is_csr(weight):
         weight._kvcli_assign_dense(np.asarray(as_numpy(master)))

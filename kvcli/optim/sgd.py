@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import OptimizerStateError
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.optim.base import (
     Key,
     Optimizer,

@@ -14,7 +14,7 @@ from typing import Iterator
 import numpy as np
 
 from kvcli.errors import SessionError
-from kvcli.npyio import remove_quietly
+from kvcli.arrays.npyio import remove_quietly
 from kvcli.session.files import (
     DiskError,
     _crash_point,

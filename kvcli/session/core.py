@@ -139,7 +139,7 @@ class Session(Committer):
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
-            from kvcli.store.sparse import ROW_SPARSE, stype_of
+            from kvcli.arrays.sparse import ROW_SPARSE, stype_of
 
             for key, value in zip(keys, values):  # files hold dense arrays only
                 if stype_of(value) == ROW_SPARSE:

@@ -16,7 +16,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.osutil import PRIVATE_FILE, fsync_dir, private_dir
-from kvcli.npyio import (
+from kvcli.arrays.npyio import (
     NOFOLLOW,
     NpyError,
     check_file,

@@ -33,7 +33,7 @@ from kvcli.errors import (
     UpdaterError,
 )
 
-from kvcli.store.arrays import (  # noqa: F401 - as_numpy and is_value_list are part of this module's API
+from kvcli.arrays.core import (  # noqa: F401 - as_numpy and is_value_list are part of this module's API
     ArrayInfo as ArrayInfo,
     Key as Key,
     _is_key,
@@ -44,7 +44,7 @@ from kvcli.store.arrays import (  # noqa: F401 - as_numpy and is_value_list are 
     is_value_list as is_value_list,
     writable_buffer as writable_buffer,
 )
-from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
 from kvcli.store.compression_contract import CompressionContract
 
@@ -266,7 +266,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         """Copy each key's value into ``out``: one array, or a list of arrays (one per device).
 
         With ``out=None`` a new numpy array is returned (a list of them for a list of keys;
-        a :class:`~kvcli.store.sparse.RowSparse` copy for a row-sparse key). A row-sparse
+        a :class:`~kvcli.arrays.sparse.RowSparse` copy for a row-sparse key). A row-sparse
         ``out`` is skipped while ``ignore_sparse`` is True (MXNet's default: such outputs
         are meant for :meth:`row_sparse_pull`); with False it receives the whole value.
         """
@@ -350,7 +350,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         rows (sorted, each once; zero where the stored value has none) — MXNet's result.
         The cost grows with the rows requested, not with the size of the table. A dense
         output, a dense key, or an id outside the table is an error and changes nothing.
-        With ``out=None`` new :class:`~kvcli.store.sparse.RowSparse` values are returned.
+        With ``out=None`` new :class:`~kvcli.arrays.sparse.RowSparse` values are returned.
         """
         del priority
         if row_ids is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 
 if TYPE_CHECKING:  # imported on first use: a store without compression never loads the coder
     from kvcli.store.compression import GradientCompression

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from kvcli.store.local import sum_into
+from kvcli.arrays.summation import sum_into
 from kvcli.store.shm import attach
 
 #: The sequence number of the greeting a device sends once it is ready.

@@ -96,7 +96,7 @@ from kvcli.store.dist_group import (
 )
 from kvcli.store.dist_server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
 from kvcli.store.dist_shm import Mappings, PushPool, Results, ShmPart
-from kvcli.store.local import sum_into
+from kvcli.arrays.summation import sum_into
 from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
 from kvcli.store.dist_state import DistState
 

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kvcli.errors import DistributedError
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 from kvcli.store.shm import SHM_DIR, SharedArray, attach
 
 #: Offsets inside a segment are multiples of this (cache lines; SIMD-friendly starts).

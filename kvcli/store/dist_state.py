@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from kvcli.errors import DistributedError, ShapeMismatchError
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 from kvcli.store.dist_group import Layout
 
 

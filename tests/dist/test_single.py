@@ -17,7 +17,7 @@ from kvcli.errors import (  # noqa: E402
     UnknownKeyError,
 )
 from kvcli.store.dist import layout_of  # noqa: E402
-from kvcli.store.sparse import RowSparse  # noqa: E402
+from kvcli.arrays.sparse import RowSparse  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
 

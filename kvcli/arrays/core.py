@@ -9,7 +9,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.errors import (
     ArityError,
     KeyTypeError,
@@ -17,7 +17,7 @@ from kvcli.errors import (
     ValueTypeError,
 )
 
-from kvcli.store.sparse import DEFAULT, RowSparse
+from kvcli.arrays.sparse import DEFAULT, RowSparse
 
 Key = Union[int, str]
 
