@@ -26,10 +26,6 @@ ALLOWED_KNOTS: list[frozenset[str]] = [
         "kvcli.optim.updater",
     }),
     frozenset({"kvcli.store", "kvcli.store.base", "kvcli.store.compression_contract"}),
-    frozenset({
-        "kvcli.session", "kvcli.session.commit", "kvcli.session.core", "kvcli.session.live",
-        "kvcli.store.cluster",
-    }),
 ]
 
 # Knots other work removes; allowed as long as they stay inside these packages.

@@ -485,7 +485,7 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     finally:
         lock.release()
     shutil.rmtree(gone, ignore_errors=True)
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     cluster.expire_kept(home, path)  # the home's cluster stops the session's kept servers
     if options.json:

@@ -395,7 +395,7 @@ class Session(Committer):
                 self._collect_garbage(Manifest(store_type_, options))
                 self._write_manifest(manifest)
             self._collect_garbage(manifest)
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         cluster.expire_kept(self.home, self.path)  # the home's cluster stops the kept servers
         return manifest

@@ -75,7 +75,7 @@ class LiveStore(SessionAttrs):
                 options["warm_dir"] = str(warm_folder(self.path))
             if manifest.store_type.startswith("dist") and not options.get("address") \
                     and not config.get(config.RAY_ADDRESS):
-                from kvcli.store import cluster
+                from kvcli.session import cluster
 
                 running = cluster.status(self.home)
                 if running is not None:
@@ -110,7 +110,7 @@ class LiveStore(SessionAttrs):
         idle = config.get(config.DIST_IDLE)
         if not idle:
             return {}
-        from kvcli.store import cluster
+        from kvcli.session import cluster
         from kvcli.store.dist_group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
@@ -131,7 +131,7 @@ class LiveStore(SessionAttrs):
 
         if not group.startswith(KEPT_PREFIX):
             return
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         if not cluster.note_kept(self.home, group, self.path, config.get(config.DIST_IDLE)):
             self.close()
@@ -148,7 +148,7 @@ class LiveStore(SessionAttrs):
         own = options.get("address") or config.get(config.RAY_ADDRESS)
         if own:
             return str(own)
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         running = cluster.status(self.home)
         return running.address if running is not None else None

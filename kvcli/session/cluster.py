@@ -4,7 +4,7 @@
 every one-shot command on a ``dist_sync`` / ``dist_async`` session starts (and stops) a
 private Ray runtime, about 10 s each; with one, the command joins it.
 
-The cluster is a *holder* process (``python -m kvcli.store.cluster``) that starts Ray with
+The cluster is a *holder* process (``python -m kvcli.session.cluster``) that starts Ray with
 ``ray.init`` and keeps it until it gets SIGTERM, then shuts Ray down. It runs in its own
 session (a terminal's Ctrl-C never reaches it) and writes ``cluster.json`` in the home
 (its pid, the address, the CPUs) once Ray is up; a dist session of that home with no
@@ -114,7 +114,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
     env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, PRIVATE_FILE), "wb") as sink:
         holder = subprocess.Popen(
-            [sys.executable, "-m", "kvcli.store.cluster", str(path), str(cpus or 0)],
+            [sys.executable, "-m", "kvcli.session.cluster", str(path), str(cpus or 0)],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True, env=env,
         )
     deadline = time.monotonic() + START_TIMEOUT
@@ -212,7 +212,7 @@ def reap_idle(home: Path, now: float | None = None) -> list[str]:
 def _session_lock(record: dict[str, Any]) -> Any:
     """The session's lock, taken exclusively at once (None: a command holds it)."""
     from kvcli.errors import SessionError
-    from kvcli.session import session_lock
+    from kvcli.session.files import session_lock
 
     lock = session_lock(Path(str(record.get("session"))), timeout=0.0)
     try:
