@@ -322,7 +322,7 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
 def _allocate(shape: int | Sequence[int], ctx: Context | None, dtype: Any) -> np.ndarray:
     dims, dtype = _shape(shape), np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
     if ctx is not None and int(np.prod(dims, dtype=np.int64)) * dtype.itemsize >= DEVICE_MEMORY_MIN_BYTES:
-        from kvcli.store.shm import device_array
+        from kvcli.store.device.shm import device_array
 
         return device_array(dims, dtype)
     return np.empty(dims, dtype=dtype)

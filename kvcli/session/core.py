@@ -547,7 +547,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
-                from kvcli.store.device import warm_folder
+                from kvcli.store.device.store import warm_folder
 
                 sockets = warm_folder(folder)
                 row.update(

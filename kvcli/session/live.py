@@ -70,7 +70,7 @@ class LiveStore(SessionAttrs):
             self._check_ray_address(manifest)
             options = dict(manifest.store_options)
             if manifest.store_type == "device":  # one-shot commands attach to the same devices
-                from kvcli.store.device import warm_folder
+                from kvcli.store.device.store import warm_folder
 
                 options["warm_dir"] = str(warm_folder(self.path))
             if manifest.store_type.startswith("dist") and not options.get("address") \
@@ -111,7 +111,7 @@ class LiveStore(SessionAttrs):
         if not idle:
             return {}
         from kvcli.session import cluster
-        from kvcli.store.dist_group import connect, keep_group, kept_group_id, mode_of
+        from kvcli.store.dist.group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
         servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
@@ -127,7 +127,7 @@ class LiveStore(SessionAttrs):
         group = getattr(self._store, "group", None) if self._store is not None else None
         if not isinstance(group, str):  # no store, or not a dist one
             return
-        from kvcli.store.dist_group import KEPT_PREFIX
+        from kvcli.store.dist.group import KEPT_PREFIX
 
         if not group.startswith(KEPT_PREFIX):
             return

@@ -40,7 +40,7 @@ SESSION_OPTION_SPECS: dict[str, OptionSpec] = {
     "num_servers": OptionSpec(int, 1, 1024),
 }
 
-#: Options of the distributed types (see :mod:`kvcli.store.dist`).
+#: Options of the distributed types (see :mod:`kvcli.store.dist.store`).
 DIST_OPTIONS = (
     "address", "group", "rank", "num_workers", "num_servers", "timeout", "bigarray_bound",
     "server_restarts", "member",
@@ -84,8 +84,8 @@ NAMES: dict[str, str] = {}
 #: MXNet store types kvcli does not provide, and what to use instead.
 UNAVAILABLE: dict[str, str] = {
     "nccl": "kvcli has no GPUs; use 'device' (device processes sum the values) or 'local'",
-    "horovod": "use 'dist_sync' (start the workers with kvcli.store.launch.launch or `kvcli launch`)",
-    "byteps": "use 'dist_sync' (start the workers with kvcli.store.launch.launch or `kvcli launch`)",
+    "horovod": "use 'dist_sync' (start the workers with kvcli.store.dist.launch.launch or `kvcli launch`)",
+    "byteps": "use 'dist_sync' (start the workers with kvcli.store.dist.launch.launch or `kvcli launch`)",
 }
 
 
@@ -103,15 +103,15 @@ def register(store_type: StoreType) -> StoreType:
 
 register(StoreType("local", "kvcli.store.local:LocalStore", aliases=("local_update_cpu", "local_allreduce_cpu")))
 register(StoreType(
-    "device", "kvcli.store.device:DeviceStore", aliases=("local_allreduce_device",),
+    "device", "kvcli.store.device.store:DeviceStore", aliases=("local_allreduce_device",),
     options=("num_devices", "timeout", "warm_dir"), session_options=("num_devices",), compression=True,
 ))
 register(StoreType(
-    "dist_sync", "kvcli.store.dist:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
+    "dist_sync", "kvcli.store.dist.store:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
     options=DIST_OPTIONS, session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 register(StoreType(
-    "dist_async", "kvcli.store.dist:DistStore", options=DIST_OPTIONS,
+    "dist_async", "kvcli.store.dist.store:DistStore", options=DIST_OPTIONS,
     session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 

@@ -1,6 +1,6 @@
 """The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
 
-These are plain classes; :mod:`kvcli.store.dist_group` turns them into Ray actors with
+These are plain classes; :mod:`kvcli.store.dist.group` turns them into Ray actors with
 ``ray.remote(...)`` at run time, so importing this module does not need Ray. A key server
 is a *threaded* actor (:data:`SERVER_ACTOR_OPTIONS`): every call runs under the server's
 lock, and a pull that has to wait for other workers' pushes waits on a condition, in a
@@ -38,7 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError, SharedMemoryError
-from kvcli.store.dist_shm import Arenas, Mappings, ShmPart
+from kvcli.store.dist.shm import Arenas, Mappings, ShmPart
 from kvcli.arrays.summation import sum_into
 from kvcli.arrays.sparse import RowSparse, merge
 from kvcli.arrays.core import Key
@@ -139,7 +139,7 @@ class _Slot:
     version: int = 0
     snapshot: tuple[int, Any] | None = None
     #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
-    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist_shm`).
+    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist.shm`).
     shm: ShmPart | None = None
     #: Its step counter there, ``[applied, failed]``: written after the value, so a worker
     #: that sees its step there can read the value without asking.
