@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli import config
-from kvcli.store import SESSION_OPTION_SPECS
+from kvcli.store.registry import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError, UnsafePathError
 from kvcli.store.base import Key, KVStore
 from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
