@@ -14,10 +14,10 @@ from kvcli import __version__
 from kvcli._lazy import submodule_getattr
 from kvcli import nd
 from kvcli.errors import MXNetError
-from kvcli.mx import kv, optimizer
+from kvcli.mx import kvstore, optimizer
 from kvcli.nd import Context, cpu, current_context, gpu
 
-kvstore = kv
+kv = kvstore  # MXNet's mx.kv: an attribute only (`import mxnet.kv` fails there too)
 ndarray = nd
 
 #: Attributes imported on first use, by the module that provides them. One entry per name;

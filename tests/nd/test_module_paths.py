@@ -18,7 +18,7 @@ from kvcli import errors
 @pytest.mark.parametrize(
     ("path", "same_as"),
     [
-        ("kvcli.mx.kvstore", "kvcli.mx.kv"),
+        ("kvcli.mx.kvstore", "kvcli.mx.kvstore"),
         ("kvcli.mx.ndarray", "kvcli.nd"),
         ("kvcli.mx.symbol", "kvcli.symbol.build"),
         ("kvcli.mx.visualization", "kvcli.symbol.viz"),
@@ -28,6 +28,13 @@ from kvcli import errors
 def test_mxnet_module_paths_are_the_kvcli_modules(path: str, same_as: str) -> None:
     assert importlib.import_module(path) is importlib.import_module(same_as)
     assert getattr(mx, path.rsplit(".", 1)[1]) is importlib.import_module(same_as)
+
+
+def test_kv_is_an_attribute_not_a_module_path() -> None:
+    """As in MXNet 1.9.1: ``mx.kv`` is ``mx.kvstore``, but ``import mxnet.kv`` fails."""
+    assert mx.kv is importlib.import_module("kvcli.mx.kvstore")
+    with pytest.raises(ModuleNotFoundError, match="kvcli.mx.kv"):
+        importlib.import_module("kvcli.mx.kv")
 
 
 def test_attribute_aliases() -> None:
