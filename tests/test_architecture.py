@@ -175,3 +175,28 @@ def test_leaf_packages_import_nothing_above(prefix: str) -> None:
     }
     bad = {m: t for m, t in bad.items() if t}
     assert not bad, f"{prefix} must be a leaf: {bad}"
+
+
+#: Layer -> the layers above it, which it must never import (not even inside a function):
+#: cli -> session -> store -> optim -> arrays.
+FORBIDDEN_UPWARDS = {
+    "kvcli.arrays": ("kvcli.optim", "kvcli.store", "kvcli.session", "kvcli.cli", "kvcli.mx", "kvcli.symbol"),
+    "kvcli.optim": ("kvcli.store", "kvcli.session", "kvcli.cli", "kvcli.mx"),
+    "kvcli.store": ("kvcli.session", "kvcli.cli", "kvcli.mx", "kvcli.symbol"),
+    "kvcli.session": ("kvcli.cli", "kvcli.mx", "kvcli.symbol"),
+}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN_UPWARDS))
+def test_no_layer_imports_a_layer_above(layer: str) -> None:
+    graph = _edges(_modules())
+    bad = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items() if _in(m, layer)
+        for t in targets if any(_in(t, above) for above in FORBIDDEN_UPWARDS[layer])
+    )
+    assert not bad, f"{layer} imports a layer above it: {bad}"
