@@ -291,7 +291,7 @@ def check_row_ids(row_ids: Any, num_rows: int, what: str) -> np.ndarray:
 def as_row_sparse(value: Any) -> RowSparse | None:
     """The :class:`RowSparse` behind ``value``, or None when it is not row-sparse.
 
-    Accepts a :class:`RowSparse`, a ``kvcli.nd.sparse.RowSparseNDArray`` (the same object,
+    Accepts a :class:`RowSparse`, a ``kvcli.mx.ndarray.sparse.RowSparseNDArray`` (the same object,
     not a copy) and any object with ``stype == "row_sparse"`` and ``data``/``indices``/
     ``shape`` attributes (checked, copied).
     """

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from kvcli import __version__
 from kvcli._lazy import submodule_getattr
-from kvcli import nd
+import kvcli.mx.ndarray as nd
 from kvcli.errors import MXNetError
 from kvcli.mx import kvstore, optimizer
-from kvcli.nd import Context, cpu, current_context, gpu
+from kvcli.mx.ndarray import Context, cpu, current_context, gpu
 
 kv = kvstore  # MXNet's mx.kv: an attribute only (`import mxnet.kv` fails there too)
 ndarray = nd

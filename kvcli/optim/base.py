@@ -10,7 +10,7 @@ An optimizer is used two ways:
   through :meth:`Optimizer.state_dict` / :meth:`Optimizer.load_state_dict`.
 
 Built-in optimizers work on numpy arrays in place (float32 arithmetic like MXNet's kernels);
-a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] += ...``,
+a user subclass sees :class:`kvcli.mx.ndarray.NDArray` views so MXNet code (``weight[:] += ...``,
 ``nd.zeros(weight.shape, weight.context)``) runs unchanged.
 """
 
@@ -549,7 +549,7 @@ class Optimizer:
     def _wrap(self, array: np.ndarray) -> Any:
         if self.numpy_native:
             return array
-        from kvcli.nd import NDArray
+        from kvcli.mx.ndarray import NDArray
 
         return NDArray(array)
 
@@ -629,7 +629,7 @@ def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, r
 
 
 def _is_csr(value: Any) -> bool:
-    """Whether ``value`` is a kvcli CSR array (``kvcli.nd_sparse.CSRNDArray``)."""
+    """Whether ``value`` is a kvcli CSR array (``kvcli.mx.ndarray.sparse.CSRNDArray``)."""
     return hasattr(value, "_kvcli_assign_dense")
 
 
@@ -656,7 +656,7 @@ def _unwrap_tree(value: Any) -> Any:
 
 
 def _wrap_tree(value: Any, context: Any) -> Any:
-    from kvcli.nd import NDArray
+    from kvcli.mx.ndarray import NDArray
 
     if isinstance(value, tuple):
         return tuple(_wrap_tree(v, context) for v in value)

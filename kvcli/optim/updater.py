@@ -142,7 +142,7 @@ def _user_weight(opt: Optimizer, weight: Any) -> Any:
     from kvcli.arrays.sparse import RowSparse
 
     if isinstance(weight, RowSparse):
-        from kvcli.nd_sparse import wrap
+        from kvcli.mx.ndarray.sparse import wrap
 
         return wrap(weight)
     if not isinstance(weight, np.ndarray):

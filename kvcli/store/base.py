@@ -7,7 +7,7 @@ distributed types cannot drift apart.
 
 Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with an
 ``asnumpy()`` method whose ``_kvcli_buffer()`` returns the writable numpy array behind them
-(the ``kvcli.nd`` shim does this), so ``pull(out=nd_array)`` writes in place.
+(the ``kvcli.mx.ndarray`` shim does this), so ``pull(out=nd_array)`` writes in place.
 """
 
 from __future__ import annotations

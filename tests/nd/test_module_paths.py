@@ -19,7 +19,7 @@ from kvcli import errors
     ("path", "same_as"),
     [
         ("kvcli.mx.kvstore", "kvcli.mx.kvstore"),
-        ("kvcli.mx.ndarray", "kvcli.nd"),
+        ("kvcli.mx.ndarray", "kvcli.mx.ndarray"),
         ("kvcli.mx.symbol", "kvcli.symbol.build"),
         ("kvcli.mx.visualization", "kvcli.symbol.viz"),
         ("kvcli.mx.optimizer", "kvcli.mx.optimizer"),
@@ -96,8 +96,8 @@ def test_assert_almost_equal() -> None:
 
 
 def test_importing_kvcli_mx_stays_light() -> None:
-    code = ("import sys, kvcli.mx; heavy = [m for m in ('kvcli.symbol.build', 'kvcli.ndarray_io', "
-            "'kvcli.nd_random', 'graphviz', 'ray', 'kvcli.store.device.store') if m in sys.modules]; print(heavy)")
+    code = ("import sys, kvcli.mx; heavy = [m for m in ('kvcli.symbol.build', 'kvcli.mx.ndarray.io', "
+            "'kvcli.mx.ndarray.random', 'graphviz', 'ray', 'kvcli.store.device.store') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -115,22 +115,23 @@ def test_rand_ndarray_and_py_str() -> None:
 
 def test_nd_submodules_import_by_dotted_path() -> None:
     code = (
-        "import kvcli.mx.ndarray.random as a, kvcli.nd.random as b, kvcli.nd_random as real\n"
+        "import kvcli.mx.ndarray.random as a, kvcli.mx.ndarray.random as b, kvcli.mx.ndarray.random as real\n"
         "from kvcli.mx.ndarray.random import uniform\n"
         "import kvcli.mx as mx\n"
         "print(a is real, b is real, uniform is real.uniform, mx.nd.random is real, real.__spec__.name)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "True", "True", "True", "kvcli.nd_random"]
-    with pytest.raises(ModuleNotFoundError, match="kvcli.nd.nothing"):
-        importlib.import_module("kvcli.nd.nothing")
+    assert out.split() == ["True", "True", "True", "True", "kvcli.mx.ndarray.random"]
+    with pytest.raises(ModuleNotFoundError, match="kvcli.mx.ndarray.nothing"):
+        importlib.import_module("kvcli.mx.ndarray.nothing")
 
 
-@pytest.mark.parametrize("first", ["kvcli.nd_functions", "kvcli.nd", "kvcli.mx", "kvcli.nd_random", "kvcli.nd_sparse"])
+@pytest.mark.parametrize("first", ["kvcli.mx.ndarray.functions", "kvcli.mx.ndarray", "kvcli.mx",
+                                   "kvcli.mx.ndarray.random", "kvcli.mx.ndarray.sparse"])
 def test_nd_functions_are_in_nd_whichever_module_is_imported_first(first: str) -> None:
-    """``kvcli.nd`` and ``kvcli.nd_functions`` import each other: either order gives
+    """``kvcli.mx.ndarray.ndarray`` and ``.functions`` import each other: either order gives
     ``nd.sum``, the ``a.sum()`` method and ``'sum'`` in ``nd.__all__``."""
-    code = (f"import {first}\nfrom kvcli import nd\n"
+    code = (f"import {first}\nimport kvcli.mx.ndarray as nd\n"
             "print(nd.sum(nd.ones((2, 2)), axis=0).asnumpy().tolist(), nd.ones((2,)).exp().shape, "
             "'sum' in nd.__all__, 'take' in nd.__all__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

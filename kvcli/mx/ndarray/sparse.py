@@ -27,8 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli.errors import CSRError, RowSparseError
-from kvcli.nd import DEFAULT_DTYPE, Context, NDArray, _context
-from kvcli.nd import zeros as _dense_zeros
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, Context, NDArray, _context
+from kvcli.mx.ndarray.ndarray import zeros as _dense_zeros
 from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 
 CSR = "csr"
