@@ -20,14 +20,22 @@ from kvcli import errors
     [
         ("kvcli.mx.kvstore", "kvcli.mx.kvstore"),
         ("kvcli.mx.ndarray", "kvcli.mx.ndarray"),
-        ("kvcli.mx.symbol", "kvcli.symbol.build"),
-        ("kvcli.mx.visualization", "kvcli.symbol.viz"),
         ("kvcli.mx.optimizer", "kvcli.mx.optimizer"),
     ],
 )
 def test_mxnet_module_paths_are_the_kvcli_modules(path: str, same_as: str) -> None:
     assert importlib.import_module(path) is importlib.import_module(same_as)
     assert getattr(mx, path.rsplit(".", 1)[1]) is importlib.import_module(same_as)
+
+
+@pytest.mark.parametrize(("path", "source"), [("kvcli.mx.symbol", "kvcli.symbol.build"),
+                                              ("kvcli.mx.visualization", "kvcli.symbol.viz")])
+def test_mx_symbol_and_visualization_give_the_kvcli_functions(path: str, source: str) -> None:
+    """Real modules (no sys.modules replacement) whose every public name is the kvcli one."""
+    module, real = importlib.import_module(path), importlib.import_module(source)
+    assert module is not real and module.__all__ == real.__all__ and len(real.__all__) >= 2
+    assert all(getattr(module, name) is getattr(real, name) for name in real.__all__)
+    assert getattr(mx, path.rsplit(".", 1)[1]) is module
 
 
 def test_kv_is_an_attribute_not_a_module_path() -> None:
