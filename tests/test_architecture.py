@@ -209,3 +209,32 @@ def test_no_layer_imports_a_layer_above(layer: str) -> None:
         and not any(_in(t, known) for known in KNOWN_UPWARDS.get(layer, ()))
     )
     assert not bad, f"{layer} imports a layer above it: {bad}"
+
+
+#: ``from module import _name`` across packages still to be removed (other work's areas).
+KNOWN_PRIVATE_IMPORTS = {
+    ("kvcli.symbol.viewer", "kvcli.symbol.fold", "_templates"),
+    ("kvcli.cli.symbol_cmds", "kvcli.symbol.shapespec", "_inputs_text"),
+}
+
+
+def test_no_private_names_imported_across_packages() -> None:
+    """A ``_name`` is its package's own: another package imports only public names."""
+    modules = _modules()
+
+    def package(name: str) -> str:
+        return name if _is_package(name, modules) else name.rpartition(".")[0]
+
+    found = set()
+    for name, path in modules.items():
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _resolve(node, name, modules)
+            if base not in modules or package(base) == package(name):
+                continue
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{base}.{alias.name}" not in modules:
+                    found.add((name, base, alias.name))
+    assert not found - KNOWN_PRIVATE_IMPORTS, f"private names imported across packages: {sorted(found - KNOWN_PRIVATE_IMPORTS)}"
