@@ -1,7 +1,7 @@
 """``dist_sync`` push+pull per step, W = 1, 2, 4 workers on one machine, vs ``device`` and
 (with ``--mxnet-python``) vs MXNet 1.9.1's own ``dist_sync`` parameter server.
 
-Each of W workers (Ray actors started by :func:`kvcli.store.launch.launch`) pushes
+Each of W workers (Ray actors started by :func:`kvcli.store.dist.launch.launch`) pushes
 ``--keys`` float32 arrays of ``--kib`` KiB each and pulls the step's sums back, ``--steps``
 times (default: one key of 16 MiB; the many-small-keys pattern is ``--keys 100 --kib 64``).
 The ``device`` row does the same work in one process. The MXNet row runs ps-lite as MXNet
@@ -65,7 +65,7 @@ def run_dist(
 ) -> float:
     """Median step time over the workers (they run in lockstep). With ``nodes``, the
     servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
-    from kvcli.store.launch import launch
+    from kvcli.store.dist.launch import launch
 
     where: dict = {}
     if nodes:
@@ -140,7 +140,7 @@ def run_mxnet(
 
 def run_device(workers: int, elements: int, steps: int, count: int) -> float | None:
     """Median step time of the ``device`` store doing the same work, or None without it."""
-    from kvcli.store.shm import device_array
+    from kvcli.store.device.shm import device_array
 
     keys = list(range(count))
     per_key = []
@@ -199,7 +199,7 @@ def inner(args: argparse.Namespace) -> None:
     """``--inner``: the kvcli part of a ``--nodes`` run, as a driver inside node 0."""
     import ray
 
-    from kvcli.store.dist_group import ray_init_options
+    from kvcli.store.dist.group import ray_init_options
 
     root = str(Path(__file__).resolve().parents[1])
     ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root}})
@@ -285,7 +285,7 @@ def main() -> None:
 
     import ray
 
-    from kvcli.store.dist_group import ray_init_options
+    from kvcli.store.dist.group import ray_init_options
 
     ray.init(**ray_init_options("local"))  # as kvcli starts Ray (its workers at nice 0)
     elements = args.kib * 1024 // 4

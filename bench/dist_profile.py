@@ -39,7 +39,7 @@ def main() -> None:
     import ray
 
     import kvcli
-    from kvcli.store.dist_group import ray_init_options
+    from kvcli.store.dist.group import ray_init_options
 
     ray.init(**ray_init_options("local"))
     value = np.ones(args.kib * 256, np.float32)

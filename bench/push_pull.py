@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 import kvcli
-from kvcli.store.shm import device_array
+from kvcli.store.device.shm import device_array
 
 
 def median_seconds(run: Callable[[], None], repeat: int) -> float:

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 import kvcli
-from kvcli.store.sparse import RowSparse
+from kvcli.arrays.sparse import RowSparse
 
 TARGET = 50.0
 

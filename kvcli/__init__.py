@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "KVStore": "kvcli.store.base",
     "Session": "kvcli.session",
-    "device_array": "kvcli.store.shm",
+    "device_array": "kvcli.store.device.shm",
 }
 _ERRORS = "kvcli.errors"
 

@@ -1,4 +1,4 @@
-"""Submodules imported on first use (PEP 562), so that ``import kvcli.mx`` / ``kvcli.nd``
+"""Submodules imported on first use (PEP 562), so that ``import kvcli.mx`` / ``kvcli.mx.ndarray``
 stay light: the one implementation of a package's lazy ``__getattr__``."""
 
 from __future__ import annotations

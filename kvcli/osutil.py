@@ -262,7 +262,7 @@ def pid_alive(pid: int) -> bool:
 def resource_problem(error: BaseException) -> str | None:
     """One line for a process that ran out of memory, address space or file descriptors
     (``ulimit -v``, ``ulimit -n``), naming the limit and how to raise it; None for any other
-    error. It never blames shared memory: that is :mod:`kvcli.store.shm`'s own error."""
+    error. It never blames shared memory: that is :mod:`kvcli.store.device.shm`'s own error."""
     import errno
 
     code = error.errno if isinstance(error, OSError) else None

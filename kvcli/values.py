@@ -27,7 +27,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import ValueLanguageError
-from kvcli.npyio import DTYPES, NpyError, read_array
+from kvcli.arrays.npyio import DTYPES, NpyError, read_array
 from kvcli.wrapping import cast_problem, int_overflows
 
 DEFAULT_DTYPE = "float32"
@@ -114,7 +114,7 @@ def load_npy_file(path: str, limit: int | None = None) -> np.ndarray:
 
 def load_npy(handle: IO[bytes], name: str, limit: int | None = None) -> np.ndarray:
     """Read one ``.npy`` array from an open binary stream (stdin), refusing pickles and objects,
-    more elements than the cap, and a stream that stays silent (see :mod:`kvcli.npyio`)."""
+    more elements than the cap, and a stream that stays silent (see :mod:`kvcli.arrays.npyio`)."""
     try:
         return read_array(handle, limit=max_elements() if limit is None else limit)
     except NpyError as error:

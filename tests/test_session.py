@@ -18,7 +18,7 @@ from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
 from kvcli.cli.keys import parse_key, parse_keys
 from kvcli.session import Session, check_key
 from kvcli.session.db import DB
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 
 
 def open_session(home: Path, name: str = "t", **kwargs) -> Session:

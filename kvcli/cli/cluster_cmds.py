@@ -1,5 +1,5 @@
 """``kvcli cluster up | status | down``: the home's background Ray cluster (see
-:mod:`kvcli.store.cluster`)."""
+:mod:`kvcli.session.cluster`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
 
 
 def run_up(options: Any, cpus: Optional[int] = None) -> None:
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     home = _home(options)
     from kvcli.cli.commands import RAY_START_TIME
@@ -37,7 +37,7 @@ def run_up(options: Any, cpus: Optional[int] = None) -> None:
 
 
 def run_status(options: Any) -> None:
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     home = _home(options)
     info = cluster.status(home)
@@ -53,7 +53,7 @@ def run_status(options: Any) -> None:
 
 
 def run_down(options: Any) -> None:
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     home = _home(options)
     with output.status("stopping the Ray cluster", quiet=options.json):

@@ -89,7 +89,7 @@ def _check_dtype_option(dtype: Optional[str], command: str) -> None:
         return
     from difflib import get_close_matches
 
-    from kvcli.npyio import DTYPES
+    from kvcli.arrays.npyio import DTYPES
 
     if dtype not in DTYPES:
         close = get_close_matches(dtype, DTYPES, n=1)
@@ -418,7 +418,7 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     finally:
         lock.release()
     shutil.rmtree(gone, ignore_errors=True)
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     cluster.expire_kept(home, path)  # the home's cluster stops the session's kept servers
     if options.json:

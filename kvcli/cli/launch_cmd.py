@@ -60,7 +60,7 @@ def run_launch(
     import os
 
     from kvcli.cli import output
-    from kvcli.store.launch import check_command, launch
+    from kvcli.store.dist.launch import check_command, launch
 
     check_command_line(command)
     check_command(list(command), os.getcwd())  # before Ray starts, which takes seconds

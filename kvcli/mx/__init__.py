@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from kvcli import __version__
 from kvcli._lazy import submodule_getattr
-from kvcli import nd
+import kvcli.mx.ndarray as nd
 from kvcli.errors import MXNetError
-from kvcli.mx import kv, optimizer
-from kvcli.nd import Context, cpu, current_context, gpu
+from kvcli.mx import kvstore, optimizer
+from kvcli.mx.ndarray import Context, cpu, current_context, gpu
 
-kvstore = kv
+kv = kvstore  # MXNet's mx.kv: an attribute only (`import mxnet.kv` fails there too)
 ndarray = nd
 
 #: Attributes imported on first use, by the module that provides them. One entry per name;

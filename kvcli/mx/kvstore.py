@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kvcli.nd import NDArray
-from kvcli.nd_sparse import wrap as _as_nd
+from kvcli.mx.ndarray import NDArray
+from kvcli.mx.ndarray.sparse import wrap as _as_nd
 from kvcli.store.base import Key
 from kvcli.store.base import KVStore as _CoreStore
 from kvcli.store.base import SingleWorker

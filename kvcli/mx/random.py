@@ -1,7 +1,7 @@
 """``mx.random``: ``seed``, ``uniform``, ``normal``, ... -- the functions of ``mx.nd.random``
-(:mod:`kvcli.nd_random`), sharing its streams. kvcli's numbers differ from MXNet's; the
+(:mod:`kvcli.mx.ndarray.random`), sharing its streams. kvcli's numbers differ from MXNet's; the
 distributions and the seeding rules are MXNet's."""
 
-from kvcli.nd_random import exponential, gamma, normal, poisson, randint, randn, seed, shuffle, uniform
+from kvcli.mx.ndarray.random import exponential, gamma, normal, poisson, randint, randn, seed, shuffle, uniform
 
 __all__ = ["exponential", "gamma", "normal", "poisson", "randint", "randn", "seed", "shuffle", "uniform"]

@@ -1,7 +1,5 @@
-"""``import kvcli.mx.symbol`` (MXNet's module path) gives ``kvcli.symbol.build`` (``mx.sym``): the very same
-module object, so ``kvcli.mx.symbol is kvcli.symbol.build``."""
+"""``mx.sym`` / ``mx.symbol`` (MXNet's module path ``kvcli.mx.symbol``): every public name of
+:mod:`kvcli.symbol.build`, which implements MXNet's symbol API."""
 
-import importlib
-import sys
-
-sys.modules[__name__] = importlib.import_module("kvcli.symbol.build")
+from kvcli.symbol.build import *  # noqa: F403 - the symbol API, declared once in kvcli.symbol.build
+from kvcli.symbol.build import __all__ as __all__

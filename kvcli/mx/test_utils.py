@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from kvcli.nd import array  # re-exported, as MXNet's test_utils does
-from kvcli.nd_context import Context, current_context
-from kvcli.nd_ops import NDArrayError
+from kvcli.mx.ndarray import array  # re-exported, as MXNet's test_utils does
+from kvcli.mx.ndarray.context import Context, current_context
+from kvcli.mx.ndarray.ops import NDArrayError
 
 #: MXNet's default tolerances for ``assert_almost_equal`` (``get_rtol`` / ``get_atol``).
 DEFAULT_RTOL = 1e-5
@@ -62,8 +62,8 @@ def rand_ndarray(shape: Any, stype: str = "default", density: float | None = Non
     """A random array: standard normal values (MXNet's ``random_arrays``); for a sparse
     ``stype``, rows (``row_sparse``) or elements (``csr``) are kept with probability
     ``density`` (random when not given) and the array is converted with ``tostype``."""
-    from kvcli import nd
-    from kvcli.nd_random import generator
+    import kvcli.mx.ndarray as nd
+    from kvcli.mx.ndarray.random import generator
 
     context = ctx or default_context()
     rng = generator(context)
@@ -153,7 +153,7 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
 
 def _seed_all(seed: int) -> None:
     """Seed numpy's, kvcli's and Python's global streams with ``seed``."""
-    from kvcli import nd_random
+    from kvcli.mx.ndarray import random as nd_random
 
     np.random.seed(seed)
     nd_random.seed(seed)
@@ -208,7 +208,7 @@ def setup_module() -> None:
 
 def teardown() -> None:
     """Module teardown (MXNet's ``common.teardown``): wait for all pending operations."""
-    from kvcli import nd
+    import kvcli.mx.ndarray as nd
 
     nd.waitall()
 

@@ -1,7 +1,5 @@
-"""``import kvcli.mx.visualization`` (MXNet's module path) gives ``kvcli.symbol.viz`` (``mx.viz``): the very same
-module object, so ``kvcli.mx.visualization is kvcli.symbol.viz``."""
+"""``mx.viz`` / ``mx.visualization`` (MXNet's module path ``kvcli.mx.visualization``):
+``plot_network`` and ``print_summary`` of :mod:`kvcli.symbol.viz`."""
 
-import importlib
-import sys
-
-sys.modules[__name__] = importlib.import_module("kvcli.symbol.viz")
+from kvcli.symbol.viz import *  # noqa: F403 - declared once in kvcli.symbol.viz
+from kvcli.symbol.viz import __all__ as __all__

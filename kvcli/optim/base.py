@@ -10,7 +10,7 @@ An optimizer is used two ways:
   through :meth:`Optimizer.state_dict` / :meth:`Optimizer.load_state_dict`.
 
 Built-in optimizers work on numpy arrays in place (float32 arithmetic like MXNet's kernels);
-a user subclass sees :class:`kvcli.nd.NDArray` views so MXNet code (``weight[:] += ...``,
+a user subclass sees :class:`kvcli.mx.ndarray.NDArray` views so MXNet code (``weight[:] += ...``,
 ``nd.zeros(weight.shape, weight.context)``) runs unchanged.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from kvcli.errors import OptimizerStateError, UpdaterError
 from kvcli.optim.params import Param, init_from_spec, lr_param
-from kvcli.store.arrays import Key as Key  # int | str: one Key type for stores and optimizers
+from kvcli.arrays.core import Key as Key  # int | str: one Key type for stores and optimizers
 
 if TYPE_CHECKING:
     from kvcli.optim.updater import Updater
@@ -549,7 +549,7 @@ class Optimizer:
     def _wrap(self, array: np.ndarray) -> Any:
         if self.numpy_native:
             return array
-        from kvcli.nd import NDArray
+        from kvcli.mx.ndarray import NDArray
 
         return NDArray(array)
 
@@ -588,9 +588,9 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
 
 
 def _row_sparse_weight(weight: Any) -> Any:
-    """The :class:`~kvcli.store.sparse.RowSparse` of a row-sparse weight (a store's value, or
+    """The :class:`~kvcli.arrays.sparse.RowSparse` of a row-sparse weight (a store's value, or
     an nd array of one), else None."""
-    from kvcli.store.sparse import RowSparse
+    from kvcli.arrays.sparse import RowSparse
 
     if isinstance(weight, RowSparse):
         return weight
@@ -629,7 +629,7 @@ def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, r
 
 
 def _is_csr(value: Any) -> bool:
-    """Whether ``value`` is a kvcli CSR array (``kvcli.nd_sparse.CSRNDArray``)."""
+    """Whether ``value`` is a kvcli CSR array (``kvcli.mx.ndarray.sparse.CSRNDArray``)."""
     return hasattr(value, "_kvcli_assign_dense")
 
 
@@ -656,7 +656,7 @@ def _unwrap_tree(value: Any) -> Any:
 
 
 def _wrap_tree(value: Any, context: Any) -> Any:
-    from kvcli.nd import NDArray
+    from kvcli.mx.ndarray import NDArray
 
     if isinstance(value, tuple):
         return tuple(_wrap_tree(v, context) for v in value)
@@ -682,7 +682,7 @@ def _astype(grad: Any, dtype: Any) -> Any:
 def _copy_cast(weight: Any, master: Any) -> None:
     """Copy the float32 master into the float16 weight; a row-sparse weight (a store's
     RowSparse value, or an nd array of it) gets every row."""
-    from kvcli.store.sparse import RowSparse, as_row_sparse
+    from kvcli.arrays.sparse import RowSparse, as_row_sparse
 
     if _is_csr(weight):
         weight._kvcli_assign_dense(np.asarray(as_numpy(master)))

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import OptimizerStateError
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.optim.base import (
     Key,
     Optimizer,
@@ -275,7 +275,7 @@ class SGLD(NumpyOptimizer):
         lr, wd = self._get_lr(index), f32(self._get_wd(index))
         g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
         weight += -f32(lr / 2) * (g + wd * weight)
-        from kvcli import nd_random  # on first use: importing kvcli.mx stays light
+        from kvcli.mx.ndarray import random as nd_random  # on first use: importing kvcli.mx stays light
 
         noise = nd_random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
         weight += noise._kvcli_buffer()

@@ -9,7 +9,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 
 
 class StoreUpdater:

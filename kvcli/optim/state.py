@@ -11,7 +11,7 @@ reading it trusts nothing in it:
   ``dump_optimizer``); a ``python:`` spec is never parsed, and is accepted only when it is
   the spec of the updater the user already set (a session's comes from its manifest, with
   the trust check of :mod:`kvcli.session.trust`);
-* every member is bounded before it is decompressed (:class:`kvcli.npyio.NpzArchive`): its
+* every member is bounded before it is decompressed (:class:`kvcli.arrays.npyio.NpzArchive`): its
   declared size against the shape of its key (where the caller knows it) or
   ``KVCLI_MAX_ELEMENTS``, and each ``.npy`` header against the same bound before its body is
   read (a 2 MB zip bomb unpacks nothing);
@@ -34,9 +34,9 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.npyio import NpyError, NpzArchive
+from kvcli.arrays.npyio import NpyError, NpzArchive
 from kvcli.optim.base import check_count, is_builtin
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 
 STATE_FORMAT = 1
 #: Arrays one key's state may hold (kvcli's optimizers keep at most four).

@@ -139,10 +139,10 @@ def _device_id(weight: Any) -> int:
 def _user_weight(opt: Optimizer, weight: Any) -> Any:
     """The weight as a user optimizer sees it: an NDArray, or for a store's row-sparse value
     a row-sparse NDArray over it (as MXNet hands a RowSparseNDArray)."""
-    from kvcli.store.sparse import RowSparse
+    from kvcli.arrays.sparse import RowSparse
 
     if isinstance(weight, RowSparse):
-        from kvcli.nd_sparse import wrap
+        from kvcli.mx.ndarray.sparse import wrap
 
         return wrap(weight)
     if not isinstance(weight, np.ndarray):

@@ -20,7 +20,7 @@ and files those rows no longer name are removed. A crash at any point leaves the
 committed state; a killed command's files are removed by the next process that writes.
 
 Nothing in a session folder is trusted: every manifest is checked field by field
-(:mod:`kvcli.session.schema`), every file is read and written by :mod:`kvcli.npyio` with
+(:mod:`kvcli.session.schema`), every file is read and written by :mod:`kvcli.arrays.npyio` with
 ``O_NOFOLLOW`` (regular files only), a failed write removes what it wrote and says how much
 space it needed, a ``python:`` updater runs only from the file and content the user named
 with ``set_updater`` in this home (:mod:`kvcli.session.trust`), the optimizer state goes

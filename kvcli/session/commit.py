@@ -16,7 +16,7 @@ from typing import Iterator
 import numpy as np
 
 from kvcli.errors import SessionError
-from kvcli.npyio import remove_quietly
+from kvcli.arrays.npyio import remove_quietly
 from kvcli.session import db
 from kvcli.session.db import DB
 from kvcli.session.files import (

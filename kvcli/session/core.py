@@ -122,7 +122,7 @@ class Session(Committer):
     def store_start(self) -> str | None:
         """What the next command must start before it runs (None: the store is running):
         ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
-        cluster, see :mod:`kvcli.store.cluster`) or ``"private-ray"`` (a dist session with
+        cluster, see :mod:`kvcli.session.cluster`) or ``"private-ray"`` (a dist session with
         no cluster: a Ray runtime for this command alone, about 10 s)."""
         if self._store is not None:
             return None
@@ -146,7 +146,7 @@ class Session(Committer):
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
-            from kvcli.store.sparse import ROW_SPARSE, stype_of
+            from kvcli.arrays.sparse import ROW_SPARSE, stype_of
 
             for key, value in zip(keys, values):  # files hold dense arrays only
                 if stype_of(value) == ROW_SPARSE:
@@ -405,7 +405,7 @@ class Session(Committer):
                 self._collect_garbage(Manifest(store_type_, options))
                 self._write_manifest(manifest)
             self._collect_garbage(manifest)
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         cluster.expire_kept(self.home, self.path)  # the home's cluster stops the kept servers
         return manifest
@@ -559,7 +559,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
-                from kvcli.store.device import warm_folder
+                from kvcli.store.device.store import warm_folder
 
                 sockets = warm_folder(folder)
                 row.update(

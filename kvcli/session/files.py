@@ -1,5 +1,5 @@
 """Files of a session: the lock, fsync, the pickle-free ``.npy`` reader and writer (through
-:mod:`kvcli.npyio`), full-disk errors, new file names, and the test crash points.
+:mod:`kvcli.arrays.npyio`), full-disk errors, new file names, and the test crash points.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.osutil import PRIVATE_FILE, fsync_dir, private_dir
-from kvcli.npyio import (
+from kvcli.arrays.npyio import (
     NOFOLLOW,
     NpyError,
     check_file,
@@ -246,7 +246,7 @@ def _npy_error(path: Path, error: NpyError) -> SessionError:
 
 def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Read a session ``.npy`` file (a regular file, not a symlink; big ones mapped) with the
-    one reader of :mod:`kvcli.npyio`; a damaged file is a :class:`SessionError` naming it."""
+    one reader of :mod:`kvcli.arrays.npyio`; a damaged file is a :class:`SessionError` naming it."""
     try:
         return read_array(path, dtype=dtype, shape=shape, session_file=True)
     except NpyError as error:

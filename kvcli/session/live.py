@@ -77,12 +77,12 @@ class LiveStore(SessionAttrs):
             self._check_ray_address(manifest)
             options = dict(manifest.store_options)
             if manifest.store_type == "device":  # one-shot commands attach to the same devices
-                from kvcli.store.device import warm_folder
+                from kvcli.store.device.store import warm_folder
 
                 options["warm_dir"] = str(warm_folder(self.path))
             if manifest.store_type.startswith("dist") and not options.get("address") \
                     and not config.get(config.RAY_ADDRESS):
-                from kvcli.store import cluster
+                from kvcli.session import cluster
 
                 running = cluster.status(self.home)
                 if running is not None:
@@ -119,8 +119,8 @@ class LiveStore(SessionAttrs):
         idle = config.get(config.DIST_IDLE)
         if not idle:
             return {}
-        from kvcli.store import cluster
-        from kvcli.store.dist_group import connect, keep_group, kept_group_id, mode_of
+        from kvcli.session import cluster
+        from kvcli.store.dist.group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
         servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
@@ -136,11 +136,11 @@ class LiveStore(SessionAttrs):
         group = getattr(self._store, "group", None) if self._store is not None else None
         if not isinstance(group, str):  # no store, or not a dist one
             return
-        from kvcli.store.dist_group import KEPT_PREFIX
+        from kvcli.store.dist.group import KEPT_PREFIX
 
         if not group.startswith(KEPT_PREFIX):
             return
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         if not cluster.note_kept(self.home, group, self.path, config.get(config.DIST_IDLE)):
             self.close()
@@ -152,12 +152,12 @@ class LiveStore(SessionAttrs):
 
     def _cluster_address(self, options: dict[str, Any]) -> str | None:
         """The Ray address a dist store of this session joins: its own (``address``,
-        ``KVCLI_RAY_ADDRESS``), else the home's running cluster (:mod:`kvcli.store.cluster`),
+        ``KVCLI_RAY_ADDRESS``), else the home's running cluster (:mod:`kvcli.session.cluster`),
         else None (the store starts a private Ray runtime)."""
         own = options.get("address") or config.get(config.RAY_ADDRESS)
         if own:
             return str(own)
-        from kvcli.store import cluster
+        from kvcli.session import cluster
 
         running = cluster.status(self.home)
         return running.address if running is not None else None

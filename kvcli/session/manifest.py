@@ -15,7 +15,7 @@ from typing import Any, Callable, MutableMapping
 import numpy as np
 
 from kvcli.errors import KeyTypeError, SessionError
-from kvcli.npyio import NOFOLLOW
+from kvcli.arrays.npyio import NOFOLLOW
 from kvcli.osutil import atomic_write
 from kvcli.session.files import corrupted, disk_error
 from kvcli.session.keytable import KeyTable

@@ -14,9 +14,9 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.osutil import user_home
-from kvcli.store.arrays import Key as Key  # re-exported: the session's modules read it here
+from kvcli.arrays.core import Key as Key  # re-exported: the session's modules read it here
 
 
 

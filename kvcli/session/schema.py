@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.store import REGISTRY
 from kvcli.store import SESSION_OPTION_SPECS as SPECS
 

@@ -7,7 +7,7 @@ distributed types cannot drift apart.
 
 Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with an
 ``asnumpy()`` method whose ``_kvcli_buffer()`` returns the writable numpy array behind them
-(the ``kvcli.nd`` shim does this), so ``pull(out=nd_array)`` writes in place.
+(the ``kvcli.mx.ndarray`` shim does this), so ``pull(out=nd_array)`` writes in place.
 """
 
 from __future__ import annotations
@@ -33,18 +33,18 @@ from kvcli.errors import (
     UpdaterError,
 )
 
-from kvcli.store.arrays import (  # noqa: F401 - as_numpy and is_value_list are part of this module's API
+from kvcli.arrays.core import (  # noqa: F401 - as_numpy and is_value_list are part of this module's API
     ArrayInfo as ArrayInfo,
     Key as Key,
-    _is_key,
-    _is_writable_array,
-    _normalise_key,
-    _one_value_per_key,
+    is_key,
+    is_writable_array,
+    normalise_key,
+    one_value_per_key,
     as_numpy as as_numpy,
     is_value_list as is_value_list,
     writable_buffer as writable_buffer,
 )
-from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 from kvcli.store.sparse_contract import RowSparseContract
 from kvcli.store.compression_contract import CompressionContract
 
@@ -200,7 +200,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             self._check_open()
             pairs = self._pair(key, value, "init")
             arrays: list[np.ndarray | RowSparse] = []
-            pairs = _one_value_per_key(pairs, "init", "push is the one that sums per-device values")
+            pairs = one_value_per_key(pairs, "init", "push is the one that sums per-device values")
             for k, v in pairs:
                 sparse = as_row_sparse(v)
                 arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
@@ -266,7 +266,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         """Copy each key's value into ``out``: one array, or a list of arrays (one per device).
 
         With ``out=None`` a new numpy array is returned (a list of them for a list of keys;
-        a :class:`~kvcli.store.sparse.RowSparse` copy for a row-sparse key). A row-sparse
+        a :class:`~kvcli.arrays.sparse.RowSparse` copy for a row-sparse key). A row-sparse
         ``out`` is skipped while ``ignore_sparse`` is True (MXNet's default: such outputs
         are meant for :meth:`row_sparse_pull`); with False it receives the whole value.
         """
@@ -293,7 +293,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             if out is None:  # in place: the pushed values receive the result
                 for k, v in self._pair(key, value, "pushpull"):
                     for item in v if is_value_list(v) else [v]:
-                        if not _is_writable_array(item):
+                        if not is_writable_array(item):
                             raise OutputError(
                                 f"pushpull of key {k!r} without out= writes the result back into the pushed "
                                 f"values, so each must be a writable numpy or nd array, not a "
@@ -318,7 +318,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             self._check_open()
             values = self._pair(key, value, "broadcast")
             outs = dict(self._pair(key, out, "broadcast"))
-            values = _one_value_per_key(values, "broadcast", "and one or a list of outputs")
+            values = one_value_per_key(values, "broadcast", "and one or a list of outputs")
             for k, v in values:
                 array = as_numpy(v)
                 for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):
@@ -350,7 +350,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         rows (sorted, each once; zero where the stored value has none) — MXNet's result.
         The cost grows with the rows requested, not with the size of the table. A dense
         output, a dense key, or an id outside the table is an error and changes nothing.
-        With ``out=None`` new :class:`~kvcli.store.sparse.RowSparse` values are returned.
+        With ``out=None`` new :class:`~kvcli.arrays.sparse.RowSparse` values are returned.
         """
         del priority
         if row_ids is None:
@@ -479,16 +479,16 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         self._check_open()
         if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
             return False
-        return _normalise_key(key) in self._info
+        return normalise_key(key) in self._info
 
     def info(self, key: Key) -> ArrayInfo:
         """Shape and dtype of ``key``'s value."""
-        return self._info_of(_normalise_key(key))
+        return self._info_of(normalise_key(key))
 
     def delete(self, key: Key) -> None:
         """Forget ``key`` (and its optimizer state)."""
         with self._lock:
-            k = _normalise_key(key)
+            k = normalise_key(key)
             self._info_of(k)
             self._forget_storage(k)
             del self._info[k]
@@ -540,7 +540,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
     def _keys_of(self, key: Any) -> list[Key]:
         keys = list(key) if isinstance(key, (list, tuple)) else [key]
-        normalised = [_normalise_key(k) for k in keys]
+        normalised = [normalise_key(k) for k in keys]
         for k in normalised:
             self._info_of(k)
         return normalised
@@ -548,7 +548,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
     def _pair(self, key: Any, value: Any, verb: str) -> list[tuple[Key, Any]]:
         """Pair keys with values (one key and one value, or two lists of equal length)."""
         if isinstance(key, (list, tuple)):
-            keys = [_normalise_key(k) for k in key]
+            keys = [normalise_key(k) for k in key]
             if not isinstance(value, (list, tuple)) or len(value) != len(keys):
                 got = f"{len(value)} values" if isinstance(value, (list, tuple)) else "one value"
                 raise ArityError(
@@ -557,7 +557,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                 )
             pairs = list(zip(keys, value))
         else:
-            pairs = [(_normalise_key(key), value)]
+            pairs = [(normalise_key(key), value)]
         creates = verb in ("init", "broadcast")  # these take keys that do not exist yet
         if not creates:
             for k, _ in pairs:

@@ -229,9 +229,9 @@ MAX_RESIDUAL_ARRAYS = 4096
 def load_residuals(path: Any, limit: int | None = None) -> list[np.ndarray]:
     """Read what :func:`save_residuals` wrote (float32 arrays, never unpickled), each of at
     most ``limit`` elements (the key's size; default ``KVCLI_MAX_ELEMENTS``), bounded before
-    it is unpacked (:class:`kvcli.npyio.NpzArchive`)."""
+    it is unpacked (:class:`kvcli.arrays.npyio.NpzArchive`)."""
     from kvcli import config
-    from kvcli.npyio import NpyError, NpzArchive
+    from kvcli.arrays.npyio import NpyError, NpzArchive
 
     most = int(config.get(config.MAX_ELEMENTS)) if limit is None else limit
     try:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from kvcli.store.arrays import Key
+from kvcli.arrays.core import Key
 
 if TYPE_CHECKING:  # imported on first use: a store without compression never loads the coder
     from kvcli.store.compression import GradientCompression
@@ -45,7 +45,7 @@ class CompressionContract:
         Supported by ``device`` and the distributed stores, as in MXNet; ``None`` turns it
         off. Residuals are kept per key and device, and reset when a key is re-initialised.
         """
-        from kvcli.store import resolve
+        from kvcli.store.registry import resolve
         from kvcli.store.compression import GradientCompression, parse_compression, require_support
 
         spec = parse_compression(compression_params)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from kvcli.errors import ArityError, RowSparseError, ShapeMismatchError
-from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse, check_row_ids, merge
-from kvcli.store.arrays import Key
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse, check_row_ids, merge
+from kvcli.arrays.core import Key
 
 
 
@@ -85,7 +85,7 @@ class RowSparseContract:
         """``(row-sparse rules?, the sum)`` of one key's pushed values.
 
         A push with row-sparse values, or to a row-sparse key, is summed by row with
-        :func:`~kvcli.store.sparse.merge` (no backend buffer: its cost follows the rows
+        :func:`~kvcli.arrays.sparse.merge` (no backend buffer: its cost follows the rows
         pushed); every other push by the backend's :meth:`_reduce`.
         """
         if self._info[key].stype == ROW_SPARSE or any(isinstance(v, RowSparse) for v in values):

@@ -1,7 +1,7 @@
 """A model's weights (MXNet ``.params``) checked against its graph, and described per tensor.
 
 :func:`load_params` reads the file with the project's pickle-free reader
-(:mod:`kvcli.ndarray_io`); names may carry MXNet's checkpoint prefixes ``arg:`` (learnable
+(:mod:`kvcli.mx.ndarray.io`); names may carry MXNet's checkpoint prefixes ``arg:`` (learnable
 parameters) and ``aux:`` (auxiliary states), as ``save_checkpoint`` and Gluon's ``export``
 write them, or none (Gluon's ``save_parameters``). :func:`check_params` compares every
 parameter and auxiliary state of the graph with the file: one :class:`Problem` per missing,
@@ -80,7 +80,7 @@ class ParamsCheck:
 
 def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
     """The arrays of an MXNet ``.params`` file by name (prefix removed); errors are one line."""
-    from kvcli.ndarray_io import ParamsFileError, load
+    from kvcli.mx.ndarray.io import ParamsFileError, load
 
     try:
         loaded = load(path)

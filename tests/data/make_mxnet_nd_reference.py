@@ -1,4 +1,4 @@
-"""Record what MXNet 1.9.1's ``mx.nd`` does, for kvcli's own tests of ``kvcli.nd``.
+"""Record what MXNet 1.9.1's ``mx.nd`` does, for kvcli's own tests of ``kvcli.mx.ndarray``.
 
 Run with a Python that has mxnet 1.9.1 (from the repository root):
 

@@ -57,7 +57,7 @@ def train(steps: int, compressed: bool, flag: str = "") -> dict:
 def main(address: str) -> None:
     import ray
 
-    from kvcli.store.launch import launch
+    from kvcli.store.dist.launch import launch
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))

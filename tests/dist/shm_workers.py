@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import kvcli
-from kvcli.store.shm import leftover_segments
+from kvcli.store.device.shm import leftover_segments
 
 
 def accumulate(key: Any, pushed: np.ndarray, stored: np.ndarray) -> None:

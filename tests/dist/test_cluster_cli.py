@@ -80,7 +80,7 @@ def test_cluster_up_is_joined_by_one_shot_commands_and_down_stops_it(tmp_path: P
 
 
 def test_a_stale_cluster_file_is_not_a_cluster(tmp_path: Path) -> None:
-    from kvcli.store import cluster
+    from kvcli.session import cluster
 
     (tmp_path / "cluster.json").write_text(json.dumps({"pid": 2**22 + 12345, "address": "127.0.0.1:1", "cpus": 1,
                                                        "started": 0}))
@@ -94,12 +94,12 @@ def test_a_stale_cluster_file_is_not_a_cluster(tmp_path: Path) -> None:
 PROBE = """
 import json, os, sys
 from pathlib import Path
-from kvcli.store import cluster
+from kvcli.session import cluster
 home = Path(sys.argv[1])
 os.environ.update(cluster.join_environment(home))
 import numpy as np, ray
 ray.init(address=cluster.status(home).address, include_dashboard=False, logging_level="ERROR")
-from kvcli.store.dist_group import find_group
+from kvcli.store.dist.group import find_group
 group = find_group(sys.argv[2], 5.0)
 if group is None:
     print("none")

@@ -1,4 +1,4 @@
-"""The node-local shared-memory data path (kvcli.store.dist_shm) against the object store."""
+"""The node-local shared-memory data path (kvcli.store.dist.shm) against the object store."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist
 import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the Ray workers too)
 
 import kvcli  # noqa: E402
-from kvcli.store.dist_shm import POOL_SEGMENTS, ShmPart  # noqa: E402
-from kvcli.store.launch import launch  # noqa: E402
-from kvcli.store.shm import leftover_segments  # noqa: E402
+from kvcli.store.dist.shm import POOL_SEGMENTS, ShmPart  # noqa: E402
+from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.device.shm import leftover_segments  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
 

@@ -14,7 +14,7 @@ import pytest
 from kvcli.errors import SessionError, UnsupportedError
 from kvcli.session import Session
 from kvcli.store.compression import CompressionError
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 
 
 KVCLI = Path(sys.executable).parent / "kvcli"

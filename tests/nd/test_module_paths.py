@@ -18,16 +18,31 @@ from kvcli import errors
 @pytest.mark.parametrize(
     ("path", "same_as"),
     [
-        ("kvcli.mx.kvstore", "kvcli.mx.kv"),
-        ("kvcli.mx.ndarray", "kvcli.nd"),
-        ("kvcli.mx.symbol", "kvcli.symbol.build"),
-        ("kvcli.mx.visualization", "kvcli.symbol.viz"),
+        ("kvcli.mx.kvstore", "kvcli.mx.kvstore"),
+        ("kvcli.mx.ndarray", "kvcli.mx.ndarray"),
         ("kvcli.mx.optimizer", "kvcli.mx.optimizer"),
     ],
 )
 def test_mxnet_module_paths_are_the_kvcli_modules(path: str, same_as: str) -> None:
     assert importlib.import_module(path) is importlib.import_module(same_as)
     assert getattr(mx, path.rsplit(".", 1)[1]) is importlib.import_module(same_as)
+
+
+@pytest.mark.parametrize(("path", "source"), [("kvcli.mx.symbol", "kvcli.symbol.build"),
+                                              ("kvcli.mx.visualization", "kvcli.symbol.viz")])
+def test_mx_symbol_and_visualization_give_the_kvcli_functions(path: str, source: str) -> None:
+    """Real modules (no sys.modules replacement) whose every public name is the kvcli one."""
+    module, real = importlib.import_module(path), importlib.import_module(source)
+    assert module is not real and module.__all__ == real.__all__ and len(real.__all__) >= 2
+    assert all(getattr(module, name) is getattr(real, name) for name in real.__all__)
+    assert getattr(mx, path.rsplit(".", 1)[1]) is module
+
+
+def test_kv_is_an_attribute_not_a_module_path() -> None:
+    """As in MXNet 1.9.1: ``mx.kv`` is ``mx.kvstore``, but ``import mxnet.kv`` fails."""
+    assert mx.kv is importlib.import_module("kvcli.mx.kvstore")
+    with pytest.raises(ModuleNotFoundError, match="kvcli.mx.kv"):
+        importlib.import_module("kvcli.mx.kv")
 
 
 def test_attribute_aliases() -> None:
@@ -89,8 +104,8 @@ def test_assert_almost_equal() -> None:
 
 
 def test_importing_kvcli_mx_stays_light() -> None:
-    code = ("import sys, kvcli.mx; heavy = [m for m in ('kvcli.symbol.build', 'kvcli.ndarray_io', "
-            "'kvcli.nd_random', 'graphviz', 'ray', 'kvcli.store.device') if m in sys.modules]; print(heavy)")
+    code = ("import sys, kvcli.mx; heavy = [m for m in ('kvcli.symbol.build', 'kvcli.mx.ndarray.io', "
+            "'kvcli.mx.ndarray.random', 'graphviz', 'ray', 'kvcli.store.device.store') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -108,22 +123,23 @@ def test_rand_ndarray_and_py_str() -> None:
 
 def test_nd_submodules_import_by_dotted_path() -> None:
     code = (
-        "import kvcli.mx.ndarray.random as a, kvcli.nd.random as b, kvcli.nd_random as real\n"
+        "import kvcli.mx.ndarray.random as a, kvcli.mx.ndarray.random as b, kvcli.mx.ndarray.random as real\n"
         "from kvcli.mx.ndarray.random import uniform\n"
         "import kvcli.mx as mx\n"
         "print(a is real, b is real, uniform is real.uniform, mx.nd.random is real, real.__spec__.name)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "True", "True", "True", "kvcli.nd_random"]
-    with pytest.raises(ModuleNotFoundError, match="kvcli.nd.nothing"):
-        importlib.import_module("kvcli.nd.nothing")
+    assert out.split() == ["True", "True", "True", "True", "kvcli.mx.ndarray.random"]
+    with pytest.raises(ModuleNotFoundError, match="kvcli.mx.ndarray.nothing"):
+        importlib.import_module("kvcli.mx.ndarray.nothing")
 
 
-@pytest.mark.parametrize("first", ["kvcli.nd_functions", "kvcli.nd", "kvcli.mx", "kvcli.nd_random", "kvcli.nd_sparse"])
+@pytest.mark.parametrize("first", ["kvcli.mx.ndarray.functions", "kvcli.mx.ndarray", "kvcli.mx",
+                                   "kvcli.mx.ndarray.random", "kvcli.mx.ndarray.sparse"])
 def test_nd_functions_are_in_nd_whichever_module_is_imported_first(first: str) -> None:
-    """``kvcli.nd`` and ``kvcli.nd_functions`` import each other: either order gives
+    """``kvcli.mx.ndarray.ndarray`` and ``.functions`` import each other: either order gives
     ``nd.sum``, the ``a.sum()`` method and ``'sum'`` in ``nd.__all__``."""
-    code = (f"import {first}\nfrom kvcli import nd\n"
+    code = (f"import {first}\nimport kvcli.mx.ndarray as nd\n"
             "print(nd.sum(nd.ones((2, 2)), axis=0).asnumpy().tolist(), nd.ones((2,)).exp().shape, "
             "'sum' in nd.__all__, 'take' in nd.__all__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import kvcli.mx as mx
-from kvcli import ndarray_io
+from kvcli.mx.ndarray import io as ndarray_io
 from kvcli.mx import nd
-from kvcli.ndarray_io import ParamsFileError
+from kvcli.mx.ndarray.io import ParamsFileError
 
 from .conftest import PARAMS, load_reference
 

@@ -14,7 +14,7 @@ import pytest
 
 import kvcli.mx as mx
 from kvcli.mx import nd
-from kvcli.nd_ops import NDArrayError
+from kvcli.mx.ndarray.ops import NDArrayError
 
 N = 200_000
 

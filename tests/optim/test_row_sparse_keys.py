@@ -11,7 +11,7 @@ import pytest
 
 import kvcli.mx as mx
 from kvcli.errors import UpdaterError
-from kvcli.store.sparse import RowSparse
+from kvcli.arrays.sparse import RowSparse
 
 SHAPE = (4, 2)
 

@@ -1,7 +1,7 @@
 """Item 4 of issue 15: a full, read-only or failing disk gives one-line errors and leaves nothing behind.
 
-The failures are injected into the one writer (``kvcli.npyio._write_array``, called by
-:func:`kvcli.npyio.write_file`) after half the data is on disk, the way a filling disk
+The failures are injected into the one writer (``kvcli.arrays.npyio._write_array``, called by
+:func:`kvcli.arrays.npyio.write_file`) after half the data is on disk, the way a filling disk
 fails; ``tests/stress/test_disk_full.py`` does the same on a real 1 MiB tmpfs (as root).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import kvcli.npyio as npy
+import kvcli.arrays.npyio as npy
 from kvcli.errors import SessionError
 from kvcli.session import DATA, Session
 

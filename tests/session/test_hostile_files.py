@@ -17,12 +17,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-import kvcli.nd as nd
+import kvcli.mx.ndarray as nd
 from kvcli.errors import SessionError, ValueLanguageError
-from kvcli.ndarray_io import ParamsFileError
+from kvcli.mx.ndarray.io import ParamsFileError
 from kvcli.session import Session
 from kvcli.values import parse_value
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 from tests.cli.conftest import KVCLI, kvcli_env
 from tests.optim.statefiles import npy_header
 
@@ -163,7 +163,7 @@ def test_nd_load_of_impossible_shapes_is_a_params_error(tmp_path: Path, blob: by
 
 
 def test_nd_load_keeps_64_dimensions() -> None:
-    from kvcli import ndarray_io
+    from kvcli.mx.ndarray import io as ndarray_io
 
     loaded = ndarray_io.loads(_params(64, [1] * 64)[:-8] + bytes(4) + struct.pack("<Q", 0))
     assert loaded[0].shape == (1,) * 64

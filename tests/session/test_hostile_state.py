@@ -23,7 +23,7 @@ import pytest
 import kvcli
 from kvcli.errors import SessionError
 from kvcli.session import Session
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 from tests.cli.conftest import KVCLI, kvcli_env
 from tests.optim.statefiles import bomb_member, npy_bytes, npy_header, read_members, rewrite, write_evil
 

@@ -16,7 +16,7 @@ import pytest
 
 from kvcli.errors import SessionError
 from kvcli.session import Session, list_sessions
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 
 
 def good_manifest(home: Path, name: str = "bad") -> dict:

@@ -1,6 +1,6 @@
 """Item 3 of issue 15: every input stream is bounded and never hangs; one .npy reader.
 
-``-`` (stdin), ``@file`` and ``@fifo`` are read by :mod:`kvcli.npyio` within the element cap
+``-`` (stdin), ``@file`` and ``@fifo`` are read by :mod:`kvcli.arrays.npyio` within the element cap
 of the value language; a header claiming more is refused before the body is read, and a
 FIFO or pipe that stays silent is an error after ``KVCLI_STREAM_TIMEOUT`` seconds.
 """
@@ -172,7 +172,7 @@ def test_one_reader_refuses_the_same_files_everywhere(tmp_path: Path, payload: b
 
 
 def test_no_module_but_npyio_parses_npy_files() -> None:
-    """One source of truth: the value language and the session call kvcli.npyio, not numpy's loader."""
+    """One source of truth: the value language and the session call kvcli.arrays.npyio, not numpy's loader."""
     import pkgutil
 
     import kvcli.session as session

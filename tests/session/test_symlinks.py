@@ -16,7 +16,7 @@ import pytest
 from kvcli.errors import SessionError
 from kvcli.session import DATA, RECYCLE_BYTES, Session
 from kvcli.session.db import DB
-from session.legacy import read_manifest
+from tests.session.legacy import read_manifest
 
 N = RECYCLE_BYTES // 4  # float32 elements of a value big enough to keep a spare
 

@@ -16,7 +16,7 @@ import pytest
 
 from kvcli.errors import SessionError
 from kvcli.session import Session
-from session.legacy import read_manifest, write_legacy
+from tests.session.legacy import read_manifest, write_legacy
 
 UPDATER = """
 import os

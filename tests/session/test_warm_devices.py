@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from kvcli.session import Session
-from kvcli.store.device import warm_folder
+from kvcli.store.device.store import warm_folder
 
 N = 200_000  # big enough that every device gets a slice
 

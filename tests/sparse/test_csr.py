@@ -1,4 +1,4 @@
-"""CSR arrays (kvcli.nd.sparse.CSRNDArray) against MXNet 1.9.1's recorded behaviour
+"""CSR arrays (kvcli.mx.ndarray.sparse.CSRNDArray) against MXNet 1.9.1's recorded behaviour
 (tests/data/make_mxnet_csr_reference.py), and optimizers on CSR weights and gradients."""
 
 from __future__ import annotations

@@ -215,7 +215,7 @@ def test_wrong_shapes_and_row_ids_are_refused(make_kv: Any, ref: dict[str, Any])
 
 
 def test_row_wise_sum_matches_mxnet_and_dense_sum(make_kv: Any, ref: dict[str, Any]) -> None:
-    from kvcli.store.local import sum_into
+    from kvcli.arrays.summation import sum_into
 
     case = ref["row_sum"]
     kv = make_kv()

@@ -1,4 +1,4 @@
-"""kvcli.store.sparse (the numpy core) and kvcli.nd.sparse (the MXNet layer)."""
+"""kvcli.arrays.sparse (the numpy core) and kvcli.mx.ndarray.sparse (the MXNet layer)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 import kvcli
 import kvcli.mx as mx
-from kvcli import nd
+import kvcli.mx.ndarray as nd
 from kvcli.errors import CSRError, DTypeMismatchError, KeyTypeError, RowSparseError, ShapeMismatchError
-from kvcli.store.local import sum_into
-from kvcli.store.sparse import RowSparse, check_row_ids, merge, sum_rows
+from kvcli.arrays.summation import sum_into
+from kvcli.arrays.sparse import RowSparse, check_row_ids, merge, sum_rows
 
 from .conftest import assert_rsp
 

@@ -24,7 +24,7 @@ from kvcli.errors import (
     UpdaterError,
 )
 from kvcli.store.base import KVStore
-from kvcli.store.sparse import RowSparse
+from kvcli.arrays.sparse import RowSparse
 
 
 def snapshot(kv: KVStore) -> dict:

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from kvcli.store.shm import leftover_segments
+from kvcli.store.device.shm import leftover_segments
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux /proc and /dev/shm")
 
@@ -56,7 +56,7 @@ def test_an_interrupted_push_changes_nothing_and_later_pushes_are_exact() -> Non
         """
         import json, os, signal, threading, time, traceback
         import numpy as np, kvcli
-        from kvcli.store.shm import device_array
+        from kvcli.store.device.shm import device_array
         n = 1 << 22
         kv = kvcli.create("device", num_devices=4)
         kv.init("w", np.zeros(n, np.float32))
@@ -213,7 +213,7 @@ def test_full_dev_shm_is_a_clear_error_not_a_bus_error() -> None:
     code = """
         import numpy as np, kvcli
         from kvcli.errors import SharedMemoryError
-        from kvcli.store.shm import leftover_segments
+        from kvcli.store.device.shm import leftover_segments
         import os
         kv = kvcli.create("device", num_devices=2)
         kv.init("w", np.zeros(8388608, np.float32))          # 32 MiB stored

@@ -18,7 +18,7 @@ import pytest
 
 import kvcli
 from kvcli.errors import DeviceError
-from kvcli.store.shm import leftover_segments
+from kvcli.store.device.shm import leftover_segments
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux /proc to inspect processes")
 
@@ -151,7 +151,7 @@ def test_killing_the_store_process_leaves_no_device_and_no_memory(tmp_path) -> N
 
 def test_device_arrays_are_read_in_place_and_freed_when_collected() -> None:
     from kvcli.mx import cpu, nd
-    from kvcli.store.shm import device_descriptor, live_device_arrays
+    from kvcli.store.device.shm import device_descriptor, live_device_arrays
 
     shape = (600, 600)  # 1.4 MB of float32: big enough to live in device memory
     with kvcli.create("device", num_devices=2) as kv:

@@ -27,8 +27,8 @@ import pytest
 from kvcli.errors import StoreError, UnsafePathError
 from kvcli.osutil import private_dir
 from kvcli.session import Session
-from kvcli.store.device import DeviceStore, warm_folder
-from kvcli.store.shm import SHM_DIR, SharedArray, leftover_segments, sweep_orphans
+from kvcli.store.device.store import DeviceStore, warm_folder
+from kvcli.store.device.shm import SHM_DIR, SharedArray, leftover_segments, sweep_orphans
 from tests.other_user import as_user, other_uid
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux /proc and /dev/shm")
@@ -114,7 +114,7 @@ def test_a_device_never_unpickles_what_it_is_sent(tmp_path: Path) -> None:
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    worker = subprocess.Popen([sys.executable, "-m", "kvcli.store.device_worker", str(to_read), str(from_write), "0"],
+    worker = subprocess.Popen([sys.executable, "-m", "kvcli.store.device.worker", str(to_read), str(from_write), "0"],
                               pass_fds=(to_read, from_write), env=env)
     os.close(to_read)
     os.close(from_write)
@@ -287,7 +287,7 @@ def test_the_sweep_keeps_a_live_store_in_another_pid_namespace() -> None:
                 f.write("30000")  # a pid far from this machine's own processes
         except OSError:
             pass
-        from kvcli.store.shm import SharedArray
+        from kvcli.store.device.shm import SharedArray
         child = os.fork()
         if child == 0:
             a = SharedArray((1024,), "float32")
@@ -309,7 +309,7 @@ def test_the_sweep_keeps_a_live_store_in_another_pid_namespace() -> None:
             pytest.skip(f"pid {inner_pid} of the namespace is also a pid here")
         assert name not in sweep_orphans()
         assert name in leftover_segments()
-        from kvcli.store.shm import attach
+        from kvcli.store.device.shm import attach
 
         assert attach(name, (1024,), "<f4")[0] == 7.0  # intact
     finally:
@@ -327,7 +327,7 @@ def test_the_sweep_keeps_a_live_store_in_another_pid_namespace() -> None:
 def test_a_store_holds_its_liveness_token_and_drops_it_at_exit() -> None:
     code = """
         import os
-        from kvcli.store.shm import SharedArray, SHM_DIR
+        from kvcli.store.device.shm import SharedArray, SHM_DIR
         a = SharedArray((8,), "float32")
         key = a.name.rsplit("_", 1)[0]
         print(key, os.path.exists(os.path.join(SHM_DIR, key + ".live")), flush=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvcli import ndarray_io
+from kvcli.mx.ndarray import io as ndarray_io
 from kvcli.errors import SymbolError
 from kvcli.symbol.graph import load_file
 from kvcli.symbol.params import HIST_BINS, check_params, load_params, tensor_stats

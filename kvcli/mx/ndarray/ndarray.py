@@ -1,7 +1,7 @@
 """A small MXNet-style ``nd`` module: NDArrays are numpy arrays that remember a context.
 
 The ``mxnet.nd`` calls KVStore code written for MXNet makes, with MXNet 1.9.1's dtype and
-shape rules (:mod:`kvcli.nd_ops`; float32 by default, ``nd.array`` of any numpy input
+shape rules (:mod:`kvcli.mx.ndarray.ops`; float32 by default, ``nd.array`` of any numpy input
 included), each checked against numbers recorded from MXNet (``tests/data/``): creation
 (``ones``, ``zeros``, ``full``, ``eye``, ``ones_like``, ``zeros_like`` -- all with ``out=`` --
 ``empty``, ``array``, ``arange``, ``linspace``, ``from_numpy``), arithmetic and comparison
@@ -9,7 +9,7 @@ operators, ``reshape`` with MXNet's special values, reductions with ``axis`` / `
 ``exclude``, element-wise maths, shape functions (``concatenate``, ``expand_dims``,
 ``flatten``, ``squeeze``, ``split``, ``slice_axis``, ``broadcast_to``, ``where``, ``one_hot``,
 ``take``, ...), ``dot``, ``save`` / ``load`` (MXNet's ``.params`` format,
-:mod:`kvcli.ndarray_io`), ``nd.random`` (:mod:`kvcli.nd_random`), ``waitall``. Functions
+:mod:`kvcli.mx.ndarray.io`), ``nd.random`` (:mod:`kvcli.mx.ndarray.random`), ``waitall``. Functions
 are NDArray methods too (``a.sum(axis=1)``); a keyword a function does not take is a
 ``TypeError``. Computation is numpy's and synchronous; a context names the device an array
 belongs to.
@@ -17,60 +17,19 @@ belongs to.
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
-import sys
 import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kvcli import nd_ops
-from kvcli._lazy import submodule_getattr
-from kvcli.nd_context import Context, cpu, current_context, gpu
-from kvcli.nd_ops import NDArrayError
+from kvcli.mx.ndarray import ops as nd_ops
+from kvcli.mx.ndarray.context import Context, cpu, current_context, gpu
+from kvcli.mx.ndarray.ops import NDArrayError
 
 DEFAULT_DTYPE = np.float32
 #: Arrays created on an explicit context from this size up live in shared memory, where the
 #: worker processes of a ``device`` store read them without a copy.
 DEVICE_MEMORY_MIN_BYTES = 1 << 20
-
-#: Submodules loaded on first use, by attribute (``nd.random``) or by import path
-#: (``import kvcli.nd.random``, ``from kvcli.mx.ndarray.random import uniform``): the one
-#: table of them. (The sparse module registers ``"sparse"`` here.)
-_SUBMODULES: dict[str, str] = {"random": "kvcli.nd_random"}
-#: The names this module is imported by; ``kvcli.mx.ndarray`` is this very module.
-_PARENTS = ("kvcli.nd", "kvcli.mx.ndarray")
-__path__: list[str] = []  # a package to the import system, so its submodules can be imported
-
-
-class _SubmoduleFinder:
-    """Finds ``kvcli.nd.<name>`` / ``kvcli.mx.ndarray.<name>`` for each entry of
-    :data:`_SUBMODULES` and gives the real module (``kvcli.nd.random is kvcli.nd_random``)."""
-
-    @staticmethod
-    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
-        parent, _, name = fullname.rpartition(".")
-        if parent in _PARENTS and name in _SUBMODULES:
-            return importlib.machinery.ModuleSpec(fullname, _SubmoduleFinder)  # type: ignore[arg-type]  # a class with static loader methods
-        return None
-
-    @staticmethod
-    def create_module(spec: Any) -> Any:
-        module = importlib.import_module(_SUBMODULES[spec.name.rpartition(".")[2]])
-        spec.loader_state = module.__spec__
-        return module
-
-    @staticmethod
-    def exec_module(module: Any) -> None:
-        # the import system stamped the alias's spec on the real module: give it its own back
-        module.__spec__ = module.__spec__.loader_state
-
-
-# one finder, also when this module is reloaded
-sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__qualname__", None) != "_SubmoduleFinder"]
-sys.meta_path.append(_SubmoduleFinder)
-
 
 def _context(ctx: Context | None) -> Context:
     if ctx is None:
@@ -264,12 +223,12 @@ class NDArray:
     def __getstate__(self) -> dict[str, bytearray]:
         """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
         so arrays pickled by MXNet load here and the other way round."""
-        from kvcli import ndarray_io
+        from kvcli.mx.ndarray import io as ndarray_io
 
         return {"handle": bytearray(ndarray_io.array_to_bytes(self))}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        from kvcli import ndarray_io
+        from kvcli.mx.ndarray import io as ndarray_io
 
         handle = state.get("handle") if isinstance(state, dict) else None
         if handle is None:
@@ -322,7 +281,7 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
 def _allocate(shape: int | Sequence[int], ctx: Context | None, dtype: Any) -> np.ndarray:
     dims, dtype = _shape(shape), np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
     if ctx is not None and int(np.prod(dims, dtype=np.int64)) * dtype.itemsize >= DEVICE_MEMORY_MIN_BYTES:
-        from kvcli.store.shm import device_array
+        from kvcli.store.device.shm import device_array
 
         return device_array(dims, dtype)
     return np.empty(dims, dtype=dtype)
@@ -474,7 +433,7 @@ def _make_elementwise(name: str, mxnet_name: str) -> Callable[[Any, Any], Any]:
     return function
 
 
-#: MXNet's function names for the operator table of :mod:`kvcli.nd_ops`.
+#: MXNet's function names for the operator table of :mod:`kvcli.mx.ndarray.ops`.
 _ELEMENTWISE_NAMES = {
     "add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv", "modulo": "mod",
     "power": "pow", "maximum": "maximum", "minimum": "minimum", "equal": "eq",
@@ -562,46 +521,43 @@ def waitall() -> None:
 
 def save(fname: str, data: Any) -> None:
     """Write one NDArray, a list or a ``{name: NDArray}`` dict in MXNet's ``.params`` format."""
-    from kvcli import ndarray_io
+    from kvcli.mx.ndarray import io as ndarray_io
 
     ndarray_io.save(fname, data)
 
 
 def load(fname: str) -> "list[NDArray] | dict[str, NDArray]":
     """Read a ``.params`` file written by MXNet or by :func:`save` (no pickle involved)."""
-    from kvcli import ndarray_io
+    from kvcli.mx.ndarray import io as ndarray_io
 
     return ndarray_io.load(fname)
 
 
 def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
     """:func:`load` from bytes already in memory."""
-    from kvcli import ndarray_io
+    from kvcli.mx.ndarray import io as ndarray_io
 
     return ndarray_io.loads(buf)
 
 
-__getattr__ = submodule_getattr("kvcli.nd", _SUBMODULES, globals())
-
-
-__all__ = [  # kvcli.nd_functions adds its names
+__all__ = [  # kvcli.mx.ndarray.functions adds its names
     "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu", "current_context", "dot",
     "empty", "eye", "from_numpy", "full", "gpu", "linspace", "load", "load_frombuffer", "norm", "ones", "ones_like",
-    "save", "stack", "transpose", "waitall", "zeros", "zeros_like", *_ELEMENTWISE_NAMES, *nd_ops.UNARY, *_SUBMODULES,
+    "save", "stack", "transpose", "waitall", "zeros", "zeros_like", *_ELEMENTWISE_NAMES, *nd_ops.UNARY,
 ]
 Concat = concat  # MXNet's capitalised (symbol-era) name
 __all__ += ["Concat"]
 
 # ---------------------------------------------------------------------- reductions, maths, shapes
-# kvcli.nd_functions defines them on the names above and adds each to this module (nd.sum,
+# kvcli.mx.ndarray.functions defines them on the names above and adds each to this module (nd.sum,
 # nd.exp, nd.take, ...; and to __all__) and to NDArray as a method (a.sum(axis=1)).
-from kvcli import nd_functions as _functions  # noqa: E402
+from kvcli.mx.ndarray import functions as _functions  # noqa: E402
 
 
 # ---------------------------------------------------------------------- row-sparse hooks
 # Everything nd needs for row-sparse arrays, kept in this one block; the arrays themselves
-# live in kvcli.nd_sparse (exposed as nd.sparse).
-from kvcli import nd_sparse as sparse  # noqa: E402  (nd_sparse imports the names above)
+# live in kvcli.mx.ndarray.sparse (exposed as nd.sparse).
+from kvcli.mx.ndarray import sparse as sparse  # noqa: E402  (nd_sparse imports the names above)
 
 _zeros_default = zeros
 
@@ -609,7 +565,7 @@ _zeros_default = zeros
 def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # type: ignore[no-redef]  # noqa: F811, E501
           stype: str | None = None, **kwargs: Any) -> Any:
     """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
-    (``'csr'``) gives a :class:`~kvcli.nd_sparse.RowSparseNDArray` (``CSRNDArray``) storing nothing."""
+    (``'csr'``) gives a :class:`~kvcli.mx.ndarray.sparse.RowSparseNDArray` (``CSRNDArray``) storing nothing."""
     if stype is not None and stype != "default":
         return sparse.zeros(stype, shape, ctx, dtype)
     return _zeros_default(shape, ctx, dtype, **kwargs)

@@ -1,7 +1,7 @@
-"""Row-sparse keys on ``dist_sync`` / ``dist_async`` (a mixin of :class:`~kvcli.store.dist.DistStore`).
+"""Row-sparse keys on ``dist_sync`` / ``dist_async`` (a mixin of :class:`~kvcli.store.dist.store.DistStore`).
 
-A row-sparse key is laid out by rows like a dense one (:func:`~kvcli.store.dist.layout_of`);
-each server holds a :class:`~kvcli.store.sparse.RowSparse` of its row range, with row ids
+A row-sparse key is laid out by rows like a dense one (:func:`~kvcli.store.dist.store.layout_of`);
+each server holds a :class:`~kvcli.arrays.sparse.RowSparse` of its row range, with row ids
 counted from the range's start. A push sends each server only the rows of its range (every
 server still gets the step, maybe with no rows, so dist_sync's counters stay in step);
 ``row_sparse_pull`` asks each server for only the requested rows.
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvcli.store.dist_group import Layout
-from kvcli.store.sparse import RowSparse
-from kvcli.store.arrays import Key
+from kvcli.store.dist.group import Layout
+from kvcli.arrays.sparse import RowSparse
+from kvcli.arrays.core import Key
 
 
 

@@ -1,12 +1,12 @@
 """``dist_sync`` and ``dist_async``: the KVStore spread over Ray actors.
 
 A *group* is one distributed job: ``num_workers`` worker processes (ranks ``0..W-1``) that
-push and pull, ``num_servers`` :class:`~kvcli.store.dist_server.KeyServer` actors that hold
-the values, and a :class:`~kvcli.store.dist_server.Coordinator` actor for barriers. The
+push and pull, ``num_servers`` :class:`~kvcli.store.dist.server.KeyServer` actors that hold
+the values, and a :class:`~kvcli.store.dist.server.Coordinator` actor for barriers. The
 actors are named in the Ray namespace ``kvcli-<group>``, so every worker finds them.
 
 How a worker learns its place — the ``DMLC_*`` variables of MXNet — is environment
-variables, set by :func:`kvcli.store.launch.launch` / ``kvcli launch``:
+variables, set by :func:`kvcli.store.dist.launch.launch` / ``kvcli launch``:
 
 =======================  ================================================================
 ``KVCLI_RAY_ADDRESS``    the Ray cluster (default: the one this process is connected to,
@@ -51,7 +51,7 @@ Where values travel depends on where the actors run. Between a worker and a serv
 *same Ray node* (the usual single machine), dense values go through shared memory: the
 worker copies its push into a reused segment of its own and the server reads it there;
 a ``dist_sync`` server keeps its values in shared memory and a pull copies them out; the
-calls carry only descriptors (:mod:`kvcli.store.dist_shm`). ``KVCLI_DIST_NO_SHM`` turns
+calls carry only descriptors (:mod:`kvcli.store.dist.shm`). ``KVCLI_DIST_NO_SHM`` turns
 this off. Otherwise (other nodes, ``dist_async`` pulls, row-sparse and compressed pushes)
 values travel through Ray's object store: a push puts the array there (``ray.put``) and
 hands the server a reference; a pull gets back a reference to a copy the server put
@@ -79,7 +79,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, StoreError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.dist_group import (
+from kvcli.store.dist.group import (
     DEFAULT_SERVER_RESTARTS,
     DEFAULT_TIMEOUT,
     ENV_ADDRESS,
@@ -94,11 +94,11 @@ from kvcli.store.dist_group import (
     namespace_of,
     start_group,
 )
-from kvcli.store.dist_server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
-from kvcli.store.dist_shm import Mappings, PushPool, Results, ShmPart
-from kvcli.store.local import sum_into
-from kvcli.store.dist_sparse import DistRowSparse, join_parts, rows_part
-from kvcli.store.dist_state import DistState
+from kvcli.store.dist.server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
+from kvcli.store.dist.shm import Mappings, PushPool, Results, ShmPart
+from kvcli.arrays.summation import sum_into
+from kvcli.store.dist.sparse import DistRowSparse, join_parts, rows_part
+from kvcli.store.dist.state import DistState
 
 ENV_GROUP = config.GROUP.name
 ENV_RANK = config.RANK.name

@@ -1,6 +1,6 @@
 """MXNet 1.9.1's dtype rules for ``nd`` arithmetic, on plain numpy arrays.
 
-``kvcli.nd`` wraps these; they know nothing of NDArray. The rules, recorded from real MXNet
+``kvcli.mx.ndarray`` wraps these; they know nothing of NDArray. The rules, recorded from real MXNet
 (``tests/data/mxnet_nd_reference.json``):
 
 * array op array: both dtypes must be equal (MXNet refuses float32 + int32, float64 +

@@ -21,9 +21,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kvcli.nd import DEFAULT_DTYPE, NDArray, _context, _shape
-from kvcli.nd_context import Context
-from kvcli.nd_ops import NDArrayError
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, _context, _shape
+from kvcli.mx.ndarray.context import Context
+from kvcli.mx.ndarray.ops import NDArrayError
 
 DEFAULT_SEED = 0
 _seed_all = DEFAULT_SEED

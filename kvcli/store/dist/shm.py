@@ -23,10 +23,10 @@ through Ray's object store at all; the actor calls carry only :class:`ShmPart` d
   few milliseconds before it asks. Each step is read that way once; a later pull of the
   same step asks the server again (and so learns of a restart).
 
-Worker and server segments are :class:`~kvcli.store.shm.SharedArray` segments: the
+Worker and server segments are :class:`~kvcli.store.device.shm.SharedArray` segments: the
 creating process unlinks them when done (a store's close, a key's delete or re-init) and
-Python's resource tracker does if it dies; :func:`~kvcli.store.shm.sweep_orphans` reclaims
-what a killed process group left. Other processes only attach (:func:`~kvcli.store.shm.attach`).
+Python's resource tracker does if it dies; :func:`~kvcli.store.device.shm.sweep_orphans` reclaims
+what a killed process group left. Other processes only attach (:func:`~kvcli.store.device.shm.attach`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kvcli.errors import DistributedError
-from kvcli.store.arrays import Key
-from kvcli.store.shm import SHM_DIR, SharedArray, attach
+from kvcli.arrays.core import Key
+from kvcli.store.device.shm import SHM_DIR, SharedArray, attach
 
 #: Offsets inside a segment are multiples of this (cache lines; SIMD-friendly starts).
 ALIGN = 64

@@ -4,7 +4,7 @@
 every one-shot command on a ``dist_sync`` / ``dist_async`` session starts (and stops) a
 private Ray runtime, about 10 s each; with one, the command joins it.
 
-The cluster is a *holder* process (``python -m kvcli.store.cluster``) that starts Ray with
+The cluster is a *holder* process (``python -m kvcli.session.cluster``) that starts Ray with
 ``ray.init`` and keeps it until it gets SIGTERM, then shuts Ray down. It runs in its own
 session (a terminal's Ctrl-C never reaches it) and writes ``cluster.json`` in the home
 (its pid, the address, the CPUs) once Ray is up; a dist session of that home with no
@@ -12,7 +12,7 @@ address of its own joins that address. A holder that died leaves a stale file, w
 :func:`status` recognises (its pid is gone) and :func:`start` replaces.
 
 A dist session keeps its server actors in the cluster between commands (detached actors, see
-:func:`kvcli.store.dist_group.keep_group`), so a one-shot command joins in well under a second
+:func:`kvcli.store.dist.group.keep_group`), so a one-shot command joins in well under a second
 instead of starting them. Each command records its use in ``HOME/kept/<group>.json`` (the
 session and its idle time, ``KVCLI_DIST_IDLE``); the holder stops a group whose record has
 not been renewed for that long, or which ``kvcli reset`` / ``kvcli delete`` expired
@@ -98,7 +98,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
         return running, False
     if cpus is not None and cpus < 1:
         raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
-    from kvcli.store.dist_group import import_ray
+    from kvcli.store.dist.group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
     home = private_dir(Path(home), "home folder", create=True)
@@ -114,7 +114,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
     env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, PRIVATE_FILE), "wb") as sink:
         holder = subprocess.Popen(
-            [sys.executable, "-m", "kvcli.store.cluster", str(path), str(cpus or 0)],
+            [sys.executable, "-m", "kvcli.session.cluster", str(path), str(cpus or 0)],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True, env=env,
         )
     deadline = time.monotonic() + START_TIMEOUT
@@ -186,7 +186,7 @@ def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
 def reap_idle(home: Path, now: float | None = None) -> list[str]:
     """Stop the kept groups whose record is older than its idle time (the holder calls it;
     needs a Ray connection); returns the groups stopped."""
-    from kvcli.store.dist_group import stop_group
+    from kvcli.store.dist.group import stop_group
 
     now = time.time() if now is None else now
     stopped = []
@@ -212,7 +212,7 @@ def reap_idle(home: Path, now: float | None = None) -> list[str]:
 def _session_lock(record: dict[str, Any]) -> Any:
     """The session's lock, taken exclusively at once (None: a command holds it)."""
     from kvcli.errors import SessionError
-    from kvcli.session import session_lock
+    from kvcli.session.files import session_lock
 
     lock = session_lock(Path(str(record.get("session"))), timeout=0.0)
     try:
@@ -258,7 +258,7 @@ def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
     import ray
 
-    from kvcli.store.dist_group import ray_init_options
+    from kvcli.store.dist.group import ray_init_options
 
     stopping = False
 

@@ -31,13 +31,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli import config
-from kvcli.store import SESSION_OPTION_SPECS
+from kvcli.store.registry import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError, UnsafePathError
 from kvcli.store.base import Key, KVStore
 from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
-from kvcli.store.device_worker import READY, ProtocolError, encode, peer_user, receive, send, send_encoded
+from kvcli.store.device.worker import READY, ProtocolError, encode, peer_user, receive, send, send_encoded
 from kvcli.store.interrupts import deferred_interrupts
-from kvcli.store.shm import (
+from kvcli.store.device.shm import (
     Descriptor,
     SharedArray,
     check_space,
@@ -87,12 +87,12 @@ class _Device:
             os.close(to_device_write)
             raise
         env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
+        package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         env.setdefault("OPENBLAS_NUM_THREADS", "1")  # a device only adds arrays: no BLAS threads
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kvcli.store.device_worker",
+                [sys.executable, "-m", "kvcli.store.device.worker",
                  str(to_device_read), str(from_device_write), str(index)],
                 pass_fds=(to_device_read, from_device_write),
                 stdin=subprocess.DEVNULL,
@@ -308,13 +308,13 @@ def _connect(path: Path) -> tuple[Connection, int | None] | None:
 def _spawn_warm(path: Path, index: int) -> None:
     """Start a warm device listening on ``path`` (it forks away: this waits for the fork)."""
     env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
+    package_root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     idle = config.get(config.DEVICE_IDLE)
     try:
         starter = subprocess.Popen(
-            [sys.executable, "-m", "kvcli.store.device_worker", "--listen", str(path), str(index), str(idle)],
+            [sys.executable, "-m", "kvcli.store.device.worker", "--listen", str(path), str(index), str(idle)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=env, start_new_session=True,
         )
@@ -390,7 +390,7 @@ class DeviceStore(KVStore):
                 raise StoreError(
                     f"warm_dir {self.warm_dir} is too long for a Unix socket path ({longest} is "
                     f"{len(os.fsencode(str(longest)))} bytes, at most {MAX_SOCKET_PATH}): use a shorter folder, "
-                    "e.g. kvcli.store.device.warm_folder(...)"
+                    "e.g. kvcli.store.device.store.warm_folder(...)"
                 )
         self.timeout = float(timeout)
         self._resources = _Resources()

@@ -1,4 +1,4 @@
-"""``nd.sparse``: MXNet's row-sparse NDArray over :class:`kvcli.store.sparse.RowSparse`.
+"""``nd.sparse``: MXNet's row-sparse NDArray over :class:`kvcli.arrays.sparse.RowSparse`.
 
 ``nd.sparse.row_sparse_array((data, indices), shape=...)``, ``nd.sparse.zeros('row_sparse',
 shape)`` (also ``nd.zeros(shape, stype='row_sparse')``), ``x.tostype('row_sparse' |
@@ -27,9 +27,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli.errors import CSRError, RowSparseError
-from kvcli.nd import DEFAULT_DTYPE, Context, NDArray, _context
-from kvcli.nd import zeros as _dense_zeros
-from kvcli.store.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, Context, NDArray, _context
+from kvcli.mx.ndarray.ndarray import zeros as _dense_zeros
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 
 CSR = "csr"
 #: Storage types MXNet knows.

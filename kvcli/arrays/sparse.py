@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kvcli.arrays.summation import sum_into
 from kvcli.errors import DTypeMismatchError, RowSparseError, ShapeMismatchError
 
 #: The storage-type names MXNet uses; kvcli stores the first two.
@@ -236,10 +237,9 @@ def sum_rows(values: Sequence[RowSparse]) -> RowSparse:
     """The row-wise sum of ``values`` (a multi-device push), in the given order.
 
     The result holds the union of the values' rows. On those rows it is bit-for-bit the
-    dense left-to-right sum of :func:`kvcli.store.local.sum_into` (missing rows count as
+    dense left-to-right sum of :func:`kvcli.arrays.summation.sum_into` (missing rows count as
     zeros, so even the sign of a zero matches); the other rows are zero in both.
     """
-    from kvcli.store.local import sum_into
 
     first = values[0]
     if len(values) == 1:
@@ -262,7 +262,6 @@ def merge(values: Sequence["RowSparse | np.ndarray"]) -> "RowSparse | np.ndarray
     dense sum. Mixed: the dense sum with every row present, as MXNet's CPU reduce returns
     for mixed storage types.
     """
-    from kvcli.store.local import sum_into
 
     sparse = [isinstance(v, RowSparse) for v in values]
     if all(sparse):
@@ -292,7 +291,7 @@ def check_row_ids(row_ids: Any, num_rows: int, what: str) -> np.ndarray:
 def as_row_sparse(value: Any) -> RowSparse | None:
     """The :class:`RowSparse` behind ``value``, or None when it is not row-sparse.
 
-    Accepts a :class:`RowSparse`, a ``kvcli.nd.sparse.RowSparseNDArray`` (the same object,
+    Accepts a :class:`RowSparse`, a ``kvcli.mx.ndarray.sparse.RowSparseNDArray`` (the same object,
     not a copy) and any object with ``stype == "row_sparse"`` and ``data``/``indices``/
     ``shape`` attributes (checked, copied).
     """

@@ -9,7 +9,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
-from kvcli.npyio import DTYPES
+from kvcli.arrays.npyio import DTYPES
 from kvcli.errors import (
     ArityError,
     KeyTypeError,
@@ -17,7 +17,7 @@ from kvcli.errors import (
     ValueTypeError,
 )
 
-from kvcli.store.sparse import DEFAULT, RowSparse
+from kvcli.arrays.sparse import DEFAULT, RowSparse
 
 Key = Union[int, str]
 
@@ -79,7 +79,7 @@ def as_numpy(value: Any, key: Key | None = None) -> np.ndarray:
     return array
 
 
-def _one_value_per_key(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> list[tuple[Key, Any]]:
+def one_value_per_key(pairs: Sequence[tuple[Key, Any]], verb: str, why: str) -> list[tuple[Key, Any]]:
     """``verb`` takes one value per key: a list of one value stands for that value (as in
     MXNet, whose ``init('w', [value])`` is ``init('w', value)``); a longer per-device list
     is an :class:`ArityError` (MXNet's "duplicate init of key")."""
@@ -112,7 +112,7 @@ def writable_buffer(out: Any, key: Key) -> np.ndarray:
     return array
 
 
-def _is_writable_array(value: Any) -> bool:
+def is_writable_array(value: Any) -> bool:
     """Whether a pull can write into ``value`` in place (a writable numpy or nd array)."""
     if not isinstance(value, np.ndarray):
         buffer = getattr(value, "_kvcli_buffer", None)
@@ -122,11 +122,11 @@ def _is_writable_array(value: Any) -> bool:
     return bool(value.flags.writeable)
 
 
-def _is_key(value: Any) -> bool:
+def is_key(value: Any) -> bool:
     return isinstance(value, (int, np.integer, str)) and not isinstance(value, bool)
 
 
-def _normalise_key(key: Any) -> Key:
+def normalise_key(key: Any) -> Key:
     if type(key) is int or type(key) is str:  # the usual case, decided at once
         return key
     if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):

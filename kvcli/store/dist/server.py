@@ -1,6 +1,6 @@
 """The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
 
-These are plain classes; :mod:`kvcli.store.dist_group` turns them into Ray actors with
+These are plain classes; :mod:`kvcli.store.dist.group` turns them into Ray actors with
 ``ray.remote(...)`` at run time, so importing this module does not need Ray. A key server
 is a *threaded* actor (:data:`SERVER_ACTOR_OPTIONS`): every call runs under the server's
 lock, and a pull that has to wait for other workers' pushes waits on a condition, in a
@@ -15,7 +15,7 @@ Each worker numbers its pushes per key (1, 2, ...); the server keeps, per key an
 pushes that have arrived and how many it has applied:
 
 * ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
-  there — summed in rank order with :func:`kvcli.store.local.sum_into`, then given to the
+  there — summed in rank order with :func:`kvcli.arrays.summation.sum_into`, then given to the
   updater once.
 * ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
 
@@ -38,10 +38,10 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError, SharedMemoryError
-from kvcli.store.dist_shm import Arenas, Mappings, ShmPart
-from kvcli.store.local import sum_into
-from kvcli.store.sparse import RowSparse, merge
-from kvcli.store.arrays import Key
+from kvcli.store.dist.shm import Arenas, Mappings, ShmPart
+from kvcli.arrays.summation import sum_into
+from kvcli.arrays.sparse import RowSparse, merge
+from kvcli.arrays.core import Key
 
 
 #: Values up to this size travel inline in an actor call's arguments or answer; bigger ones
@@ -139,7 +139,7 @@ class _Slot:
     version: int = 0
     snapshot: tuple[int, Any] | None = None
     #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
-    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist_shm`).
+    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist.shm`).
     shm: ShmPart | None = None
     #: Its step counter there, ``[applied, failed]``: written after the value, so a worker
     #: that sees its step there can read the value without asking.
@@ -488,7 +488,7 @@ class KeyServer:
 
     def _apply_sparse(self, key: Key, slot: _Slot, arrays: list[Any], step: int | None) -> None:
         """A step with row-sparse pushes or on a row-sparse value: the workers' values are
-        summed by row in rank order (:func:`kvcli.store.sparse.merge`), as the local store
+        summed by row in rank order (:func:`kvcli.arrays.sparse.merge`), as the local store
         sums devices; the stored value keeps its storage type."""
         merged = merge(arrays)
         if self.updater is not None:

@@ -33,9 +33,9 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from kvcli.errors import KVCliError
-from kvcli.nd import NDArray
-from kvcli.nd_context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
-from kvcli.npyio import impossible_shape
+from kvcli.mx.ndarray.ndarray import NDArray
+from kvcli.mx.ndarray.context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
+from kvcli.arrays.npyio import impossible_shape
 
 LIST_MAGIC = 0x112
 MAX_NDIM = 64  # numpy's limit

@@ -1,5 +1,5 @@
-"""The program each device runs: ``python -m kvcli.store.device_worker READ_FD WRITE_FD ID``,
-or ``python -m kvcli.store.device_worker --listen SOCKET ID IDLE`` for a warm device.
+"""The program each device runs: ``python -m kvcli.store.device.worker READ_FD WRITE_FD ID``,
+or ``python -m kvcli.store.device.worker --listen SOCKET ID IDLE`` for a warm device.
 
 A device attaches to the store's shared-memory arrays by name and sums its slice of a
 multi-device push. Messages over the pipe are small tuples; arrays never cross it. Every
@@ -10,10 +10,10 @@ the pipe closes and the device exits, so none is ever orphaned.
 A device runs in a session of its own (the store starts it so): a Ctrl-C in the terminal
 interrupts the store's process, which decides what to do, and never kills the devices.
 
-A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.DeviceStore`'s
+A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.store.DeviceStore`'s
 ``warm_dir``) outlives the command that started it: it listens on a Unix socket in a private
 folder of the user's runtime folder (mode 0600, in a 0700 folder of this user: see
-:func:`kvcli.store.device.warm_folder`), serves one store at a time with the same messages,
+:func:`kvcli.store.device.store.warm_folder`), serves one store at a time with the same messages,
 forgets every segment when that store goes, and exits after ``IDLE`` seconds without one,
 removing its socket. It serves only a peer of its own user (``SO_PEERCRED``), and the store
 checks the device's user the same way.
@@ -36,15 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from kvcli.store.local import sum_into
-from kvcli.store.shm import attach
+from kvcli.arrays.summation import sum_into
+from kvcli.store.device.shm import attach
 
 #: The sequence number of the greeting a device sends once it is ready.
 READY = 0
 #: Longest message either side reads (a push from 1024 devices with a long release list
 #: is well under a MiB); a longer one is a broken peer.
 MAX_MESSAGE = 1 << 24
-#: What a segment name in a request may be (kvcli's own segments, see :mod:`kvcli.store.shm`).
+#: What a segment name in a request may be (kvcli's own segments, see :mod:`kvcli.store.device.shm`).
 _SEGMENT_RE = re.compile(r"kvcli_[A-Za-z0-9_]{1,200}")
 
 

@@ -1,8 +1,8 @@
 """``nd``'s reductions, element-wise maths and shape functions (MXNet 1.9.1's rules, on
-:mod:`kvcli.nd_ops`), kept apart from :mod:`kvcli.nd`'s arrays and creation functions.
+:mod:`kvcli.mx.ndarray.ops`), kept apart from :mod:`kvcli.mx.ndarray`'s arrays and creation functions.
 
-Importing this module (``kvcli.nd`` does at its end) adds each function of :data:`__all__` to
-``kvcli.nd`` (``nd.sum`` is :func:`sum`) and the usual ones to NDArray as methods
+Importing this module (``kvcli.mx.ndarray`` does at its end) adds each function of :data:`__all__` to
+``kvcli.mx.ndarray`` (``nd.sum`` is :func:`sum`) and the usual ones to NDArray as methods
 (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``). Each takes ``out=`` where MXNet's does and
 refuses a keyword it does not know (``TypeError``).
 """
@@ -13,11 +13,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kvcli import nd as _nd  # it imports this module at its end: the names below are defined by then
-from kvcli import nd_ops
-from kvcli.nd import DEFAULT_DTYPE, NDArray, _check_out, _context, _operand, _result
-from kvcli.nd_context import Context
-from kvcli.nd_ops import NDArrayError
+from kvcli.mx.ndarray import ndarray as _nd  # it imports this module at its end: the names below are defined by then
+from kvcli.mx.ndarray import ops as nd_ops
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, _check_out, _context, _operand, _result
+from kvcli.mx.ndarray.context import Context
+from kvcli.mx.ndarray.ops import NDArrayError
 
 
 def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArray | None = None,
@@ -72,7 +72,7 @@ def _make_math(kind: str) -> Callable[..., NDArray]:
     return function
 
 
-#: Every element-wise maths function, one per entry of :data:`kvcli.nd_ops.MATH`, and ``relu``.
+#: Every element-wise maths function, one per entry of :data:`kvcli.mx.ndarray.ops.MATH`, and ``relu``.
 MATH_NAMES = (*nd_ops.MATH, "relu")
 for _name in MATH_NAMES:
     globals()[_name] = _make_math(_name)
@@ -127,7 +127,7 @@ def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None, name: st
 
 
 def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """``x`` where ``condition`` is non-zero, else ``y`` (see :func:`kvcli.nd_ops.where`)."""
+    """``x`` where ``condition`` is non-zero, else ``y`` (see :func:`kvcli.mx.ndarray.ops.where`)."""
     values = nd_ops.where(_operand(condition, "where"), _operand(x, "where"), _operand(y, "where"))
     return _result("where", values, x.context, out)
 
@@ -165,16 +165,16 @@ ElementWiseSum = add_n
 
 def random_uniform(low: float = 0.0, high: float = 1.0, shape: Any = None, ctx: Context | None = None,
                    dtype: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """MXNet's old name of ``nd.random.uniform`` (same streams, :mod:`kvcli.nd_random`)."""
-    from kvcli import nd_random
+    """MXNet's old name of ``nd.random.uniform`` (same streams, :mod:`kvcli.mx.ndarray.random`)."""
+    from kvcli.mx.ndarray import random as nd_random
 
     return nd_random.uniform(low, high, shape, dtype, ctx, out)
 
 
 def random_normal(loc: float = 0.0, scale: float = 1.0, shape: Any = None, ctx: Context | None = None,
                   dtype: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """MXNet's old name of ``nd.random.normal`` (same streams, :mod:`kvcli.nd_random`)."""
-    from kvcli import nd_random
+    """MXNet's old name of ``nd.random.normal`` (same streams, :mod:`kvcli.mx.ndarray.random`)."""
+    from kvcli.mx.ndarray import random as nd_random
 
     return nd_random.normal(loc, scale, shape, dtype, ctx, out)
 
@@ -244,7 +244,7 @@ def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
 
 
 #: MXNet's ``broadcast_*`` operators by their suffix, for the operator table of
-#: :mod:`kvcli.nd_ops` (``nd.add`` is the same operation and also takes numbers).
+#: :mod:`kvcli.mx.ndarray.ops` (``nd.add`` is the same operation and also takes numbers).
 _BROADCAST = {
     "add": "add", "plus": "add", "sub": "sub", "minus": "sub", "mul": "mul", "div": "truediv", "mod": "mod",
     "power": "pow", "maximum": "maximum", "minimum": "minimum", "equal": "eq", "not_equal": "ne", "greater": "gt",
@@ -327,7 +327,7 @@ __all__ = [
     "squeeze", "sum", "take", "where", *MATH_NAMES, *BINARY_NAMES,
 ]
 
-# into kvcli.nd, whichever of the two modules was imported first
+# into kvcli.mx.ndarray, whichever of the two modules was imported first
 _EXPORTED = [name for name in __all__ if name not in ("MATH_NAMES", "BINARY_NAMES")]
 vars(_nd).update({name: globals()[name] for name in _EXPORTED})
 _nd.__all__ = [*_nd.__all__, *(name for name in _EXPORTED if name not in _nd.__all__)]

@@ -1,6 +1,6 @@
 """The Ray side of ``dist_sync`` / ``dist_async``: connecting to Ray, starting and finding a
 worker group's actors (a coordinator and the key servers), and which server holds which rows
-of a key. :class:`kvcli.store.dist.DistStore` is the worker that uses them.
+of a key. :class:`kvcli.store.dist.store.DistStore` is the worker that uses them.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def _actor_class(name: str) -> Any:
     if name not in _ACTOR_CLASSES:
         import ray
 
-        from kvcli.store import dist_server
+        from kvcli.store.dist import server as dist_server
 
         cls = getattr(dist_server, name)
         _ACTOR_CLASSES[name] = ray.remote(**dist_server.SERVER_ACTOR_OPTIONS)(cls) if name == "KeyServer" else ray.remote(cls)

@@ -1,5 +1,5 @@
 """Optimizer state and init checks of ``dist_sync`` / ``dist_async`` (a mixin of
-:class:`~kvcli.store.dist.DistStore`): sending the updater with each server's share of its
+:class:`~kvcli.store.dist.store.DistStore`): sending the updater with each server's share of its
 state, gathering the state back by the keys' layouts, and checking after a collective
 ``init`` that the servers hold what this worker initialised.
 """
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from kvcli.errors import DistributedError, ShapeMismatchError
-from kvcli.store.arrays import Key
-from kvcli.store.dist_group import Layout
+from kvcli.arrays.core import Key
+from kvcli.store.dist.group import Layout
 
 
 class DistState:

@@ -1,0 +1,24 @@
+"""``mx.nd`` / ``mx.ndarray``: MXNet's ndarray package, laid out as MXNet's.
+
+:mod:`~kvcli.mx.ndarray.ndarray` (NDArray and the creation functions),
+:mod:`~kvcli.mx.ndarray.functions` (reductions, maths, shape functions; also NDArray methods),
+:mod:`~kvcli.mx.ndarray.ops` (MXNet's dtype and shape rules), :mod:`~kvcli.mx.ndarray.context`,
+:mod:`~kvcli.mx.ndarray.sparse` (``nd.sparse``), :mod:`~kvcli.mx.ndarray.random`
+(``nd.random``, imported on first use) and :mod:`~kvcli.mx.ndarray.io` (``.params`` files and
+pickling, imported on first use). Every public name of ``ndarray`` and ``functions`` is here.
+"""
+
+from __future__ import annotations
+
+from kvcli._lazy import submodule_getattr
+from kvcli.mx.ndarray import ndarray as _ndarray
+from kvcli.mx.ndarray.ndarray import *  # noqa: F403 - the nd namespace (functions adds its names to it)
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, DEVICE_MEMORY_MIN_BYTES  # noqa: F401 - read by the device store and tests
+
+#: Submodules loaded on first use, by attribute (``nd.random``); ``import
+#: kvcli.mx.ndarray.random`` works as for any package.
+_SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli.mx.ndarray.io"}
+
+__getattr__ = submodule_getattr("kvcli.mx.ndarray", _SUBMODULES, globals())
+
+__all__ = [*_ndarray.__all__, "random"]  # noqa: F405 - random is loaded on first use
