@@ -134,9 +134,32 @@ def _db_error(path: Path, error: sqlite3.Error) -> SessionError:
                              "free some space and try again", errno.ENOSPC)
         return DiskError(f"cannot write {path}: an input/output error ({text}); nothing was changed: "
                          "check the disk and try again", errno.EIO)
+    if code == _CANTOPEN or "unable to open" in text:
+        # SQLite hides the errno: a process at its descriptor limit (ulimit -n) gets this too
+        problem = _descriptors_exhausted()
+        if problem is not None:
+            return SessionError(f"cannot open {path}: {problem}; nothing was changed")
     if code in (_READONLY, _CANTOPEN, _PERM):
         return SessionError(f"cannot write {path}: {text}; nothing was changed")
     return corrupted(path, f"not a valid session database: {text[:120]}")
+
+
+def _descriptors_exhausted() -> str | None:
+    """:func:`kvcli.osutil.resource_problem`'s line when this process is (nearly) out of file
+    descriptors — SQLite needs three (the database, its log and the log's index) — else None."""
+    import errno
+    import resource
+
+    from kvcli.osutil import resource_problem
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    try:
+        in_use = len(os.listdir("/proc/self/fd"))
+    except OSError as error:  # listing them takes one more: at the limit, that fails too
+        return resource_problem(error)
+    if soft == resource.RLIM_INFINITY or in_use + 3 < soft:
+        return None
+    return resource_problem(OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
 
 
 def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
@@ -155,24 +178,13 @@ def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
 
 def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
     """The manifest as the dictionary ``manifest.json`` held (unchecked), or None when empty."""
+    data = read_meta(conn, path)
+    if data is None:
+        return None
     try:
-        meta = conn.execute("SELECT name, value FROM meta").fetchall()
         rows = conn.execute(f"SELECT {', '.join(KEY_COLUMNS)} FROM keys ORDER BY pos").fetchall()
     except sqlite3.Error as error:
         raise _db_error(path, error) from None
-    if not meta:
-        return None
-    data: dict[str, Any] = {}
-    for name, value in meta:
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise corrupted(path, "a meta row is malformed")
-        try:
-            data[name] = json.loads(value)
-        except RecursionError:
-            raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
-        except ValueError as error:
-            raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
-    data.pop("epoch", None)
     data["keys"] = [row_entry(row, path) for row in rows]
     return data
 
