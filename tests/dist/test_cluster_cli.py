@@ -157,11 +157,14 @@ def test_kept_servers_stop_after_KVCLI_DIST_IDLE_and_the_next_command_starts_new
     os.environ["KVCLI_DIST_IDLE"] = "1"
     try:
         assert kvcli(tmp_path, "--type", "dist_async", "init", "w", "ones(3)*5").returncode == 0
-        [group] = kept_groups(tmp_path)
+        # on a busy machine the holder may reap the group (1 s idle) before this look: then
+        # it is already gone, which is what the test waits for
+        groups = kept_groups(tmp_path)
+        assert len(groups) <= 1
         deadline = time.monotonic() + 20
         while kept_groups(tmp_path) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert kept_groups(tmp_path) == [] and probe(tmp_path, group) == "none"
+        assert kept_groups(tmp_path) == [] and all(probe(tmp_path, group) == "none" for group in groups)
         pulled = kvcli(tmp_path, "--json", "pull", "w")
         assert pulled.returncode == 0, pulled.stderr
         assert json.loads(pulled.stdout)["value"] == [5.0, 5.0, 5.0]
