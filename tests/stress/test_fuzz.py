@@ -242,8 +242,8 @@ def files_under(root: Path) -> set[Path]:
 
 
 def assert_only_session_files(root: Path) -> None:
-    """Every file under ``root`` is a session's manifest, lock or data file."""
-    allowed = re.compile(r"home/sessions/[^/]+/(manifest\.json|\.lock|data/[0-9a-f]{32}\.npy)")
+    """Every file under ``root`` is a session's database, lock or data file."""
+    allowed = re.compile(r"home/sessions/[^/]+/(session\.db(-wal|-shm)?|\.lock|data/[0-9a-f]{32}\.npy)")
     stray = sorted(str(p) for p in files_under(root) if not allowed.fullmatch(str(p)))
     assert not stray, stray
 
