@@ -42,7 +42,7 @@ test: $(STAMP)
 	@$(BIN)/python -m pytest -q --ignore=tests/dist; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
 
-# The Ray suite in tests/dist (multi-process and two- and three-node clusters; about 3.5 minutes).
+# The Ray suite in tests/dist (multi-process, two- and three-node clusters, network namespaces as root; about 6 minutes).
 test-dist: $(STAMP)
 	@$(BIN)/python -m pytest -q tests/dist; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5)"; exit 0; fi; exit $$rc
