@@ -30,6 +30,7 @@ from kvcli.session import Session
 from kvcli.store.device.store import DeviceStore, warm_folder
 from kvcli.store.device.shm import SHM_DIR, SharedArray, leftover_segments, sweep_orphans
 from tests.other_user import as_user, other_uid
+from tests.store.test_device_faults import alive
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux /proc and /dev/shm")
 
@@ -45,14 +46,6 @@ class Pwn:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (os.mkdir, (self.marker,))
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
 
 
 def stop(pids: list[int]) -> None:
