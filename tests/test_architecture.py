@@ -24,10 +24,6 @@ ALLOWED_KNOTS: list[frozenset[str]] = [
         "kvcli.mx.ndarray.ndarray", "kvcli.mx.ndarray.functions", "kvcli.mx.ndarray.random",
         "kvcli.mx.ndarray.sparse", "kvcli.mx.ndarray.io",
     }),
-    frozenset({
-        "kvcli.optim.adaptive", "kvcli.optim.base", "kvcli.optim.lr_scheduler", "kvcli.optim.sgd",
-        "kvcli.optim.simple", "kvcli.optim.spec", "kvcli.optim.state", "kvcli.optim.updater",
-    }),
 ]
 
 
@@ -191,9 +187,8 @@ FORBIDDEN_UPWARDS = {
 }
 
 
-#: Upward imports still to be removed: optim reaches mx.ndarray's NDArray, random streams and
-#: row-sparse arrays (inside functions) to hand MXNet-style optimizers NDArray views.
-KNOWN_UPWARDS = {"kvcli.optim": ("kvcli.mx.ndarray",)}
+#: Upward imports still to be removed (none left).
+KNOWN_UPWARDS: dict[str, tuple[str, ...]] = {}
 
 
 def _in(module: str, package: str) -> bool:

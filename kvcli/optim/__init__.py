@@ -2,8 +2,12 @@
 every optimizer 1.9.1 registers, learning-rate schedules, spec strings and state files.
 
 ==========================  ==================================================================
-``base``                    Optimizer, register / create, the row-sparse protocol
-``updater``                 MXNet's Updater (get_updater): per-index state
+``checks``                  the leaf: state-file numbers, spec-number text, array protocols
+``views``                   the NDArray views the MXNet layer installs for user optimizers
+``per_index``               one state per index (the core of MXNet's Updater)
+``base``                    Optimizer and register
+``registry``                registered / create: the built-ins and the user's optimizers
+``updater``                 MXNet's Updater (get_updater): per-index state as bytes
 ``sgd``                     sgd (ccsgd), nag, signum, lars, lbsgd, dcasgd, sgld, test
 ``adaptive``                adam, adamax, nadam, ftml, lamb, adagrad, rmsprop, adadelta, ftrl
 ``lr_scheduler``            Factor, MultiFactor, Poly and Cosine schedules with warm-up
@@ -24,7 +28,8 @@ _EXPORTS = {
     **dict.fromkeys(("DCASGD", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "Signum", "Test", "ccSGD"), "kvcli.optim.sgd"),
     **dict.fromkeys(("FTML", "LAMB", "AdaDelta", "AdaGrad", "Adam", "Adamax", "Ftrl", "Nadam", "RMSProp"),
                     "kvcli.optim.adaptive"),
-    **dict.fromkeys(("Optimizer", "create", "register", "registered"), "kvcli.optim.base"),
+    # from the registry, so that kvcli.optim.Optimizer.create_optimizer finds the built-ins
+    **dict.fromkeys(("Optimizer", "create", "register", "registered"), "kvcli.optim.registry"),
     **dict.fromkeys(("as_optimizer", "create_optimizer", "parse_updater", "spec_help"), "kvcli.optim.spec"),
     **dict.fromkeys(("load_state", "save_state"), "kvcli.optim.state"),
     "Updater": "kvcli.optim.updater",

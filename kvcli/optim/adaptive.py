@@ -9,9 +9,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, check_number, f32, is_row_sparse, register, sum_sq
+from kvcli.optim.base import Key, f32, register, sum_sq
+from kvcli.optim.checks import check_number, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
-from kvcli.optim.sgd import NumpyOptimizer, _rows
+from kvcli.optim.sgd import NumpyOptimizer, update_rows
 
 
 def _zeros(weight: Any, dtype: Any = None) -> np.ndarray:
@@ -46,7 +47,7 @@ class Adam(NumpyOptimizer):
 
         mean, var = state
         if is_row_sparse(grad) and self.lazy_update:
-            _rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), mean, var)
+            update_rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), mean, var)
         else:
             kernel(weight, self._dense(grad, weight), mean, var)
 
@@ -250,7 +251,7 @@ class AdaGrad(NumpyOptimizer):
                 history += g * g
                 w -= g / np.sqrt(history + eps) * lr
 
-            _rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), state)
+            update_rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), state)
             return
         g = self._python_clip(grad * f32(self.rescale_grad))
         state += np.square(g)
@@ -369,7 +370,7 @@ class Ftrl(NumpyOptimizer):
             return
         self._update_count(index)
         rows = np.asarray(grad.indices, np.int64)
-        _rows(lambda w, g, z, n: self._kernel(index, w, g, z, n), rows, weight,
+        update_rows(lambda w, g, z, n: self._kernel(index, w, g, z, n), rows, weight,
               np.asarray(grad.data, weight.dtype), *state)
 
     def _kernel(self, index: Key, weight: np.ndarray, grad: np.ndarray, z: np.ndarray, n: np.ndarray) -> None:

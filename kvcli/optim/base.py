@@ -17,106 +17,34 @@ a user subclass sees :class:`kvcli.mx.ndarray.NDArray` views so MXNet code (``we
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
+import inspect
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.optim.params import Param, init_from_spec, lr_param
 from kvcli.arrays.core import Key as Key  # int | str: one Key type for stores and optimizers
-
-if TYPE_CHECKING:
-    from kvcli.optim.updater import Updater
+from kvcli.errors import OptimizerStateError, UpdaterError
+from kvcli.optim.checks import (
+    as_numpy,
+    check_count,
+    device_counts,
+    is_builtin,
+    is_row_sparse,
+    leaves,
+    show_value,
+)
+from kvcli.optim.lr_scheduler import LRScheduler
+from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
+from kvcli.optim.per_index import PerIndexStates
+from kvcli.optim.views import array_views
 
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
 MASTER = "weight32"
-#: The largest step count a state file may hold: far beyond any training run, and small
-#: enough for int64 and float arithmetic (a loaded 10**400 would overflow at the next push).
-MAX_COUNT = 1 << 62
-
-
-def is_builtin(cls: type) -> bool:
-    """Whether ``cls`` is one of kvcli's own optimizers (not a user's subclass or class):
-    their spec strings name no code, and each of their state arrays has the weight's shape."""
-    return cls.__module__.startswith("kvcli.optim")
-
-
-def check_count(value: Any, what: str) -> int:
-    """A step count read from a state file: a whole number from 0 to :data:`MAX_COUNT`."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) <= MAX_COUNT:
-        shown = f"a {len(str(value))}-digit number" if isinstance(value, int) and value > MAX_COUNT else repr(value)[:40]
-        raise OptimizerStateError(f"{what} is {shown}, not a whole number from 0 to 2**62")
-    return int(value)
-
-
-#: Device ids a state file may name (MXNet's contexts are small non-negative ints).
-MAX_DEVICE_ID = 1 << 16
-
-
-def _device_counts(raw: Any) -> tuple[dict[int, dict[Key, int]], int]:
-    """The per-device step counts of a state file (``extra["device_counts"]``), checked whole:
-    ``{"current": D, "devices": [[D, [[KIND, KEY, COUNT], ...]], ...]}``."""
-    def device_id(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DEVICE_ID:
-            raise OptimizerStateError(f"a device id in the step counts is {repr(value)[:40]}, "
-                                      f"not a whole number from 0 to {MAX_DEVICE_ID}")
-        return value
-
-    if not isinstance(raw, dict) or not isinstance(raw.get("devices"), list):
-        raise OptimizerStateError("the per-device step counts are not a table with a 'devices' list")
-    counts: dict[int, dict[Key, int]] = {}
-    for entry in raw["devices"]:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
-            raise OptimizerStateError("a device's step counts are not [device, [[kind, key, count], ...]]")
-        per_key: dict[Key, int] = {}
-        for item in entry[1]:
-            if not (isinstance(item, list) and len(item) == 3 and item[0] in ("int", "str")
-                    and isinstance(item[1], int if item[0] == "int" else str) and not isinstance(item[1], bool)):
-                raise OptimizerStateError("a device's step count is not [kind, key, count]")
-            per_key[item[1]] = check_count(item[2], f"the step count of key {item[1]!r}")
-        counts[device_id(entry[0])] = per_key
-    return counts, device_id(raw.get("current"))
-
-
-def check_number(value: Any, what: str, optional: bool = False) -> float | None:
-    """A finite number read from a state file (None too when ``optional``)."""
-    if value is None and optional:
-        return None
-    try:
-        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:  # a 400-digit integer
-        number = math.inf
-    if not math.isfinite(number):
-        shown = f"a {len(str(value))}-digit number" if isinstance(value, int) and number == math.inf else repr(value)[:40]
-        raise OptimizerStateError(f"{what} is {shown}, not a finite number")
-    return number
-
-
-# ---------------------------------------------------------------------- row-sparse gradients
-def is_row_sparse(value: Any) -> bool:
-    """Whether ``value`` follows the row-sparse protocol (``.indices``, ``.data``, ``.shape``)."""
-    return not isinstance(value, np.ndarray) and all(hasattr(value, a) for a in ("indices", "data", "shape"))
-
-
-def densify(grad: Any, dtype: Any = None) -> np.ndarray:
-    """A dense copy of a row-sparse gradient (rows it does not list are zero)."""
-    data = np.asarray(grad.data)
-    dense = np.zeros(tuple(grad.shape), dtype=dtype or data.dtype)
-    dense[np.asarray(grad.indices, dtype=np.int64)] = data
-    return dense
-
-
-def as_numpy(value: Any) -> Any:
-    """The numpy buffer behind a kvcli NDArray (in place); numpy arrays and None pass through."""
-    buffer = getattr(value, "_kvcli_buffer", None)
-    return buffer() if buffer is not None else value
-
-
 # ---------------------------------------------------------------------- registry
-_REGISTRY: dict[str, type["Optimizer"]] = {}
+#: Name -> class of every optimizer registered so far (MXNet's ``Optimizer.opt_registry``).
+REGISTRY: dict[str, type["Optimizer"]] = {}
 
 
 def register(klass: type["Optimizer"]) -> type["Optimizer"]:
@@ -124,33 +52,15 @@ def register(klass: type["Optimizer"]) -> type["Optimizer"]:
     if not isinstance(klass, type) or not issubclass(klass, Optimizer):
         raise UpdaterError(f"register takes a subclass of Optimizer, not {klass!r}")
     name = klass.__name__.lower()
-    if name in _REGISTRY and _REGISTRY[name] is not klass:
-        old = _REGISTRY[name]
+    if name in REGISTRY and REGISTRY[name] is not klass:
+        old = REGISTRY[name]
         warnings.warn(
             f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is overriding existing "
             f"optimizer {old.__module__}.{old.__name__}",
             stacklevel=2,
         )
-    _REGISTRY[name] = klass
+    REGISTRY[name] = klass
     return klass
-
-
-def registered() -> dict[str, type["Optimizer"]]:
-    """Name -> class of every registered optimizer (built-ins first, in registration order)."""
-    # The built-ins register when their modules are imported; importing them only when an
-    # optimizer is asked for keeps one-shot commands with a plain updater fast.
-    import kvcli.optim.adaptive  # noqa: F401
-    import kvcli.optim.sgd  # noqa: F401
-
-    return dict(_REGISTRY)
-
-
-def create(name: str, **kwargs: Any) -> "Optimizer":
-    """Instantiate a registered optimizer by (case-insensitive) name: ``create('nag', momentum=0.9)``."""
-    cls = registered().get(str(name).lower())
-    if cls is None:
-        raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(_REGISTRY))}")
-    return cls(**kwargs)
 
 
 # ---------------------------------------------------------------------- the base class
@@ -170,7 +80,7 @@ class Optimizer:
     master_first: ClassVar[bool] = True
     #: Built-ins take numpy arrays; user subclasses get kvcli NDArrays (MXNet's API).
     numpy_native: ClassVar[bool] = False
-    opt_registry = _REGISTRY
+    opt_registry = REGISTRY
 
     def __init__(
         self,
@@ -233,7 +143,15 @@ class Optimizer:
 
     # -- MXNet's registry, as static methods too ---------------------------------------
     register = staticmethod(register)
-    create_optimizer = staticmethod(create)
+
+    @staticmethod
+    def create_optimizer(name: str, **kwargs: Any) -> "Optimizer":
+        """Instantiate a registered optimizer by (case-insensitive) name (MXNet's
+        ``Optimizer.create_optimizer``; :func:`kvcli.optim.registry.create` also loads the built-ins)."""
+        cls = REGISTRY.get(str(name).lower())
+        if cls is None:
+            raise UpdaterError(f"unknown optimizer {name!r}: use one of {', '.join(sorted(REGISTRY))}")
+        return cls(**kwargs)
 
     # -- learning rate and per-parameter multipliers ---------------------------------
     @property
@@ -380,17 +298,50 @@ class Optimizer:
 
     @property
     def spec(self) -> str:
-        """The spec string that re-creates this optimizer (see :mod:`kvcli.optim.spec`)."""
-        from kvcli.optim.spec import spec_of
+        """The spec string that re-creates this optimizer (arguments that differ from the
+        defaults; see :mod:`kvcli.optim.spec`)."""
+        override = self.__dict__.get("_kvcli_spec")
+        if override:
+            return str(override)
+        cls = type(self)
+        builtin = is_builtin(cls)
+        parts = []
+        for p in (*(cls if builtin else Optimizer).spec_params, *COMMON_PARAMS):
+            value = getattr(self, p.attribute, p.default)
+            if value != p.default and not (p.kwarg == "learning_rate" and value is None):
+                parts.append(f"{p.spec}={show_value(value)}")
+        if not builtin:
+            parts += self._user_args()
+        schedule = self.lr_scheduler
+        if isinstance(schedule, LRScheduler):
+            text = schedule.spec
+            if self.lr is not None:  # the optimizer's lr is the schedule's base_lr
+                text = ":".join(p for p in text.split(":") if not p.startswith("base_lr="))
+            parts.append(f"schedule={text}")
+        return self.name + (":" + ",".join(parts) if parts else "")
 
-        return spec_of(self)
+    def _user_args(self) -> list[str]:
+        """A user class's constructor arguments that its instance holds with a non-default value."""
+        parts: list[str] = []
+        try:
+            signature = inspect.signature(type(self).__init__)
+        except (TypeError, ValueError):
+            return parts
+        base = {p.kwarg for p in (*Optimizer.spec_params, *COMMON_PARAMS)}
+        for name, parameter in list(signature.parameters.items())[1:]:
+            if name in base:
+                continue
+            if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+                continue
+            value = getattr(self, name, parameter.default)
+            if isinstance(value, (bool, int, float, str)) and value != parameter.default:
+                parts.append(f"{name}={show_value(value)}")
+        return parts
 
-    def _kv(self) -> "Updater":
-        from kvcli.optim.updater import Updater
-
+    def _kv(self) -> PerIndexStates:
         updater = self.__dict__.get("_kv_updater")
         if updater is None:
-            updater = self.__dict__["_kv_updater"] = Updater(self)
+            updater = self.__dict__["_kv_updater"] = PerIndexStates(self)
         return updater
 
     def __call__(self, key: Key, merged: Any, stored: np.ndarray) -> None:
@@ -430,10 +381,8 @@ class Optimizer:
         """Replace the state by ``state`` (as from :meth:`state_dict`); checks it first, so on
         an :class:`OptimizerStateError` nothing changed. ``shapes`` (the weights' shapes by
         key, where known) lets the check refuse state arrays that do not fit their weight."""
-        from kvcli.optim.updater import Updater
-
         pending = self._restore(state, shapes)
-        updater = Updater(self)  # a new object: shallow copies of this optimizer keep theirs
+        updater = PerIndexStates(self)  # a new object: shallow copies of this optimizer keep theirs
         updater.pending = pending
         self.__dict__["_kv_updater"] = updater
 
@@ -483,7 +432,7 @@ class Optimizer:
         if "num_update" in extra:
             check_count(extra["num_update"], "num_update")
         if extra.get("device_counts"):
-            _device_counts(extra["device_counts"])
+            device_counts(extra["device_counts"])
         schedule = extra.get("lr_scheduler")
         if schedule is not None:
             if not isinstance(schedule, dict):
@@ -512,7 +461,7 @@ class Optimizer:
         self.num_update = int(extra.get("num_update", self.num_update))
         devices = extra.get("device_counts")
         if devices:
-            self._all_index_update_counts, current = _device_counts(devices)
+            self._all_index_update_counts, current = device_counts(devices)
             self._index_update_count = self._all_index_update_counts.setdefault(current, {})
         if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None \
                 and hasattr(self.lr_scheduler, "load_state_dict"):
@@ -549,9 +498,7 @@ class Optimizer:
     def _wrap(self, array: np.ndarray) -> Any:
         if self.numpy_native:
             return array
-        from kvcli.mx.ndarray import NDArray
-
-        return NDArray(array)
+        return array_views().dense(array)
 
     def __repr__(self) -> str:
         return f"<optimizer {self.spec}>"
@@ -656,21 +603,11 @@ def _unwrap_tree(value: Any) -> Any:
 
 
 def _wrap_tree(value: Any, context: Any) -> Any:
-    from kvcli.mx.ndarray import NDArray
-
     if isinstance(value, tuple):
         return tuple(_wrap_tree(v, context) for v in value)
     if isinstance(value, list):
         return [_wrap_tree(v, context) for v in value]
-    return NDArray(value, context) if isinstance(value, np.ndarray) else value
-
-
-def leaves(raw: Any) -> Iterator[Any]:
-    if isinstance(raw, (tuple, list)):
-        for item in raw:
-            yield from leaves(item)
-    else:
-        yield raw
+    return array_views().dense(value, context) if isinstance(value, np.ndarray) else value
 
 
 def _astype(grad: Any, dtype: Any) -> Any:

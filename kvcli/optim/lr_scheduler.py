@@ -12,6 +12,7 @@ from math import cos, pi
 from typing import Any, ClassVar
 
 from kvcli.errors import OptimizerStateError, UpdaterError
+from kvcli.optim.checks import MAX_COUNT, check_count, check_number
 
 
 
@@ -79,7 +80,6 @@ class LRScheduler:
         """Refuse a saved position this schedule cannot take (a rate that is not a finite
         number, a count out of range, anything but a plain number or word for a subclass's
         own attribute): :class:`OptimizerStateError`, nothing changed."""
-        from kvcli.optim.base import check_count, check_number
 
         for name in self.mutable:
             if name not in state:
@@ -99,7 +99,6 @@ class LRScheduler:
         steps = getattr(self, "step", None)
         if name == "cur_step_ind" and isinstance(steps, list):
             return len(steps)
-        from kvcli.optim.base import MAX_COUNT
 
         return MAX_COUNT
 

@@ -10,17 +10,9 @@ import numpy as np
 
 from kvcli.errors import OptimizerStateError
 from kvcli.arrays.npyio import DTYPES
-from kvcli.optim.base import (
-    Key,
-    Optimizer,
-    check_count,
-    check_number,
-    densify,
-    f32,
-    is_row_sparse,
-    register,
-    sum_sq,
-)
+from kvcli.arrays import random as random_streams
+from kvcli.optim.base import Key, Optimizer, f32, register, sum_sq
+from kvcli.optim.checks import check_count, check_number, densify, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
 
 
@@ -58,7 +50,7 @@ class NumpyOptimizer(Optimizer):
         return densify(grad, weight.dtype) if is_row_sparse(grad) else grad
 
 
-def _rows(kernel: Any, indices: np.ndarray, weight: np.ndarray, grad_rows: np.ndarray, *states: Any) -> None:
+def update_rows(kernel: Any, indices: np.ndarray, weight: np.ndarray, grad_rows: np.ndarray, *states: Any) -> None:
     """Run an elementwise ``kernel(w, g, *states)`` on the listed rows only (a lazy update)."""
     w = weight[indices]
     parts = [None if s is None else s[indices] for s in states]
@@ -101,7 +93,7 @@ def sgd_step(opt: NumpyOptimizer, index: Key, weight: np.ndarray, grad: Any, mom
     """One SGD step on a dense or row-sparse gradient, lazily when asked (MXNet's rules)."""
     if is_row_sparse(grad) and lazy:
         rows = np.asarray(grad.indices, dtype=np.int64)
-        _rows(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), rows, weight,
+        update_rows(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), rows, weight,
               np.asarray(grad.data, dtype=weight.dtype), mom)
     else:
         sgd_kernel(opt, weight, opt._dense(grad, weight), mom, lr, wd, momentum)
@@ -275,10 +267,9 @@ class SGLD(NumpyOptimizer):
         lr, wd = self._get_lr(index), f32(self._get_wd(index))
         g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
         weight += -f32(lr / 2) * (g + wd * weight)
-        from kvcli.mx.ndarray import random as nd_random  # on first use: importing kvcli.mx stays light
-
-        noise = nd_random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
-        weight += noise._kvcli_buffer()
+        # the current context's stream, shared with mx.random (MXNet draws one value for a scalar)
+        noise = random_streams.stream().normal(0.0, math.sqrt(lr), size=weight.shape or (1,))
+        weight += np.asarray(noise).astype(weight.dtype)
 
 
 @register

@@ -10,6 +10,7 @@ import numpy as np
 
 from kvcli.errors import UpdaterError
 from kvcli.arrays.core import Key
+from kvcli.optim.checks import format_number
 
 
 class StoreUpdater:
@@ -61,8 +62,6 @@ class ScaleAdd(StoreUpdater):
 
     @property
     def spec(self) -> str:
-        from kvcli.optim.spec import format_number
-
         return f"scale-add:{format_number(self.factor)}"
 
     def __call__(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:

@@ -8,25 +8,23 @@ parsing, spec strings and :func:`spec_help` all read it.
 
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Optimizer, registered
+from kvcli.optim.base import Optimizer
+from kvcli.optim.checks import format_number as format_number  # re-exported: the CLI completes numbers with it
+from kvcli.optim.checks import show_value
+from kvcli.optim.lr_scheduler import SCHEDULE_HELP, parse_schedule
 from kvcli.optim.params import COMMON_PARAMS, Param
-from kvcli.optim.lr_scheduler import SCHEDULE_HELP, LRScheduler, parse_schedule
+from kvcli.optim.registry import builtin_optimizers as builtin_optimizers
+from kvcli.optim.registry import registered
 from kvcli.optim.simple import Assign, PythonUpdater, ScaleAdd, StoreUpdater, Sum, load_attribute
 
 #: Other names accepted for an argument (MXNet's keyword names and common spellings).
 ALIASES = {"learning_rate": "lr", "epsilon": "eps", "lr_scheduler": "schedule"}
 _SIMPLE = "assign, sum, scale-add:K, python:FILE.py:NAME"
 _BOOLS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
-
-
-def builtin_optimizers() -> dict[str, type[Optimizer]]:
-    """The registered optimizers kvcli ships (user registrations excluded)."""
-    return {n: c for n, c in registered().items() if c.__module__.startswith("kvcli.optim")}
 
 
 def params_of(cls: type[Optimizer]) -> tuple[Param, ...]:
@@ -41,9 +39,9 @@ def spec_help() -> str:
     for name, cls in builtin_optimizers().items():
         if cls.__name__ == "ccSGD":
             continue  # MXNet's deprecated alias of sgd; still accepted
-        args = " ".join(f"{p.spec}={_show(p.default)}" for p in cls.spec_params)
+        args = " ".join(f"{p.spec}={show_value(p.default)}" for p in cls.spec_params)
         lines.append(f"{name} {args}")
-    common = " ".join(f"{p.spec}={_show(p.default)}" for p in COMMON_PARAMS)
+    common = " ".join(f"{p.spec}={show_value(p.default)}" for p in COMMON_PARAMS)
     lines.append(f"every optimizer also takes {common} schedule=KIND:ARG=V:... ({SCHEDULE_HELP})")
     return "  ·  ".join(lines)
 
@@ -94,29 +92,6 @@ def as_optimizer(optimizer: Any) -> Any:
         f"set_optimizer takes an optimizer (kvcli.mx.optimizer.SGD(...)) or a spec string like "
         f"'sgd:lr=0.1', not {type(optimizer).__name__}"
     )
-
-
-def spec_of(opt: Optimizer) -> str:
-    """The spec string that re-creates ``opt`` (arguments that differ from the defaults)."""
-    override = opt.__dict__.get("_kvcli_spec")
-    if override:
-        return override
-    cls = type(opt)
-    builtin = cls.__module__.startswith("kvcli.optim")
-    parts = []
-    for p in params_of(cls if builtin else Optimizer):
-        value = getattr(opt, p.attribute, p.default)
-        if value != p.default and not (p.kwarg == "learning_rate" and value is None):
-            parts.append(f"{p.spec}={_show(value)}")
-    if not builtin:
-        parts += _user_args(opt)
-    schedule = opt.lr_scheduler
-    if isinstance(schedule, LRScheduler):
-        text = schedule.spec
-        if opt.lr is not None:  # the optimizer's lr is the schedule's base_lr
-            text = ":".join(p for p in text.split(":") if not p.startswith("base_lr="))
-        parts.append(f"schedule={text}")
-    return opt.name + (":" + ",".join(parts) if parts else "")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -235,39 +210,3 @@ def _parse_number(text: str, spec: str) -> float | int:
     if isinstance(number, float) and not math.isfinite(number):
         raise UpdaterError(f"updater spec {spec!r}: {text!r} is not a finite number")
     return number
-
-
-def _user_args(opt: Optimizer) -> list[str]:
-    """A user class's constructor arguments that its instance holds with a non-default value."""
-    parts: list[str] = []
-    try:
-        signature = inspect.signature(type(opt).__init__)
-    except (TypeError, ValueError):
-        return parts
-    base = {p.kwarg for p in params_of(Optimizer)}
-    for name, parameter in list(signature.parameters.items())[1:]:
-        if name in base:
-            continue
-        if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
-            continue
-        value = getattr(opt, name, parameter.default)
-        if isinstance(value, (bool, int, float, str)) and value != parameter.default:
-            parts.append(f"{name}={_show(value)}")
-    return parts
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "none"
-    if isinstance(value, (int, float)):
-        return format_number(value)
-    return str(value)
-
-
-def format_number(value: float | int | None) -> str:
-    """A number as a spec string writes it (``0.1``, ``2``, ``1e-08``)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)

@@ -35,7 +35,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import OptimizerStateError, UpdaterError
 from kvcli.arrays.npyio import NpyError, NpzArchive
-from kvcli.optim.base import check_count, is_builtin
+from kvcli.optim.checks import check_count, is_builtin
 from kvcli.arrays.core import Key
 
 STATE_FORMAT = 1
@@ -255,7 +255,7 @@ def resolve_updater(
     made from the file's spec when that names one of kvcli's own optimizers. A spec that
     names code is never parsed: it must be the spec of ``updater`` itself. ``role`` is what
     the caller calls ``updater`` (``"optimizer"`` for ``Updater.set_states``)."""
-    from kvcli.optim.spec import builtin_optimizers, parse_updater
+    from kvcli.optim.spec import builtin_optimizers, parse_updater  # on first use: reading a file needs no parser
 
     own = getattr(updater, "spec", None)
     if names_code(spec) and spec != own:

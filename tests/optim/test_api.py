@@ -14,7 +14,7 @@ import kvcli
 import kvcli.updaters
 import kvcli.mx as mx
 from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.optim.base import registered
+from kvcli.optim.registry import registered
 
 
 @mx.optimizer.register

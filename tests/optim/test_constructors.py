@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import kvcli.mx as mx
-from kvcli.optim.base import registered
+from kvcli.optim.registry import registered
 
 RECORDED = json.loads((Path(__file__).parents[1] / "data" / "mxnet_optimizer_signatures.json").read_text())
 # ccsgd is ``(*args, **kwargs)`` in MXNet (a deprecated alias that forwards to SGD).

@@ -18,6 +18,7 @@ import kvcli
 import kvcli.mx as mx
 from kvcli.errors import OptimizerStateError
 from kvcli.optim.lr_scheduler import FactorScheduler
+from kvcli.optim.state import dumps
 from tests.optim.statefiles import bomb_member, read_members, rewrite, write_evil, write_members
 
 GRAD = np.array([1.0, -2.0, 0.5], np.float32)
@@ -223,7 +224,8 @@ def _base_state() -> bytes:
         kv.init(["w", "v"], [np.ones(3, np.float32), np.ones((2, 2), np.float32)])
         kv.set_updater(_SPEC)
         kv.push("w", GRAD)
-        return kv.updater._kv().get_states(dump_optimizer=True)
+        updater = kv.updater  # the bytes Updater.get_states(dump_optimizer=True) gives
+        return dumps(updater.state_dict(), updater.name, updater.spec)
 
 
 _BASE = _base_state()

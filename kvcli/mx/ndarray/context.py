@@ -10,6 +10,8 @@ from __future__ import annotations
 from _thread import _local  # threading.local itself, without importing threading (import time)
 from typing import Any
 
+from kvcli.arrays import random as random_streams
+
 #: MXNet's device type ids (``Context.devtype2str``); ``.params`` files store these numbers.
 DEVICE_TYPES: dict[int, str] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES.items()}
@@ -95,5 +97,14 @@ def current_context() -> Context:
     ctx = getattr(_default, "value", None)
     return ctx if ctx is not None else cpu(0)
 
+
+
+def _current_device() -> tuple[int, int]:
+    ctx = current_context()
+    return (ctx.device_typeid, ctx.device_id)
+
+
+# the random streams (kvcli.arrays.random, shared with SGLD's noise) follow `with mx.cpu(1):`
+random_streams.follow_current_device(_current_device)
 
 __all__ = ["Context", "DEVICE_TYPES", "DEVICE_TYPE_IDS", "cpu", "cpu_pinned", "current_context", "gpu", "num_gpus"]

@@ -24,35 +24,30 @@ import numpy as np
 from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, _context, _shape
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.arrays import random as streams
 
-DEFAULT_SEED = 0
-_seed_all = DEFAULT_SEED
-_generators: dict[Context, np.random.Generator] = {}
+DEFAULT_SEED = streams.DEFAULT_SEED
+
+
+def _device(ctx: Context) -> streams.Device:
+    return (ctx.device_typeid, ctx.device_id)
 
 
 def seed(seed_state: int, ctx: Context | str = "all") -> None:
     """Reseed every context's stream (``ctx='all'``) or only ``ctx``'s."""
-    global _seed_all
     if not isinstance(seed_state, (numbers.Integral, np.integer)) or isinstance(seed_state, bool):
         raise NDArrayError(f"seed_state must be int, not {type(seed_state).__name__} ({seed_state!r})")
     if seed_state < 0:
         raise NDArrayError(f"seed_state must be >= 0, not {seed_state}")
     if isinstance(ctx, str) and ctx == "all":
-        _seed_all = int(seed_state)
-        _generators.clear()
+        streams.seed_every(int(seed_state))
         return
-    context = _context(ctx)
-    _generators[context] = np.random.default_rng(int(seed_state))
+    streams.seed_device(int(seed_state), _device(_context(ctx)))
 
 
 def generator(ctx: Context | None = None) -> np.random.Generator:
     """The stream of ``ctx`` (default: the current context), made on first use."""
-    context = _context(ctx)
-    found = _generators.get(context)
-    if found is None:
-        entropy = [_seed_all, context.device_typeid, context.device_id]
-        found = _generators[context] = np.random.default_rng(entropy)
-    return found
+    return streams.stream(_device(_context(ctx)))
 
 
 def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, dtype: Any,

@@ -1,0 +1,127 @@
+"""One optimizer state per index, created on first use: the core of MXNet's ``Updater``
+(:class:`kvcli.optim.updater.Updater` adds ``get_states`` / ``set_states``) and what an
+optimizer runs when a store calls it. Below :mod:`kvcli.optim.base`, which uses it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kvcli.arrays.core import Key
+from kvcli.arrays.sparse import RowSparse
+from kvcli.errors import OptimizerStateError
+from kvcli.optim.checks import as_numpy, densify, is_row_sparse, leaves
+from kvcli.optim.views import array_views
+
+if TYPE_CHECKING:
+    from kvcli.optim.base import Optimizer
+
+
+class PerIndexStates:
+    """``states(index, grad, weight)`` creates each index's state on first use and calls
+    ``optimizer.update_multi_precision`` (the core of MXNet's ``Updater``; what an optimizer
+    runs as a store updater)."""
+
+    def __init__(self, optimizer: "Optimizer") -> None:
+        self.optimizer = optimizer
+        self.states: dict[Key, Any] = {}
+        self.states_synced: dict[Key, bool] = {}
+        #: Whether each index's state carries a float32 master copy.
+        self.multi_precision: dict[Key, bool] = {}
+        #: Named arrays loaded from a file, put into place at the index's next update.
+        self.pending: dict[Key, dict[str, np.ndarray]] = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+
+    def __call__(self, index: Key | list[Key], grad: Any, weight: Any) -> None:
+        # As MXNet: the update counts are those of the weights' device, so per-device
+        # updaters sharing one optimizer (Gluon's Trainer) each count their own steps.
+        first = weight[0] if isinstance(index, (list, tuple)) and len(weight) else weight
+        self.optimizer._set_current_context(_device_id(first))
+        if isinstance(index, (list, tuple)):
+            for i, g, w in zip(index, grad, weight):
+                self._one(i, g, w)
+        else:
+            self._one(index, grad, weight)
+
+    def _one(self, index: Key, grad: Any, weight: Any) -> None:
+        opt = self.optimizer
+        if isinstance(index, bytes):
+            index = index.decode()
+        weight_np = as_numpy(weight)
+        if not opt.numpy_native:
+            if is_row_sparse(grad):
+                grad = densify(grad, weight_np.dtype)  # user code sees a dense gradient
+            grad = opt._wrap(np.asarray(as_numpy(grad)))
+            weight = _user_weight(opt, weight_np)
+        else:
+            weight = weight_np
+            if not is_row_sparse(grad):
+                grad = np.asarray(as_numpy(grad))
+        if index not in self.states:
+            self.states[index] = self._create(index, weight)
+            self.states_synced[index] = True
+        opt.update_multi_precision(index, weight, grad, self.states[index])
+
+    def _create(self, index: Key, weight: Any) -> Any:
+        opt = self.optimizer
+        state = opt.create_state_multi_precision(index, weight)
+        mp = bool(opt.multi_precision and weight.dtype == np.float16)
+        self.multi_precision[index] = mp
+        loaded = self.pending.pop(index, None)
+        if loaded is not None:
+            template = self._named(index, state)
+            if set(template) != set(loaded):
+                raise OptimizerStateError(
+                    f"the loaded state of key {index!r} holds {sorted(loaded)} but {opt.spec} keeps "
+                    f"{sorted(template)} for this weight: set the optimizer the state was saved with"
+                )
+            for name, array in loaded.items():
+                target = as_numpy(template[name])
+                if target.shape != array.shape:
+                    raise OptimizerStateError(
+                        f"the loaded state {name!r} of key {index!r} has shape {array.shape} but the weight "
+                        f"needs {target.shape}: load the state of this store's keys"
+                    )
+                np.copyto(target, array, casting="same_kind")
+        return state
+
+    def _named(self, index: Key, raw: Any) -> dict[str, Any]:
+        names = self.optimizer._leaf_names(raw, self.multi_precision.get(index, False))
+        return {n: leaf for n, leaf in zip(names, leaves(raw)) if leaf is not None}
+
+    def named_states(self) -> dict[Key, dict[str, np.ndarray]]:
+        """Every index's state as named numpy arrays (views), loaded-but-unused ones included."""
+        out = {k: {n: as_numpy(a) for n, a in self._named(k, raw).items()} for k, raw in self.states.items()}
+        for key, arrays in self.pending.items():
+            out.setdefault(key, arrays)
+        return out
+
+    def forget(self, index: Key) -> None:
+        for table in (self.states, self.states_synced, self.multi_precision, self.pending):
+            table.pop(index, None)
+
+    def sync_state_context(self, state: Any, context: Any) -> Any:
+        """MXNet moves states to the weight's device; kvcli keeps one host copy, so the state
+        is returned as it is (tuples and lists stay what they are)."""
+        if isinstance(state, tuple):
+            return tuple(self.sync_state_context(s, context) for s in state)
+        if isinstance(state, list):
+            return [self.sync_state_context(s, context) for s in state]
+        return state
+
+
+def _device_id(weight: Any) -> int:
+    """The device number of a weight's context; 0 for numpy arrays and a store's values
+    (MXNet's stores hand their updater values of device 0)."""
+    return int(getattr(getattr(weight, "context", None), "device_id", 0))
+
+
+def _user_weight(opt: "Optimizer", weight: Any) -> Any:
+    """The weight as a user optimizer sees it: an NDArray, or for a store's row-sparse value
+    a row-sparse NDArray over it (as MXNet hands a RowSparseNDArray)."""
+    if isinstance(weight, RowSparse):
+        return array_views().row_sparse(weight)
+    if not isinstance(weight, np.ndarray):
+        return weight  # already an nd array (dense ones were unwrapped by as_numpy)
+    return opt._wrap(weight)
