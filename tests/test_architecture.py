@@ -17,16 +17,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "kvcli"
 
-# Cycles still to be removed, each named by its sorted module set.  Remove an entry when its
-# knot is gone; a cycle that is not listed here fails the test.
-ALLOWED_KNOTS: list[frozenset[str]] = [
-    frozenset({
-        "kvcli.mx.ndarray.ndarray", "kvcli.mx.ndarray.functions", "kvcli.mx.ndarray.random",
-        "kvcli.mx.ndarray.sparse", "kvcli.mx.ndarray.io",
-    }),
-]
-
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
@@ -136,10 +126,6 @@ def import_graph() -> dict[str, set[str]]:
     return _edges(_modules())
 
 
-def _allowed(knot: frozenset[str]) -> bool:
-    return knot in ALLOWED_KNOTS
-
-
 def test_graph_sees_function_level_imports() -> None:
     graph = _edges(_modules())
     # kvcli/__init__.py imports its store lazily, inside a function
@@ -147,16 +133,11 @@ def test_graph_sees_function_level_imports() -> None:
     assert sum(len(v) for v in graph.values()) > 100
 
 
-def test_no_new_import_cycles() -> None:
+def test_no_import_cycles() -> None:
+    """No cycle at all: every dependency points one way, down the layers (and inside a
+    package, from the modules that assemble it down to its leaves)."""
     knots = _cycles(_edges(_modules()))
-    new = [sorted(k) for k in knots if not _allowed(k)]
-    assert not new, f"import cycles: {new}"
-
-
-def test_allow_list_is_not_stale() -> None:
-    knots = _cycles(_edges(_modules()))
-    stale = [sorted(k) for k in ALLOWED_KNOTS if k not in knots]
-    assert not stale, f"these knots are gone; remove them from ALLOWED_KNOTS: {stale}"
+    assert not knots, f"import cycles: {[sorted(k) for k in knots]}"
 
 
 LEAF_MAY_USE = ("kvcli.errors", "kvcli.config", "kvcli.osutil")

@@ -137,8 +137,8 @@ def test_nd_submodules_import_by_dotted_path() -> None:
 @pytest.mark.parametrize("first", ["kvcli.mx.ndarray.functions", "kvcli.mx.ndarray", "kvcli.mx",
                                    "kvcli.mx.ndarray.random", "kvcli.mx.ndarray.sparse"])
 def test_nd_functions_are_in_nd_whichever_module_is_imported_first(first: str) -> None:
-    """``kvcli.mx.ndarray.ndarray`` and ``.functions`` import each other: either order gives
-    ``nd.sum``, the ``a.sum()`` method and ``'sum'`` in ``nd.__all__``."""
+    """The package assembles nd whichever of its modules is imported first: ``nd.sum``, the
+    ``a.sum()`` method and ``'sum'`` in ``nd.__all__``."""
     code = (f"import {first}\nimport kvcli.mx.ndarray as nd\n"
             "print(nd.sum(nd.ones((2, 2)), axis=0).asnumpy().tolist(), nd.ones((2,)).exp().shape, "
             "'sum' in nd.__all__, 'take' in nd.__all__)")

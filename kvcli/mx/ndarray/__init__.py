@@ -6,6 +6,10 @@
 :mod:`~kvcli.mx.ndarray.sparse` (``nd.sparse``), :mod:`~kvcli.mx.ndarray.random`
 (``nd.random``, imported on first use) and :mod:`~kvcli.mx.ndarray.io` (``.params`` files and
 pickling, imported on first use). Every public name of ``ndarray`` and ``functions`` is here.
+
+This package is the one place that assembles NDArray: the modules import ``ndarray`` and
+never the other way round, and the methods that need them (``a.sum()``, ``a.tostype()``,
+pickling) are attached here, as is the optimizer layer's view of NDArrays.
 """
 
 from __future__ import annotations
@@ -13,32 +17,90 @@ from __future__ import annotations
 from typing import Any
 
 from kvcli._lazy import submodule_getattr
+from kvcli.mx.ndarray import functions as _functions
 from kvcli.mx.ndarray import ndarray as _ndarray
-from kvcli.mx.ndarray.ndarray import *  # noqa: F403 - the nd namespace (functions adds its names to it)
+from kvcli.mx.ndarray import sparse as sparse
+from kvcli.mx.ndarray.functions import *  # noqa: F403 - reductions, maths, shape functions
+from kvcli.mx.ndarray.ndarray import *  # noqa: F403 - NDArray and the creation functions
 from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, DEVICE_MEMORY_MIN_BYTES  # noqa: F401 - read by the device store and tests
+from kvcli.mx.ndarray.ndarray import NDArray, NDArrayError, cpu
 from kvcli.optim.views import install as _install_optimizer_views
 
-#: Submodules loaded on first use, by attribute (``nd.random``); ``import
-#: kvcli.mx.ndarray.random`` works as for any package.
-_SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli.mx.ndarray.io"}
+zeros = sparse.nd_zeros  # type: ignore[assignment]  # nd.zeros takes stype= (the dense module's does not)
 
+# ---------------------------------------------------------------------- NDArray's methods from the other modules
+for _name, _method in _functions.fluent_methods().items():
+    setattr(NDArray, _name, _method)
+NDArray.tostype = sparse.tostype_method  # type: ignore[attr-defined]
+NDArray.copyto = sparse.copyto_method(NDArray.copyto)  # type: ignore[method-assign]
+
+
+def _getstate(self: NDArray) -> dict[str, bytearray]:
+    """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
+    so arrays pickled by MXNet load here and the other way round."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    return {"handle": bytearray(ndarray_io.array_to_bytes(self))}
+
+
+def _setstate(self: NDArray, state: dict[str, Any]) -> None:
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    handle = state.get("handle") if isinstance(state, dict) else None
+    if handle is None:
+        raise NDArrayError("cannot unpickle an NDArray: the state has no 'handle' (MXNet's pickled form)")
+    # MXNet 1.9.1 unpickles onto cpu(0) whatever context was pickled (recorded)
+    self._data, self._ctx = ndarray_io.array_from_bytes(handle)._data, cpu(0)
+
+
+_getstate.__name__, _setstate.__name__ = "__getstate__", "__setstate__"
+setattr(NDArray, "__getstate__", _getstate)  # noqa: B010 - a method defined outside the class
+setattr(NDArray, "__setstate__", _setstate)  # noqa: B010
+
+
+# ---------------------------------------------------------------------- .params files (io, loaded on first use)
+def save(fname: str, data: Any) -> None:
+    """Write one NDArray, a list or a ``{name: NDArray}`` dict in MXNet's ``.params`` format."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    ndarray_io.save(fname, data)
+
+
+def load(fname: str) -> "list[NDArray] | dict[str, NDArray]":
+    """Read a ``.params`` file written by MXNet or by :func:`save` (no pickle involved)."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    return ndarray_io.load(fname)
+
+
+def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
+    """:func:`load` from bytes already in memory."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    return ndarray_io.loads(buf)
 
 
 class _OptimizerViews:
     """The NDArray views a user optimizer (``mx.optimizer.Optimizer`` subclass) works on."""
 
     def dense(self, array: Any, context: Any = None) -> Any:
-        return NDArray(array, context)  # noqa: F405 - from ndarray
+        return NDArray(array, context)
 
     def row_sparse(self, value: Any) -> Any:
-        from kvcli.mx.ndarray.sparse import wrap
-
-        return wrap(value)
+        return sparse.wrap(value)
 
 
 # the optimizer layer is below this one and never imports it: it is handed the views instead
 _install_optimizer_views(_OptimizerViews())
 
+#: Submodules loaded on first use, by attribute (``nd.random``); ``import
+#: kvcli.mx.ndarray.random`` works as for any package.
+_SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli.mx.ndarray.io"}
+
 __getattr__ = submodule_getattr("kvcli.mx.ndarray", _SUBMODULES, globals())
 
-__all__ = [*_ndarray.__all__, "random"]  # noqa: F405 - random is loaded on first use
+__all__ = [  # noqa: F405 - random is loaded on first use
+    *_ndarray.__all__,
+    *(name for name in _functions.__all__ if name not in ("MATH_NAMES", "BINARY_NAMES")),
+    "load", "load_frombuffer", "random", "save", "sparse",
+]

@@ -1,9 +1,9 @@
 """``nd``'s reductions, element-wise maths and shape functions (MXNet 1.9.1's rules, on
 :mod:`kvcli.mx.ndarray.ops`), kept apart from :mod:`kvcli.mx.ndarray`'s arrays and creation functions.
 
-Importing this module (``kvcli.mx.ndarray`` does at its end) adds each function of :data:`__all__` to
-``kvcli.mx.ndarray`` (``nd.sum`` is :func:`sum`) and the usual ones to NDArray as methods
-(``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``). Each takes ``out=`` where MXNet's does and
+The package ``kvcli.mx.ndarray`` exports each function of :data:`__all__` (``nd.sum`` is
+:func:`sum`) and attaches the usual ones to NDArray as methods (:func:`fluent_methods`:
+``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``). Each takes ``out=`` where MXNet's does and
 refuses a keyword it does not know (``TypeError``).
 """
 
@@ -13,9 +13,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kvcli.mx.ndarray import ndarray as _nd  # it imports this module at its end: the names below are defined by then
+from kvcli.mx.ndarray import ndarray as nd_arrays
 from kvcli.mx.ndarray import ops as nd_ops
-from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, _check_out, _context, _operand, _result
+from kvcli.mx.ndarray.ndarray import (
+    DEFAULT_DTYPE,
+    NDArray,
+    as_context,
+    check_out,
+    flatten,
+    make_result,
+    operand_data,
+)
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ops import NDArrayError
 
@@ -23,16 +31,16 @@ from kvcli.mx.ndarray.ops import NDArrayError
 def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArray | None = None,
             name: str | None = None) -> NDArray:
     """MXNet's ``nd.reshape``: a copy in a new shape (special values as :meth:`NDArray.reshape`)."""
-    values = _operand(data, "reshape")
+    values = operand_data(data, "reshape")
     if shape is None:
         raise TypeError("reshape needs a shape: nd.reshape(x, shape=(2, -1))")
-    return _result("reshape", values.reshape(nd_ops.reshape_shape(values.shape, shape, reverse)), data.context, out)
+    return make_result("reshape", values.reshape(nd_ops.reshape_shape(values.shape, shape, reverse)), data.context, out)
 
 
 def _make_reduction(kind: str) -> Callable[..., NDArray]:
     def function(data: NDArray, axis: Any = None, keepdims: bool = False, exclude: bool = False,
                  out: NDArray | None = None, name: str | None = None) -> NDArray:
-        return _result(kind, nd_ops.reduce(kind, _operand(data, kind), axis, keepdims, exclude), data.context, out)
+        return make_result(kind, nd_ops.reduce(kind, operand_data(data, kind), axis, keepdims, exclude), data.context, out)
 
     function.__name__ = kind
     function.__doc__ = (f"MXNet's ``nd.{kind}`` over ``axis`` (None or ``()``: every axis, giving shape ``(1,)``; "
@@ -52,7 +60,7 @@ nanprod = _make_reduction("nanprod")
 def _make_arg_reduction(kind: str) -> Callable[..., NDArray]:
     def function(data: NDArray, axis: int | None = None, keepdims: bool = False, out: NDArray | None = None,
                  name: str | None = None) -> NDArray:
-        return _result(kind, nd_ops.arg_reduce(kind, _operand(data, kind), axis, keepdims), data.context, out)
+        return make_result(kind, nd_ops.arg_reduce(kind, operand_data(data, kind), axis, keepdims), data.context, out)
 
     function.__name__ = kind
     function.__doc__ = f"MXNet's ``nd.{kind}``: indices along ``axis`` (None: of the flattened array), in the input's dtype."
@@ -65,7 +73,7 @@ argmin = _make_arg_reduction("argmin")
 
 def _make_math(kind: str) -> Callable[..., NDArray]:
     def function(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
-        return _result(kind, nd_ops.math(kind, _operand(data, kind)), data.context, out)
+        return make_result(kind, nd_ops.math(kind, operand_data(data, kind)), data.context, out)
 
     function.__name__ = kind
     function.__doc__ = f"MXNet's ``nd.{kind}``, element-wise, in the input's dtype (integers are computed, then cast)."
@@ -83,66 +91,41 @@ def concatenate(arrays: Sequence[NDArray], axis: int = 0, always_copy: bool = Tr
     array with ``always_copy=False`` is returned itself."""
     if not always_copy and len(arrays) == 1:
         return arrays[0]
-    items = [_operand(a, "concatenate") for a in arrays]
-    return NDArray(nd_ops.join("concatenate", items, axis, new_axis=False), _context(arrays[0].context if arrays else None))
-
-
-def expand_dims(data: NDArray, axis: int, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """A copy with a new axis of size 1 at ``axis``."""
-    values = _operand(data, "expand_dims")
-    return _result("expand_dims", values.reshape(nd_ops.expanded_shape(values.shape, axis)).copy(), data.context, out)
-
-
-def flatten(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """A copy of shape ``(d0, d1 * ... * dk)``."""
-    values = _operand(data, "flatten")
-    return _result("flatten", values.reshape(nd_ops.flattened_shape(values.shape)).copy(), data.context, out)
-
-
-def squeeze(data: NDArray, axis: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """A copy without size-1 axes (every one, or those of ``axis``); all gone: shape ``(1,)``."""
-    values = _operand(data, "squeeze")
-    return _result("squeeze", values.reshape(nd_ops.squeezed_shape(values.shape, axis)).copy(), data.context, out)
+    items = [operand_data(a, "concatenate") for a in arrays]
+    return NDArray(nd_ops.join("concatenate", items, axis, new_axis=False), as_context(arrays[0].context if arrays else None))
 
 
 def split(data: NDArray, num_outputs: int, axis: int = 1, squeeze_axis: bool = False,
           name: str | None = None) -> "NDArray | list[NDArray]":
     """``num_outputs`` equal parts along ``axis`` (default 1): a list, or the one array
     when ``num_outputs=1`` (as in MXNet)."""
-    parts = [NDArray(p, data.context) for p in nd_ops.split(_operand(data, "split"), num_outputs, axis, squeeze_axis)]
+    parts = [NDArray(p, data.context) for p in nd_ops.split(operand_data(data, "split"), num_outputs, axis, squeeze_axis)]
     return parts[0] if len(parts) == 1 else parts
 
 
 def slice_axis(data: NDArray, axis: int, begin: int, end: int | None, out: NDArray | None = None,
                name: str | None = None) -> NDArray:
     """A copy of ``begin:end`` along ``axis`` (negative values count from the end)."""
-    return _result("slice_axis", nd_ops.slice_axis(_operand(data, "slice_axis"), axis, begin, end), data.context, out)
-
-
-def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """A copy broadcast to ``shape`` (same number of axes; 0 keeps an axis)."""
-    values = _operand(data, "broadcast_to")
-    target = nd_ops.broadcast_shape(values.shape, shape)
-    return _result("broadcast_to", np.broadcast_to(values, target).copy(), data.context, out)
+    return make_result("slice_axis", nd_ops.slice_axis(operand_data(data, "slice_axis"), axis, begin, end), data.context, out)
 
 
 def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """``x`` where ``condition`` is non-zero, else ``y`` (see :func:`kvcli.mx.ndarray.ops.where`)."""
-    values = nd_ops.where(_operand(condition, "where"), _operand(x, "where"), _operand(y, "where"))
-    return _result("where", values, x.context, out)
+    values = nd_ops.where(operand_data(condition, "where"), operand_data(x, "where"), operand_data(y, "where"))
+    return make_result("where", values, x.context, out)
 
 
 def one_hot(indices: NDArray, depth: int, on_value: float = 1.0, off_value: float = 0.0, dtype: Any = DEFAULT_DTYPE,
             out: NDArray | None = None, name: str | None = None) -> NDArray:
     """``on_value`` at each index along a new last axis of size ``depth``, else ``off_value``."""
-    values = nd_ops.one_hot(_operand(indices, "one_hot"), depth, on_value, off_value, dtype)
-    return _result("one_hot", values, indices.context, out)
+    values = nd_ops.one_hot(operand_data(indices, "one_hot"), depth, on_value, off_value, dtype)
+    return make_result("one_hot", values, indices.context, out)
 
 
 def take(a: NDArray, indices: NDArray, axis: int = 0, mode: str = "clip", out: NDArray | None = None,
          name: str | None = None) -> NDArray:
     """Slices of ``a`` along ``axis`` at ``indices``; out-of-range indices clip (or ``mode='wrap'``)."""
-    return _result("take", nd_ops.take(_operand(a, "take"), _operand(indices, "take"), axis, mode), a.context, out)
+    return make_result("take", nd_ops.take(operand_data(a, "take"), operand_data(indices, "take"), axis, mode), a.context, out)
 
 
 def add_n(*args: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
@@ -150,14 +133,14 @@ def add_n(*args: NDArray, out: NDArray | None = None, name: str | None = None) -
     ``ElementWiseSum``: what a KVStore push from several devices computes)."""
     if not args:
         raise NDArrayError("add_n: give at least one array")
-    arrays = [_operand(a, "add_n") for a in args]
+    arrays = [operand_data(a, "add_n") for a in args]
     nd_ops.check_same_dtype("add_n", *arrays)
     if any(a.shape != arrays[0].shape for a in arrays):
         raise NDArrayError(f"add_n: shapes {[a.shape for a in arrays]} differ: they must be equal")
     total = arrays[0].copy()
     for extra in arrays[1:]:
         total += extra
-    return _result("add_n", total, args[0].context, out)
+    return make_result("add_n", total, args[0].context, out)
 
 
 ElementWiseSum = add_n
@@ -183,7 +166,7 @@ def broadcast_like(lhs: NDArray, rhs: NDArray, lhs_axes: Any = None, rhs_axes: A
                    out: NDArray | None = None, name: str | None = None) -> NDArray:
     """``lhs`` broadcast to ``rhs``'s shape, or only its axes ``lhs_axes`` to the sizes of
     ``rhs``'s axes ``rhs_axes``."""
-    values, like = _operand(lhs, "broadcast_like"), _operand(rhs, "broadcast_like")
+    values, like = operand_data(lhs, "broadcast_like"), operand_data(rhs, "broadcast_like")
     if lhs_axes is None and rhs_axes is None:
         target = like.shape
     else:
@@ -197,13 +180,13 @@ def broadcast_like(lhs: NDArray, rhs: NDArray, lhs_axes: Any = None, rhs_axes: A
             (theirs,) = nd_ops.axes(like.ndim, b, "broadcast_like")
             shape[mine] = like.shape[theirs]
         target = tuple(shape)
-    return _result("broadcast_like", np.broadcast_to(values, nd_ops.broadcast_shape(values.shape, target)).copy(),
+    return make_result("broadcast_like", np.broadcast_to(values, nd_ops.broadcast_shape(values.shape, target)).copy(),
                    lhs.context, out)
 
 
 def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
     """A copy with axes ``source`` moved to ``destination`` (ints or sequences, as numpy's)."""
-    values = _operand(tensor, "moveaxis")
+    values = operand_data(tensor, "moveaxis")
     try:
         return NDArray(np.moveaxis(values, source, destination).copy(), tensor.context)
     except ValueError as error:  # numpy's AxisError is one
@@ -218,29 +201,29 @@ def _row_positions(what: str, data: np.ndarray, index: np.ndarray) -> np.ndarray
 
 def choose_element_0index(lhs: NDArray, rhs: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """MXNet's old ``choose_element_0index``: ``lhs[i, rhs[i]]`` for each row ``i`` (clipped)."""
-    values = _operand(lhs, "choose_element_0index")
-    cols = _row_positions("choose_element_0index", values, _operand(rhs, "choose_element_0index"))
-    return _result("choose_element_0index", values[np.arange(values.shape[0]), cols], lhs.context, out)
+    values = operand_data(lhs, "choose_element_0index")
+    cols = _row_positions("choose_element_0index", values, operand_data(rhs, "choose_element_0index"))
+    return make_result("choose_element_0index", values[np.arange(values.shape[0]), cols], lhs.context, out)
 
 
 def fill_element_0index(lhs: NDArray, mhs: NDArray, rhs: NDArray, out: NDArray | None = None,
                         name: str | None = None) -> NDArray:
     """MXNet's old ``fill_element_0index``: ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]``, a copy
     (or ``out``)."""
-    values = _operand(lhs, "fill_element_0index").copy()
-    cols = _row_positions("fill_element_0index", values, _operand(rhs, "fill_element_0index"))
-    values[np.arange(values.shape[0]), cols] = _operand(mhs, "fill_element_0index")
-    return _result("fill_element_0index", values, lhs.context, out)
+    values = operand_data(lhs, "fill_element_0index").copy()
+    cols = _row_positions("fill_element_0index", values, operand_data(rhs, "fill_element_0index"))
+    values[np.arange(values.shape[0]), cols] = operand_data(mhs, "fill_element_0index")
+    return make_result("fill_element_0index", values, lhs.context, out)
 
 
 def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
     """MXNet's old ``onehot_encode`` (``one_hot`` replaces it): ``out`` set to one row per
     index, of ``out``'s width."""
-    _check_out("onehot_encode", out)
+    check_out("onehot_encode", out)
     if out.ndim != 2:
         raise NDArrayError(f"onehot_encode: out must be 2-d, not of shape {out.shape}")
-    values = nd_ops.one_hot(_operand(indices, "onehot_encode"), out.shape[1], 1, 0, out._data.dtype)
-    return _result("onehot_encode", values, out.context, out)
+    values = nd_ops.one_hot(operand_data(indices, "onehot_encode"), out.shape[1], 1, 0, out._data.dtype)
+    return make_result("onehot_encode", values, out.context, out)
 
 
 #: MXNet's ``broadcast_*`` operators by their suffix, for the operator table of
@@ -256,11 +239,11 @@ _ELEMWISE = {"add": "add", "sub": "sub", "mul": "mul", "div": "truediv"}
 
 def _make_binary(kind: str, mxnet_name: str, same_shape: bool) -> Callable[..., NDArray]:
     def function(lhs: NDArray, rhs: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
-        x, y = _operand(lhs, mxnet_name), _operand(rhs, mxnet_name)
+        x, y = operand_data(lhs, mxnet_name), operand_data(rhs, mxnet_name)
         if same_shape and x.shape != y.shape:
             raise NDArrayError(f"{mxnet_name}: shapes {x.shape} and {y.shape} differ: use broadcast_"
                                f"{mxnet_name.partition('_')[2]} to broadcast")
-        return _result(mxnet_name, nd_ops.binary(kind, x, y), lhs.context, out)
+        return make_result(mxnet_name, nd_ops.binary(kind, x, y), lhs.context, out)
 
     function.__name__ = mxnet_name
     function.__doc__ = (f"MXNet's ``nd.{mxnet_name}`` of two NDArrays of one dtype"
@@ -279,7 +262,7 @@ def broadcast_axis(data: NDArray, axis: Any = (), size: Any = (), out: NDArray |
                    name: str | None = None) -> NDArray:
     """Axes ``axis`` (each of size 1) repeated to ``size`` (MXNet's ``broadcast_axis`` /
     ``broadcast_axes``)."""
-    values = _operand(data, "broadcast_axis")
+    values = operand_data(data, "broadcast_axis")
     given_axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     given_sizes = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
     if len(given_axes) != len(given_sizes):
@@ -290,7 +273,7 @@ def broadcast_axis(data: NDArray, axis: Any = (), size: Any = (), out: NDArray |
         if values.shape[position] != 1:
             raise NDArrayError(f"broadcast_axis: axis {a} has size {values.shape[position]}, not 1")
         target[position] = int(n)
-    return _result("broadcast_axis", np.broadcast_to(values, tuple(target)).copy(), data.context, out)
+    return make_result("broadcast_axis", np.broadcast_to(values, tuple(target)).copy(), data.context, out)
 
 
 broadcast_axes = broadcast_axis
@@ -314,20 +297,16 @@ def _make_fluent(function: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-for _name in _FLUENT:
-    if _name not in ("abs",):  # abs is NDArray.__abs__ already
-        setattr(NDArray, _name, _make_fluent(globals().get(_name) or getattr(_nd, _name)))
+def fluent_methods() -> dict[str, Callable[..., Any]]:
+    """Name -> NDArray method of every function that is also one (the package attaches them)."""
+    return {name: _make_fluent(globals().get(name) or getattr(nd_arrays, name))
+            for name in _FLUENT if name != "abs"}  # abs is NDArray.__abs__ already
 
 
 __all__ = [
     "BINARY_NAMES", "Flatten", "Reshape", "SliceChannel", "broadcast_axes", "broadcast_axis",
-    "ElementWiseSum", "MATH_NAMES", "add_n", "argmax", "argmin", "broadcast_like", "broadcast_to", "choose_element_0index",
-    "concatenate", "expand_dims", "fill_element_0index", "flatten", "max", "mean", "min", "moveaxis", "nanprod",
+    "ElementWiseSum", "MATH_NAMES", "add_n", "argmax", "argmin", "broadcast_like", "choose_element_0index",
+    "concatenate", "fill_element_0index", "max", "mean", "min", "moveaxis", "nanprod",
     "nansum", "one_hot", "onehot_encode", "prod", "random_normal", "random_uniform", "reshape", "slice_axis", "split",
-    "squeeze", "sum", "take", "where", *MATH_NAMES, *BINARY_NAMES,
+    "sum", "take", "where", *MATH_NAMES, *BINARY_NAMES,
 ]
-
-# into kvcli.mx.ndarray, whichever of the two modules was imported first
-_EXPORTED = [name for name in __all__ if name not in ("MATH_NAMES", "BINARY_NAMES")]
-vars(_nd).update({name: globals()[name] for name in _EXPORTED})
-_nd.__all__ = [*_nd.__all__, *(name for name in _EXPORTED if name not in _nd.__all__)]

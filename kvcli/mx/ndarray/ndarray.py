@@ -31,7 +31,7 @@ DEFAULT_DTYPE = np.float32
 #: worker processes of a ``device`` store read them without a copy.
 DEVICE_MEMORY_MIN_BYTES = 1 << 20
 
-def _context(ctx: Context | None) -> Context:
+def as_context(ctx: Context | None) -> Context:
     if ctx is None:
         return current_context()
     if not isinstance(ctx, Context):
@@ -52,7 +52,7 @@ class NDArray:
 
     def __init__(self, data: np.ndarray, ctx: Context | None = None) -> None:
         self._data = data
-        self._ctx = _context(ctx)
+        self._ctx = as_context(ctx)
 
     # -- what kvcli.store reads and writes -------------------------------------------
     def _kvcli_buffer(self) -> np.ndarray:
@@ -130,7 +130,7 @@ class NDArray:
 
     def as_in_context(self, context: Context) -> "NDArray":
         """``self`` when it is on ``context`` already, else a copy there."""
-        return self if context == self._ctx else NDArray(self._data.copy(), _context(context))
+        return self if context == self._ctx else NDArray(self._data.copy(), as_context(context))
 
     def reshape(self, *shape: Any, reverse: bool = False, **kwargs: Any) -> "NDArray":
         """A **view** of a new shape, with MXNet's special values (0 copies a dimension, -1
@@ -159,15 +159,15 @@ class NDArray:
 
     def flatten(self, inplace: bool = False) -> "NDArray":
         """``(d0, d1 * ... * dk)``: a copy, or with ``inplace=True`` a view."""
-        return self.reshape((0, -1)) if inplace else _functions.flatten(self)
+        return self.reshape((0, -1)) if inplace else flatten(self)
 
     def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
         """A new axis of size 1 at ``axis``: a copy, or with ``inplace=True`` a view."""
-        return self.reshape(nd_ops.expanded_shape(self.shape, axis)) if inplace else _functions.expand_dims(self, axis)
+        return self.reshape(nd_ops.expanded_shape(self.shape, axis)) if inplace else expand_dims(self, axis)
 
     def squeeze(self, axis: Any = None, inplace: bool = False) -> "NDArray":
         """Without size-1 axes (all, or ``axis``): a copy, or with ``inplace=True`` a view."""
-        return self.reshape(nd_ops.squeezed_shape(self.shape, axis)) if inplace else _functions.squeeze(self, axis)
+        return self.reshape(nd_ops.squeezed_shape(self.shape, axis)) if inplace else squeeze(self, axis)
 
     def broadcast_to(self, shape: Any) -> "NDArray":
         """Broadcast to ``shape``; unlike ``nd.broadcast_to`` the method first gives the array
@@ -175,7 +175,7 @@ class NDArray:
         shape = tuple(shape)
         if len(shape) < self.ndim:
             raise NDArrayError(f"broadcast_to: shape {shape} has fewer axes than the array's {self.shape}")
-        return _functions.broadcast_to(self.reshape((1,) * (len(shape) - self.ndim) + self.shape), shape)
+        return broadcast_to(self.reshape((1,) * (len(shape) - self.ndim) + self.shape), shape)
 
     # -- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "NDArray":
@@ -220,21 +220,6 @@ class NDArray:
     def __hash__(self) -> int:  # MXNet hashes by identity (== gives an array)
         return id(self) // 16
 
-    def __getstate__(self) -> dict[str, bytearray]:
-        """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
-        so arrays pickled by MXNet load here and the other way round."""
-        from kvcli.mx.ndarray import io as ndarray_io
-
-        return {"handle": bytearray(ndarray_io.array_to_bytes(self))}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        from kvcli.mx.ndarray import io as ndarray_io
-
-        handle = state.get("handle") if isinstance(state, dict) else None
-        if handle is None:
-            raise NDArrayError("cannot unpickle an NDArray: the state has no 'handle' (MXNet's pickled form)")
-        # MXNet 1.9.1 unpickles onto cpu(0) whatever context was pickled (recorded)
-        self._data, self._ctx = ndarray_io.array_from_bytes(handle)._data, cpu(0)
 
 
 def _index(index: Any) -> Any:
@@ -274,12 +259,12 @@ NDArray.abs = NDArray.__abs__  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------- creation
-def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
 
 
 def _allocate(shape: int | Sequence[int], ctx: Context | None, dtype: Any) -> np.ndarray:
-    dims, dtype = _shape(shape), np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    dims, dtype = as_shape(shape), np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
     if ctx is not None and int(np.prod(dims, dtype=np.int64)) * dtype.itemsize >= DEVICE_MEMORY_MIN_BYTES:
         from kvcli.store.device.shm import device_array
 
@@ -297,7 +282,7 @@ def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dty
     """An array filled with ``val``; with ``out``, ``out`` is filled (in its own shape and
     dtype, as MXNet does: ``shape`` and ``dtype`` are then not used) and returned."""
     if out is not None:
-        _check_out("full", out)
+        check_out("full", out)
         out._data[...] = nd_ops.cast_scalar(val, out._data.dtype)
         return out
     data = _allocate(shape, ctx, dtype)
@@ -311,11 +296,11 @@ def _filled(what: str, value: int, shape: int | Sequence[int], ctx: Context | No
     the dtype (float32 unless given) asked for, as in MXNet."""
     if out is None:
         return full(shape, value, ctx, DEFAULT_DTYPE if dtype is None else dtype)
-    _check_out(what, out)
+    check_out(what, out)
     wanted = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
-    if out.shape != _shape(shape) or out._data.dtype != wanted:
+    if out.shape != as_shape(shape) or out._data.dtype != wanted:
         raise NDArrayError(f"{what}: out is {out._data.dtype} of shape {out.shape}, but the result is {wanted} of "
-                           f"shape {_shape(shape)}: give an out of that shape and dtype")
+                           f"shape {as_shape(shape)}: give an out of that shape and dtype")
     out._data[...] = value
     return out
 
@@ -336,7 +321,7 @@ def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any =
         out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Ones on diagonal ``k`` of an ``N x M`` array (``M=0``: square), zeros elsewhere."""
     values = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(DEFAULT_DTYPE if dtype is None else dtype))
-    return _result("eye", values, _context(ctx), out)
+    return make_result("eye", values, as_context(ctx), out)
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
@@ -400,16 +385,16 @@ def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
 
 def ones_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Ones of ``data``'s shape, dtype and context."""
-    return _result("ones_like", np.ones_like(_operand(data, "ones_like")), data.context, out)
+    return make_result("ones_like", np.ones_like(operand_data(data, "ones_like")), data.context, out)
 
 
 def zeros_like(data: NDArray, out: "NDArray | None" = None, name: str | None = None) -> NDArray:
     """Zeros of ``data``'s shape, dtype and context."""
-    return _result("zeros_like", np.zeros_like(_operand(data, "zeros_like")), data.context, out)
+    return make_result("zeros_like", np.zeros_like(operand_data(data, "zeros_like")), data.context, out)
 
 
 # ---------------------------------------------------------------------- operators
-def _operand(value: Any, what: str) -> np.ndarray:
+def operand_data(value: Any, what: str) -> np.ndarray:
     if not isinstance(value, NDArray):
         raise TypeError(f"{what} takes NDArrays, not {type(value).__name__}: wrap it with nd.array()")
     return value._data
@@ -443,26 +428,26 @@ for _mxnet_name, _name in _ELEMENTWISE_NAMES.items():
     globals()[_mxnet_name] = _make_elementwise(_name, _mxnet_name)
 
 
-def _result(name: str, values: np.ndarray, ctx: Context, out: "NDArray | None") -> "NDArray":
+def make_result(name: str, values: np.ndarray, ctx: Context, out: "NDArray | None") -> "NDArray":
     """A new NDArray of ``values``, or ``values`` written into ``out`` (MXNet's ``out=``, which
     may be a view such as ``grad[row]``) and ``out`` returned."""
     if out is None:
         return NDArray(values, ctx)
-    _check_out(name, out)
+    check_out(name, out)
     if out.shape != values.shape:
         raise NDArrayError(f"{name}: out has shape {out.shape} but the result has shape {values.shape}")
     np.copyto(out._data, values, casting="unsafe")
     return out
 
 
-def _check_out(name: str, out: Any) -> None:
+def check_out(name: str, out: Any) -> None:
     if not isinstance(out, NDArray):
         raise NDArrayError(f"{name}: out must be a dense NDArray, not {type(out).__name__}")
 
 
 def _make_unary(name: str) -> Callable[..., NDArray]:
     def function(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
-        return _result(function.__name__, nd_ops.unary(function.__name__, _operand(data, function.__name__)),
+        return make_result(function.__name__, nd_ops.unary(function.__name__, operand_data(data, function.__name__)),
                        data.context, out)
 
     function.__name__ = name
@@ -476,119 +461,82 @@ for _name in nd_ops.UNARY:
 
 def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
-    values = _operand(data, "clip")
+    values = operand_data(data, "clip")
     if a_min > a_max:
         raise NDArrayError(f"clip: a_min={a_min} is greater than a_max={a_max}: swap them")
     lo, hi = nd_ops.cast_scalar(a_min, values.dtype), nd_ops.cast_scalar(a_max, values.dtype)
-    return _result("clip", np.clip(values, lo, hi), data.context, out)
+    return make_result("clip", np.clip(values, lo, hi), data.context, out)
 
 
 def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,
          name: str | None = None) -> NDArray:
     """MXNet's ``nd.norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``)."""
-    return _result("norm", nd_ops.norm(_operand(data, "norm"), ord, axis, keepdims), data.context, out)
+    return make_result("norm", nd_ops.norm(operand_data(data, "norm"), ord, axis, keepdims), data.context, out)
 
 
 def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool = False,
         out: NDArray | None = None, name: str | None = None) -> NDArray:
     """MXNet's ``nd.dot``: the last axis of ``lhs`` with the first of ``rhs`` (float dtypes)."""
-    result = nd_ops.dot(_operand(lhs, "dot"), _operand(rhs, "dot"), transpose_a, transpose_b)
-    return _result("dot", result, lhs.context, out)
+    result = nd_ops.dot(operand_data(lhs, "dot"), operand_data(rhs, "dot"), transpose_a, transpose_b)
+    return make_result("dot", result, lhs.context, out)
 
 
 def transpose(data: NDArray, axes: Sequence[int] | None = None, out: NDArray | None = None,
               name: str | None = None) -> NDArray:
     """The axes reversed (or permuted by ``axes``), as a copy."""
-    values = _operand(data, "transpose")
-    return _result("transpose", np.transpose(values, tuple(axes) if axes else None).copy(), data.context, out)
+    values = operand_data(data, "transpose")
+    return make_result("transpose", np.transpose(values, tuple(axes) if axes else None).copy(), data.context, out)
 
 
 def concat(*data: NDArray, dim: int = 1, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Arrays joined along axis ``dim`` (MXNet's default: 1)."""
-    arrays = [_operand(a, "concat") for a in data]
-    return _result("concat", nd_ops.join("concat", arrays, dim, new_axis=False), _context(data[0].context if data else None), out)
+    arrays = [operand_data(a, "concat") for a in data]
+    ctx = as_context(data[0].context if data else None)
+    return make_result("concat", nd_ops.join("concat", arrays, dim, new_axis=False), ctx, out)
 
 
 def stack(*data: NDArray, axis: int = 0, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """Same-shape arrays stacked along a new axis ``axis``."""
-    arrays = [_operand(a, "stack") for a in data]
-    return _result("stack", nd_ops.join("stack", arrays, axis, new_axis=True), _context(data[0].context if data else None), out)
+    arrays = [operand_data(a, "stack") for a in data]
+    ctx = as_context(data[0].context if data else None)
+    return make_result("stack", nd_ops.join("stack", arrays, axis, new_axis=True), ctx, out)
 
 
 def waitall() -> None:
     """Nothing to wait for: operations here are synchronous."""
 
 
-def save(fname: str, data: Any) -> None:
-    """Write one NDArray, a list or a ``{name: NDArray}`` dict in MXNet's ``.params`` format."""
-    from kvcli.mx.ndarray import io as ndarray_io
-
-    ndarray_io.save(fname, data)
-
-
-def load(fname: str) -> "list[NDArray] | dict[str, NDArray]":
-    """Read a ``.params`` file written by MXNet or by :func:`save` (no pickle involved)."""
-    from kvcli.mx.ndarray import io as ndarray_io
-
-    return ndarray_io.load(fname)
+def expand_dims(data: NDArray, axis: int, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy with a new axis of size 1 at ``axis``."""
+    values = operand_data(data, "expand_dims")
+    return make_result("expand_dims", values.reshape(nd_ops.expanded_shape(values.shape, axis)).copy(), data.context, out)
 
 
-def load_frombuffer(buf: bytes) -> "list[NDArray] | dict[str, NDArray]":
-    """:func:`load` from bytes already in memory."""
-    from kvcli.mx.ndarray import io as ndarray_io
+def flatten(data: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy of shape ``(d0, d1 * ... * dk)``."""
+    values = operand_data(data, "flatten")
+    return make_result("flatten", values.reshape(nd_ops.flattened_shape(values.shape)).copy(), data.context, out)
 
-    return ndarray_io.loads(buf)
+
+def squeeze(data: NDArray, axis: Any = None, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy without size-1 axes (every one, or those of ``axis``); all gone: shape ``(1,)``."""
+    values = operand_data(data, "squeeze")
+    return make_result("squeeze", values.reshape(nd_ops.squeezed_shape(values.shape, axis)).copy(), data.context, out)
 
 
-__all__ = [  # kvcli.mx.ndarray.functions adds its names
-    "Context", "NDArray", "NDArrayError", "arange", "array", "clip", "concat", "cpu", "current_context", "dot",
-    "empty", "eye", "from_numpy", "full", "gpu", "linspace", "load", "load_frombuffer", "norm", "ones", "ones_like",
-    "save", "stack", "transpose", "waitall", "zeros", "zeros_like", *_ELEMENTWISE_NAMES, *nd_ops.UNARY,
+def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None, name: str | None = None) -> NDArray:
+    """A copy broadcast to ``shape`` (same number of axes; 0 keeps an axis)."""
+    values = operand_data(data, "broadcast_to")
+    target = nd_ops.broadcast_shape(values.shape, shape)
+    return make_result("broadcast_to", np.broadcast_to(values, target).copy(), data.context, out)
+
+
+
+__all__ = [  # the package adds functions', io's and sparse's names
+    "Context", "NDArray", "NDArrayError", "arange", "array", "broadcast_to", "clip", "concat", "cpu",
+    "current_context", "dot", "empty", "expand_dims", "eye", "flatten", "from_numpy", "full", "gpu", "linspace",
+    "norm", "ones", "ones_like", "squeeze", "stack", "transpose", "waitall", "zeros", "zeros_like",
+    *_ELEMENTWISE_NAMES, *nd_ops.UNARY,
 ]
 Concat = concat  # MXNet's capitalised (symbol-era) name
 __all__ += ["Concat"]
-
-# ---------------------------------------------------------------------- reductions, maths, shapes
-# kvcli.mx.ndarray.functions defines them on the names above and adds each to this module (nd.sum,
-# nd.exp, nd.take, ...; and to __all__) and to NDArray as a method (a.sum(axis=1)).
-from kvcli.mx.ndarray import functions as _functions  # noqa: E402
-
-
-# ---------------------------------------------------------------------- row-sparse hooks
-# Everything nd needs for row-sparse arrays, kept in this one block; the arrays themselves
-# live in kvcli.mx.ndarray.sparse (exposed as nd.sparse).
-from kvcli.mx.ndarray import sparse as sparse  # noqa: E402  (nd_sparse imports the names above)
-
-_zeros_default = zeros
-
-
-def zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,  # type: ignore[no-redef]  # noqa: F811, E501
-          stype: str | None = None, **kwargs: Any) -> Any:
-    """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
-    (``'csr'``) gives a :class:`~kvcli.mx.ndarray.sparse.RowSparseNDArray` (``CSRNDArray``) storing nothing."""
-    if stype is not None and stype != "default":
-        return sparse.zeros(stype, shape, ctx, dtype)
-    return _zeros_default(shape, ctx, dtype, **kwargs)
-
-
-def _tostype(self: NDArray, stype: str) -> Any:
-    """``'row_sparse'``: the non-zero rows as a RowSparseNDArray; ``'csr'``: the non-zero
-    values as a CSRNDArray; ``'default'``: a copy."""
-    return sparse.tostype(self, stype)
-
-
-_copyto_default = NDArray.copyto
-
-
-def _copyto(self: NDArray, other: Any) -> Any:
-    """``copyto`` as before; into a row-sparse (csr) array it stores the non-zero rows (values)."""
-    if isinstance(other, (sparse.RowSparseNDArray, sparse.CSRNDArray)):
-        other[:] = self._data
-        return other
-    return _copyto_default(self, other)
-
-
-NDArray.tostype = _tostype  # type: ignore[attr-defined]
-NDArray.copyto = _copyto  # type: ignore[method-assign]
-__all__ += ["sparse"]
-# ---------------------------------------------------------------------- end of row-sparse hooks

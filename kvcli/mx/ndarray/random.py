@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, _context, _shape
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context, as_shape
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ops import NDArrayError
 from kvcli.arrays import random as streams
@@ -42,12 +42,12 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
     if isinstance(ctx, str) and ctx == "all":
         streams.seed_every(int(seed_state))
         return
-    streams.seed_device(int(seed_state), _device(_context(ctx)))
+    streams.seed_device(int(seed_state), _device(as_context(ctx)))
 
 
 def generator(ctx: Context | None = None) -> np.random.Generator:
     """The stream of ``ctx`` (default: the current context), made on first use."""
-    return streams.stream(_device(_context(ctx)))
+    return streams.stream(_device(as_context(ctx)))
 
 
 def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, dtype: Any,
@@ -56,12 +56,12 @@ def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, 
     arrays = [p for p in params if isinstance(p, NDArray)]
     if arrays and len(arrays) != len(params):
         raise NDArrayError("give every distribution parameter as a number, or every one as an NDArray")
-    extra = () if shape is None else _shape(shape)
+    extra = () if shape is None else as_shape(shape)
     if out is not None:
         target_ctx = out.context
         dtype = out.dtype if dtype is None else dtype
     else:
-        target_ctx = arrays[0].context if arrays and ctx is None else _context(ctx)
+        target_ctx = arrays[0].context if arrays and ctx is None else as_context(ctx)
     if arrays:
         base = arrays[0].shape
         if any(a.shape != base for a in arrays):

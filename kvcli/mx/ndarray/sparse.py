@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kvcli.errors import CSRError, RowSparseError
-from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, Context, NDArray, _context
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, Context, NDArray, as_context
 from kvcli.mx.ndarray.ndarray import zeros as _dense_zeros
 from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
 
@@ -44,7 +44,7 @@ class RowSparseNDArray:
 
     def __init__(self, value: RowSparse, ctx: Context | None = None) -> None:
         self._value = value
-        self._ctx = _context(ctx)
+        self._ctx = as_context(ctx)
 
     # -- what kvcli.store reads and writes --------------------------------------------
     def _kvcli_row_sparse(self) -> RowSparse:
@@ -336,7 +336,7 @@ class CSRNDArray:
                  ctx: Context | None = None) -> None:
         self._values, self._columns, self._indptr = data, indices, indptr
         self._shape = shape
-        self._ctx = _context(ctx)
+        self._ctx = as_context(ctx)
 
     @classmethod
     def _checked(cls, data: Any, indices: Any, indptr: Any, shape: Sequence[int] | None, ctx: Context | None,
@@ -565,7 +565,7 @@ def csr_matrix(arg1: Any, shape: Sequence[int] | None = None, ctx: Context | Non
     """
     if isinstance(arg1, CSRNDArray):
         result = arg1.astype(_dtype_of(dtype, arg1._values.dtype))
-        result._ctx = _context(ctx) if ctx is not None else arg1.context
+        result._ctx = as_context(ctx) if ctx is not None else arg1.context
         if shape is not None and tuple(shape) != result.shape:
             raise CSRError(f"csr_matrix: the array has shape {result.shape}, not shape={tuple(shape)}")
         return result
@@ -667,6 +667,44 @@ def _check_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape:
         raise CSRError(f"csr columns of row {row} are {kind} ({indices[at]} then {indices[at + 1]}): "
                        "give each column once per row, in increasing order")
 
+
+
+# ---------------------------------------------------------------------- what nd itself gains
+# The package kvcli.mx.ndarray installs these (nd.zeros, NDArray.tostype, NDArray.copyto):
+# the dense module knows nothing of sparse arrays.
+def nd_zeros(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = DEFAULT_DTYPE,
+             stype: str | None = None, **kwargs: Any) -> Any:
+    """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
+    (``'csr'``) gives a :class:`RowSparseNDArray` (:class:`CSRNDArray`) storing nothing."""
+    if stype is not None and stype != "default":
+        return zeros(stype, shape, ctx, dtype)
+    return _dense_zeros(shape, ctx, dtype, **kwargs)
+
+
+nd_zeros.__name__ = nd_zeros.__qualname__ = "zeros"
+
+
+def tostype_method(self: NDArray, stype: str) -> Any:
+    """``'row_sparse'``: the non-zero rows as a RowSparseNDArray; ``'csr'``: the non-zero
+    values as a CSRNDArray; ``'default'``: a copy."""
+    return tostype(self, stype)
+
+
+tostype_method.__name__ = tostype_method.__qualname__ = "tostype"
+
+
+def copyto_method(dense_copyto: Any) -> Any:
+    """NDArray's ``copyto`` (``dense_copyto``), which into a row-sparse (csr) array stores the
+    non-zero rows (values)."""
+    def copyto(self: NDArray, other: Any) -> Any:
+        """Copy into ``other`` (an NDArray, or a context for a new one); into a row-sparse
+        (csr) array it stores the non-zero rows (values)."""
+        if isinstance(other, (RowSparseNDArray, CSRNDArray)):
+            other[:] = self._data
+            return other
+        return dense_copyto(self, other)
+
+    return copyto
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "array", "csr_matrix", "empty", "row_sparse_array", "tostype", "wrap",
            "zeros"]
