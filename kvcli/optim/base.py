@@ -38,7 +38,7 @@ from kvcli.optim.checks import (
 from kvcli.optim.lr_scheduler import LRScheduler
 from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
 from kvcli.optim.per_index import PerIndexStates
-from kvcli.optim.views import array_views
+from kvcli.optim.views import ArrayViews, array_views, installed
 
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
 MASTER = "weight32"
@@ -124,6 +124,10 @@ class Optimizer:
         self.idx2name = param_idx2name.copy()
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.param_dict = param_dict if param_dict else {}
+        if not self.numpy_native and installed():
+            # kept (and pickled) with the optimizer: unpickling it in another process, such as
+            # a dist server, imports the MXNet layer that provides them
+            self.__dict__["_kvcli_views"] = array_views()
         self.set_lr_mult({})
         self.set_wd_mult({})
 
@@ -495,10 +499,16 @@ class Optimizer:
                 f"{sorted(allowed[0]) or 'no arrays'}: set the optimizer the state was saved with"
             )
 
+    def array_views(self) -> ArrayViews:
+        """The NDArray views this (user) optimizer works on: those it was made with, else the
+        ones the MXNet layer installed in this process."""
+        kept = self.__dict__.get("_kvcli_views")
+        return kept if kept is not None else array_views()
+
     def _wrap(self, array: np.ndarray) -> Any:
         if self.numpy_native:
             return array
-        return array_views().dense(array)
+        return self.array_views().dense(array)
 
     def __repr__(self) -> str:
         return f"<optimizer {self.spec}>"

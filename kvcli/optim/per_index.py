@@ -12,7 +12,6 @@ from kvcli.arrays.core import Key
 from kvcli.arrays.sparse import RowSparse
 from kvcli.errors import OptimizerStateError
 from kvcli.optim.checks import as_numpy, densify, is_row_sparse, leaves
-from kvcli.optim.views import array_views
 
 if TYPE_CHECKING:
     from kvcli.optim.base import Optimizer
@@ -121,7 +120,7 @@ def _user_weight(opt: "Optimizer", weight: Any) -> Any:
     """The weight as a user optimizer sees it: an NDArray, or for a store's row-sparse value
     a row-sparse NDArray over it (as MXNet hands a RowSparseNDArray)."""
     if isinstance(weight, RowSparse):
-        return array_views().row_sparse(weight)
+        return opt.array_views().row_sparse(weight)
     if not isinstance(weight, np.ndarray):
         return weight  # already an nd array (dense ones were unwrapped by as_numpy)
     return opt._wrap(weight)

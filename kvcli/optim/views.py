@@ -4,7 +4,9 @@ gets kvcli NDArrays (``weight[:] += ...``), kvcli's own optimizers work on numpy
 The optimizer package sits below the MXNet layer and never imports it: ``kvcli.mx.ndarray``
 installs its views here when it is imported (:func:`install`). A user optimizer class always
 comes from code that imported ``kvcli.mx`` (``mx.optimizer.Optimizer`` is its base), so the
-views are there by the time one runs.
+views are there by the time one runs. A user optimizer also keeps the views it was made with
+(:meth:`kvcli.optim.base.Optimizer.array_views`): pickled to another process (a dist server),
+it names them, and unpickling it loads the MXNet layer there.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ _installed: list[ArrayViews] = []
 def install(views: ArrayViews) -> None:
     """Use ``views`` for user optimizers (the MXNet layer calls this once, on import)."""
     _installed[:] = [views]
+
+
+def installed() -> bool:
+    """Whether the MXNet layer has installed its views in this process."""
+    return bool(_installed)
 
 
 def array_views() -> ArrayViews:

@@ -89,3 +89,36 @@ def test_user_optimizer_sees_ndarrays() -> None:
     Halve()(0, np.full(2, 0.5, np.float32), stored)
     assert seen == [(mx.nd.NDArray, mx.nd.NDArray)]
     np.testing.assert_array_equal(stored, [0.75, 0.75])
+
+
+_USER_MODULE = """
+from kvcli.optim.base import Optimizer
+
+SEEN = []
+
+
+class Halve(Optimizer):
+    def update(self, index, weight, grad, state):
+        SEEN.append(type(weight).__module__ + "." + type(weight).__name__)
+        weight[:] = weight - 0.5 * grad
+"""
+
+
+def test_user_optimizer_pickled_to_a_process_without_mx_brings_its_views(tmp_path: Path) -> None:
+    """A dist server unpickles the user's optimizer without ever importing kvcli.mx itself:
+    the optimizer names its NDArray views, so unpickling loads them."""
+    (tmp_path / "userop.py").write_text(_USER_MODULE)
+    blob = tmp_path / "opt.pickle"
+    make = ("import pickle, kvcli.mx, userop\n"
+            f"pickle.dump(userop.Halve(learning_rate=0.1), open({str(blob)!r}, 'wb'))\n"
+            "print('{}')")
+    use = ("import json, pickle, sys\nimport numpy as np\nimport userop\n"
+           "before = 'kvcli.mx' in sys.modules\n"
+           f"opt = pickle.load(open({str(blob)!r}, 'rb'))\n"
+           "weight = np.ones(2, np.float32)\nopt(0, np.full(2, 0.5, np.float32), weight)\n"
+           "print(json.dumps({'before': before, 'seen': userop.SEEN, 'weight': weight.tolist()}))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    subprocess.run([sys.executable, "-c", make], check=True, env=env, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", use], check=True, env=env, capture_output=True, text=True)
+    got = json.loads(done.stdout)
+    assert got == {"before": False, "seen": ["kvcli.mx.ndarray.ndarray.NDArray"], "weight": [0.75, 0.75]}
