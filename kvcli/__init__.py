@@ -44,10 +44,22 @@ def create(type: str = "local", **options: Any) -> "KVStore":  # noqa: A002 - MX
 
     Returns:
         A :class:`kvcli.store.base.KVStore`; use it as a context manager or call ``close()``.
+        Its ``set_updater`` / ``set_optimizer`` take spec strings too (``"sgd:lr=0.1"``),
+        parsed by :func:`kvcli.updaters.parse_updater`.
     """
     from kvcli.store import create as _create
 
-    return _create(type, **options)
+    store = _create(type, **options)
+    store.spec_parser = _parse_updater  # the engine takes updater objects; this entry parses
+    return store
+
+
+def _parse_updater(spec: str) -> Any:
+    """The optimizer layer's one parser (:func:`kvcli.updaters.parse_updater`), imported on
+    first use: a store that is never given a spec string loads no optimizer code."""
+    from kvcli.optim.spec import parse_updater
+
+    return parse_updater(spec)
 
 
 def __getattr__(name: str) -> Any:

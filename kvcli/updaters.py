@@ -1,7 +1,9 @@
 """Updaters: how a push changes a stored value, as persistable spec strings.
 
 A thin re-export of :mod:`kvcli.optim` (where the optimizers, spec strings and state files
-live), kept because the stores and the session import from here. An updater is called as
+live): the public place to turn a spec string into an updater (:func:`parse_updater`), the
+one parser the stores made by :func:`kvcli.create` use for ``set_updater("sum")`` (the
+engine itself takes updater objects and parses nothing). An updater is called as
 ``updater(key, merged, stored)`` and changes ``stored`` in place (MXNet's signature).
 Names are looked up on first use, so a plain ``sum`` updater does not load every optimizer.
 """

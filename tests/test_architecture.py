@@ -215,3 +215,17 @@ def test_no_private_names_imported_across_packages() -> None:
                 if private and f"{base}.{alias.name}" not in modules:
                     found.add((name, base, alias.name))
     assert not found - KNOWN_PRIVATE_IMPORTS, f"private names imported across packages: {sorted(found - KNOWN_PRIVATE_IMPORTS)}"
+
+
+#: The spec-string parser of the optimizer layer (and the public modules over it).
+SPEC_PARSERS = ("kvcli.optim.spec", "kvcli.optim.registry", "kvcli.updaters")
+
+
+def test_the_store_receives_parsed_updaters() -> None:
+    """No module of the engine imports the spec parser: ``kvcli.create`` (above it) hands a
+    store the parser for ``set_updater("sum")``; the device workers and dist servers get the
+    updater object itself (pickled), never a spec to parse."""
+    graph = _edges(_modules())
+    bad = sorted(f"{m} -> {t}" for m, targets in graph.items() if _in(m, "kvcli.store")
+                 for t in targets if t in SPEC_PARSERS)
+    assert not bad, f"the store parses updater specs: {bad}"

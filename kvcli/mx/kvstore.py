@@ -221,9 +221,9 @@ def create(name: str = "local", **options: Any) -> Any:
     klass = KVStoreBase.kv_registry.get(name.lower())
     if klass is not None:
         return klass(**options)
-    from kvcli.store import create as create_store
+    import kvcli
 
-    return KVStore(create_store(name, **options))
+    return KVStore(kvcli.create(name, **options))
 
 
 __all__ = ["KVStore", "KVStoreBase", "TestStore", "create"]

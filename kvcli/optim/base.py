@@ -38,6 +38,7 @@ from kvcli.optim.checks import (
 from kvcli.optim.lr_scheduler import LRScheduler
 from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
 from kvcli.optim.per_index import PerIndexStates
+from kvcli.optim.simple import StoreUpdater
 from kvcli.optim.views import ArrayViews, array_views, installed
 
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
@@ -512,6 +513,17 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"<optimizer {self.spec}>"
+
+
+def check_optimizer(optimizer: Any) -> "Optimizer | StoreUpdater":
+    """What ``set_optimizer`` runs: an optimizer or one of kvcli's updaters (a spec string is
+    parsed by the caller first); anything else is refused, naming the fix."""
+    if isinstance(optimizer, (Optimizer, StoreUpdater)):
+        return optimizer
+    raise UpdaterError(
+        f"set_optimizer takes an optimizer (kvcli.mx.optimizer.SGD(...)) or a spec string like "
+        f"'sgd:lr=0.1', not {type(optimizer).__name__}"
+    )
 
 
 # ---------------------------------------------------------------------- helpers

@@ -12,14 +12,14 @@ import math
 from typing import Any
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Optimizer
+from kvcli.optim.base import Optimizer, check_optimizer
 from kvcli.optim.checks import format_number as format_number  # re-exported: the CLI completes numbers with it
 from kvcli.optim.checks import show_value
 from kvcli.optim.lr_scheduler import SCHEDULE_HELP, parse_schedule
 from kvcli.optim.params import COMMON_PARAMS, Param
 from kvcli.optim.registry import builtin_optimizers as builtin_optimizers
 from kvcli.optim.registry import registered
-from kvcli.optim.simple import Assign, PythonUpdater, ScaleAdd, StoreUpdater, Sum, load_attribute
+from kvcli.optim.simple import Assign, PythonUpdater, ScaleAdd, Sum, load_attribute
 
 #: Other names accepted for an argument (MXNet's keyword names and common spellings).
 ALIASES = {"learning_rate": "lr", "epsilon": "eps", "lr_scheduler": "schedule"}
@@ -84,14 +84,7 @@ def create_optimizer(name: str, **kwargs: Any) -> Optimizer:
 
 def as_optimizer(optimizer: Any) -> Any:
     """Accept what ``set_optimizer`` may be given: an optimizer, an updater, or a spec string."""
-    if isinstance(optimizer, (Optimizer, StoreUpdater)):
-        return optimizer
-    if isinstance(optimizer, str):
-        return parse_updater(optimizer)
-    raise UpdaterError(
-        f"set_optimizer takes an optimizer (kvcli.mx.optimizer.SGD(...)) or a spec string like "
-        f"'sgd:lr=0.1', not {type(optimizer).__name__}"
-    )
+    return parse_updater(optimizer) if isinstance(optimizer, str) else check_optimizer(optimizer)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -94,6 +94,11 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
     #: The type name given to :func:`kvcli.create`.
     type: str = "abstract"
+    #: How a spec string given to :meth:`set_updater` / :meth:`set_optimizer` becomes an
+    #: updater. The store parses nothing itself: :func:`kvcli.create` gives it the optimizer
+    #: layer's one parser (:func:`kvcli.updaters.parse_updater`); a store made otherwise takes
+    #: updater objects only.
+    spec_parser: Callable[[str], Any] | None = None
 
     def __init__(self) -> None:
         self._info: dict[Key, ArrayInfo] = {}
@@ -380,13 +385,11 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
         ``updater`` may be a callable with MXNet's signature (it must change ``stored`` in
         place), a spec string such as ``"sum"``, ``"scale-add:2"`` or ``"sgd:lr=0.1"`` (see
-        :mod:`kvcli.updaters`), or None for the default (assign).
+        :mod:`kvcli.updaters`; parsed by :attr:`spec_parser`), or None for the default (assign).
         """
-        from kvcli.optim.spec import parse_updater
-
         with self._lock:
             if isinstance(updater, str):
-                updater = parse_updater(updater)
+                updater = self._parse_spec(updater)
             if updater is not None and not callable(updater):
                 raise UpdaterError(
                     f"updater must be callable(key, input, stored) or a spec string, "
@@ -403,9 +406,17 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         """Run ``optimizer`` on every push: the pushed value is the gradient, the stored value
         the weight. Takes a :mod:`kvcli.updaters` optimizer, an MXNet-style
         ``kvcli.mx.optimizer`` object, or a spec string like ``"adam:lr=0.01"``."""
-        from kvcli.optim.spec import as_optimizer
+        from kvcli.optim.base import check_optimizer
 
-        self.set_updater(as_optimizer(optimizer))
+        self.set_updater(check_optimizer(self._parse_spec(optimizer) if isinstance(optimizer, str) else optimizer))
+
+    def _parse_spec(self, spec: str) -> Any:
+        if self.spec_parser is None:
+            raise UpdaterError(
+                f"this store takes updater objects, not the spec {spec!r}: parse it with "
+                "kvcli.updaters.parse_updater(spec), or make the store with kvcli.create()"
+            )
+        return self.spec_parser(spec)
 
     @property
     def updater(self) -> UpdaterFn | None:
