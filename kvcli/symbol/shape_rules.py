@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from typing import Callable, Optional, Sequence
+from kvcli.arrays.reshape import reshape_target as shared_reshape_target
 from kvcli.symbol.attrs import AttrError, Attrs
 
 
@@ -250,77 +251,12 @@ def _flatten(a: Attrs, ins: Shapes, outs: Shapes) -> None:
 
 
 def reshape_target(src: Shape, spec: Shape, reverse: bool = False) -> Shape:
-    """MXNet's Reshape with its special values 0, -1, -2, -3, -4 (see the Reshape docs)."""
-    if reverse:
-        return tuple(reversed(reshape_target(tuple(reversed(src)), _reverse_spec(spec))))
-    out: list[int] = []
-    infer_at = -1
-    i = 0  # position in src
-    k = 0
-    while k < len(spec):
-        v = spec[k]
-        if v > 0:
-            out.append(v)
-            i += 1
-        elif v == 0:
-            if i >= len(src):
-                raise AttrError(f"shape {spec}: 0 copies a dim the input {src} does not have")
-            out.append(src[i])
-            i += 1
-        elif v == -1:
-            if infer_at >= 0:
-                raise AttrError(f"shape {spec} has more than one -1")
-            infer_at = len(out)
-            out.append(1)
-            i += 1
-        elif v == -2:
-            out.extend(src[i:])
-            i = len(src)
-        elif v == -3:
-            if i + 1 >= len(src):
-                raise AttrError(f"shape {spec}: -3 needs two input dims, input is {src}")
-            out.append(src[i] * src[i + 1])
-            i += 2
-        elif v == -4:
-            if k + 2 >= len(spec) or i >= len(src):
-                raise AttrError(f"shape {spec}: -4 must be followed by two values")
-            d1, d2 = spec[k + 1], spec[k + 2]
-            whole = src[i]
-            if d1 == -1 and d2 > 0:
-                d1 = whole // d2
-            elif d2 == -1 and d1 > 0:
-                d2 = whole // d1
-            if d1 * d2 != whole:
-                raise AttrError(f"shape {spec}: -4 splits {whole} into {d1}x{d2}")
-            out.extend((d1, d2))
-            i += 1
-            k += 2
-        else:
-            raise AttrError(f"shape {spec} has an invalid value {v}")
-        k += 1
-    total = _prod(src)
-    if infer_at >= 0:
-        rest = _prod(out) // 1  # out currently holds 1 at infer_at
-        if rest == 0 or total % rest:
-            raise AttrError(f"cannot reshape {src} ({total} elements) to {spec}")
-        out[infer_at] = total // rest
-    if _prod(out) != total:
-        raise AttrError(f"cannot reshape {src} ({total} elements) to {tuple(out)}")
-    return tuple(out)
-
-
-def _reverse_spec(spec: Shape) -> Shape:
-    # -4 groups (-4, a, b) must keep their order when the spec is read right to left.
-    groups: list[tuple[int, ...]] = []
-    k = 0
-    while k < len(spec):
-        if spec[k] == -4:
-            groups.append((spec[k], spec[k + 2], spec[k + 1]) if k + 2 < len(spec) else spec[k:])
-            k += 3
-        else:
-            groups.append((spec[k],))
-            k += 1
-    return tuple(v for g in reversed(groups) for v in g)
+    """MXNet's Reshape with its special values 0, -1, -2, -3, -4 (one implementation, shared
+    with ``nd.reshape``: :func:`kvcli.arrays.reshape.reshape_target`)."""
+    try:
+        return shared_reshape_target(src, spec, reverse)
+    except ValueError as error:
+        raise AttrError(f"shape {tuple(spec)}: {error}") from None
 
 
 @data_rule("Reshape", "reshape")

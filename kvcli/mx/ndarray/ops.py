@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from kvcli.arrays.reshape import reshape_target
 from kvcli.errors import KVCliError
 
 
@@ -303,69 +304,12 @@ def arg_reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = F
 
 # ---------------------------------------------------------------------- shapes
 def reshape_shape(shape: tuple[int, ...], spec: Any, reverse: bool = False) -> tuple[int, ...]:
-    """The shape MXNet's ``reshape`` makes of ``shape`` for ``spec``, with its special values:
-    0 copies a dimension, -1 infers one, -2 copies all that remain, -3 merges two, -4 splits
-    one into the next two values (one of them may be -1); ``reverse`` reads both from the
-    right. The element count must not change."""
-    dims = list(shape)[::-1] if reverse else list(shape)
-    wanted = [int(d) for d in spec]
-    if reverse:
-        wanted = wanted[::-1]
-    out: list[int] = []
-    infer = -1
-    src = 0
-    i = 0
+    """The shape MXNet's ``reshape`` makes of ``shape`` for ``spec``, with its special values
+    (:func:`kvcli.arrays.reshape.reshape_target`); the element count must not change."""
     try:
-        while i < len(wanted):
-            d = wanted[i]
-            if d == 0:
-                out.append(dims[src])
-                src += 1
-            elif d == -1:
-                if infer >= 0:
-                    raise NDArrayError(f"reshape: {tuple(spec)} has -1 twice: only one dimension can be inferred")
-                infer = len(out)
-                out.append(1)
-                src += 1
-            elif d == -2:
-                out.extend(dims[src:])
-                src = len(dims)
-            elif d == -3:
-                if src + 1 >= len(dims):
-                    raise IndexError
-                out.append(dims[src] * dims[src + 1])
-                src += 2
-            elif d == -4:
-                if i + 2 >= len(wanted):
-                    raise NDArrayError(f"reshape: -4 in {tuple(spec)} must be followed by two dimensions")
-                whole, left, right = dims[src], wanted[i + 1], wanted[i + 2]
-                src += 1
-                i += 2
-                if left == -1 and right == -1:
-                    raise NDArrayError("reshape: the two dimensions after -4 cannot both be -1")
-                left = whole // right if left == -1 else left
-                right = whole // left if right == -1 else right
-                if left * right != whole:
-                    raise NDArrayError(f"reshape: {left} x {right} does not split dimension {whole}")
-                out.extend([left, right])
-            elif d > 0:
-                out.append(d)
-                src += 1
-            else:
-                raise NDArrayError(f"reshape: {d} is not a dimension nor one of MXNet's special values 0, -1, -2, -3, -4")
-            i += 1
-    except IndexError:
-        raise NDArrayError(f"reshape: {tuple(spec)} refers to more dimensions than shape {shape} has") from None
-    size = int(np.prod(shape, dtype=np.int64))
-    if infer >= 0:
-        rest = int(np.prod(out, dtype=np.int64))
-        out[infer] = size // rest if rest else 0
-    if reverse:
-        out = out[::-1]
-    if int(np.prod(out, dtype=np.int64)) != size:
-        raise NDArrayError(f"reshape: cannot reshape an array of shape {shape} (size {size}) into {tuple(spec)} "
-                           f"(shape {tuple(out)}): the sizes must be equal")
-    return tuple(out)
+        return reshape_target(shape, spec, reverse)
+    except ValueError as error:
+        raise NDArrayError(f"reshape: {error}") from None
 
 
 def expanded_shape(shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
