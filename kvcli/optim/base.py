@@ -1,17 +1,21 @@
-"""MXNet 1.9.1's ``Optimizer`` base class, its registry and its ``Updater``, on numpy arrays.
+"""MXNet 1.9.1's ``Optimizer`` base class and the registry it registers into, on numpy arrays.
 
 An optimizer is used two ways:
 
 * MXNet's way: ``opt.create_state(index, weight)`` / ``opt.update(index, weight, grad, state)``
-  and ``mx.optimizer.get_updater(opt)``, an :class:`Updater` that keeps one state per index.
+  and ``mx.optimizer.get_updater(opt)``, a :class:`kvcli.optim.updater.Updater` that keeps
+  one state per index.
 * kvcli's way: the optimizer *is* a store updater, ``opt(key, merged, stored)`` (what
-  ``kv.set_optimizer(opt)`` installs). It keeps its own :class:`Updater`, exposes the state as
+  ``kv.set_optimizer(opt)`` installs). It keeps its own per-index states
+  (:class:`kvcli.optim.per_index.PerIndexStates`), exposes them as
   named arrays (``opt.states[key] == {"momentum": ...}``), and saves / restores it pickle-free
   through :meth:`Optimizer.state_dict` / :meth:`Optimizer.load_state_dict`.
 
 Built-in optimizers work on numpy arrays in place (float32 arithmetic like MXNet's kernels);
 a user subclass sees :class:`kvcli.mx.ndarray.NDArray` views so MXNet code (``weight[:] += ...``,
-``nd.zeros(weight.shape, weight.context)``) runs unchanged.
+``nd.zeros(weight.shape, weight.context)``) runs unchanged. This module never imports the
+MXNet layer: the views come from :mod:`kvcli.optim.views`, which that layer fills in. The
+built-ins are imported by :mod:`kvcli.optim.registry`, above them, never from here.
 """
 
 from __future__ import annotations
