@@ -42,6 +42,26 @@ TRIAL_MAX_WIDTH_COST = 20_000
 
 
 @contextmanager
+def _handling(names: tuple[str, ...], handler: Any) -> Iterator[dict[int, Any]]:
+    """Within the block, the signals ``names`` (those this platform has) go to ``handler``;
+    the previous handlers come back after it. Yields the previous handlers by signal.
+
+    The one place the signal handlers of a layout are installed. Only the main thread can
+    install them: elsewhere the block runs unchanged (and yields ``{}``).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield {}
+        return
+    wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, handler) for sig in wanted}
+    try:
+        yield previous
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
 def signals_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` like Ctrl-C does.
 
@@ -51,20 +71,12 @@ def signals_as_interrupt() -> Iterator[None]:
     thread can install handlers; elsewhere the block runs unchanged. Previous handlers
     come back after the block.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def interrupt(signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
-    try:
+    with _handling(("SIGTERM", "SIGHUP"), interrupt):
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @contextmanager
@@ -75,21 +87,16 @@ def _held_interrupts() -> Iterator[None]:
     exists before ``Popen`` returns it. Held until then, the interrupt finds the process
     known and stops it. (Main thread only; elsewhere the block runs unchanged.)
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     pending: list[int] = []
 
     def hold(signum: int, _frame: Any) -> None:
         pending.append(signum)
 
-    wanted = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {sig: signal.signal(sig, hold) for sig in wanted}
+    previous: dict[int, Any] = {}
     try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        with _handling(("SIGINT", "SIGTERM", "SIGHUP"), hold) as previous:
+            yield
+    finally:  # the previous handlers are back: the first held signal goes to its own
         if pending:
             handler = previous[pending[0]]
             if callable(handler):
