@@ -47,7 +47,7 @@ def _foldable(name: str) -> bool:
             and _RUN.search(name) is not None)
 
 
-def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
+def name_templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
     """For each foldable name, ``(template, number)``: the name with its most-varying number as ``*``."""
     skeletons: dict[str, list[set[str]]] = {}
     runs_of: dict[str, list[re.Match[str]]] = {}
@@ -73,7 +73,7 @@ def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
 
 def fold_repeats(plan: Plan) -> Plan:
     """Fold repeated blocks and unrolled steps (see the module docstring)."""
-    templates = _templates([n.name for n in plan.nodes])
+    templates = name_templates([n.name for n in plan.nodes])
     inputs: list[list[int]] = [[] for _ in plan.nodes]
     for e in plan.edges:
         inputs[e.head].append(e.tail)

@@ -194,7 +194,7 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
     """One warning per kind of incompleteness of ``result`` (unknown ops, failed rules,
     missing input shapes); names and ops are cut and made printable."""
     from kvcli.symbol.plan import cut
-    from kvcli.symbol.shapespec import _inputs_text
+    from kvcli.symbol.shapespec import inputs_text
     from kvcli.symbol.names import printable
 
     notes = []  # names, ops and problems are cut (a 50 MB name is not echoed whole)
@@ -211,7 +211,7 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
                           f"({cut(node.op)}): {cut(problem)}"))
     if not shape_given and not result.complete and not result.unknown_ops and not result.problems:
         notes.append(Note(SHAPES_UNKNOWN, f"{name}: some shapes are unknown; give input shapes with --shape "
-                          f"(inputs: {cut(_inputs_text(result.graph))})"))
+                          f"(inputs: {cut(inputs_text(result.graph))})"))
     # names from the file must not drive a terminal
     return [Note(n.kind, printable(n.text), n.warning) for n in notes]
 

@@ -76,18 +76,20 @@ def resolve_shapes(graph: Graph, specs: list[tuple[str, Shape]]) -> dict[str, Sh
             matches = [v for v in variables if fnmatch.fnmatchcase(v, name)]
             if not matches:
                 raise ShapeSpecError(f"{graph.source}: --shape pattern {name!r} matches no variable; "
-                                     f"inputs are {_inputs_text(graph)}")
+                                     f"inputs are {inputs_text(graph)}")
             for match in matches:
                 given[match] = shape
         elif name in known:
             given[name] = shape
         else:
             raise ShapeSpecError(f"{graph.source}: --shape names {name!r}, which is not a variable of "
-                                 f"the graph; inputs are {_inputs_text(graph)}")
+                                 f"the graph; inputs are {inputs_text(graph)}")
     return given
 
 
-def _inputs_text(graph: Graph, limit: int = 8) -> str:
+def inputs_text(graph: Graph, limit: int = 8) -> str:
+    """The graph's data and label inputs for a message: ``data, softmax_label``, the first
+    ``limit`` of them and the count when there are more, ``(none)`` when it has none."""
     from kvcli.symbol.summary import INPUT, LABEL, variable_roles
 
     roles = variable_roles(graph)
