@@ -69,7 +69,8 @@ def run_viz(
                      focus=focus_on, radius=radius, show_weights=show_weights, title=title, rankdir=rankdir,
                      format=fmt, dtype=parse_dtypes(dtype) if dtype else None, max_nodes=max_nodes,
                      params=params, strict=strict, allow_unknown_ops=allow_unknown_ops,
-                     layout_timeout=layout_timeout, on_note=_print_note)
+                     layout_timeout=layout_timeout, on_note=_print_note,
+                     progress=lambda what: output.status(what, quiet=options.json))
     if open_browser and done.output is not None:
         import webbrowser
 

@@ -1,8 +1,9 @@
 """Run graphviz's ``dot`` safely: bounded in time, interruptible, never a half-written file.
 
 The output is written to a temporary file next to the target and renamed into place only
-when ``dot`` succeeds, so Ctrl-C, a timeout or a crash leave no partial picture behind. On a
-terminal a spinner shows the elapsed time (never on pipes or files).
+when ``dot`` succeeds, so Ctrl-C, a timeout or a crash leave no partial picture behind.
+The library draws nothing on the terminal: a caller that shows progress passes a
+:data:`Progress` (the CLI passes its one spinner, :class:`kvcli.cli.output.status`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
-from contextlib import contextmanager
-from typing import IO, Any, Iterator, Optional
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, ContextManager, Iterator, Optional
 
 from kvcli.errors import LayoutTimeoutError, SymbolError
+
+#: What shows that ``dot`` is working: called with a one-line description (``laying out
+#: m.svg with dot``), it returns a context manager that shows it for as long as the block
+#: runs (the CLI's :class:`kvcli.cli.output.status`).
+Progress = Callable[[str], ContextManager[Any]]
 
 #: Cost (drawn nodes + edges) above which ``dot`` with default settings takes too long.
 COST_LIMIT = 1500
@@ -110,35 +114,6 @@ def too_costly(nodes: int, edges: int, width: int) -> bool:
     return nodes + edges > COST_LIMIT or width > WIDTH_LIMIT
 
 
-class _Spinner:
-    """A one-line ``laying out … 3.2 s`` on ``stream`` while ``dot`` runs (terminals only)."""
-
-    FRAMES = "|/-\\"
-
-    def __init__(self, stream: IO[str], what: str) -> None:
-        self.stream, self.what = stream, what
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        start = time.monotonic()
-        n = 0
-        while not self.stop.wait(0.2):
-            self.stream.write(f"\r{self.FRAMES[n % 4]} {self.what} {time.monotonic() - start:5.1f} s")
-            self.stream.flush()
-            n += 1
-
-    def __enter__(self) -> "_Spinner":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.stream.write("\r\033[K")
-        self.stream.flush()
-
-
 _SCALED = re.compile(r"too large for cairo-renderer bitmaps\. Scaling by ([0-9.]+)")
 
 
@@ -152,17 +127,17 @@ def scaled_note(stderr: str, name: str) -> Optional[str]:
 
 
 def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
-            timeout: Optional[float] = None, spinner: Optional[bool] = None,
+            timeout: Optional[float] = None, progress: Optional[Progress] = None,
             notes: Optional[list[str]] = None) -> Optional[bytes]:
     """Lay out ``source`` with ``dot -T fmt``; write to ``target`` (atomically) or return bytes.
 
     Raises :class:`SymbolError` when ``dot`` fails or exceeds ``timeout`` seconds; re-raises
     ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file. A bitmap
     that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
+    ``progress`` shows that ``dot`` is working (see :data:`Progress`; None: nothing shown).
     """
     tmp: Optional[str] = None
     proc: "Optional[subprocess.Popen[bytes]]" = None
-    show = sys.stderr.isatty() if spinner is None else spinner
     try:  # from the temporary file on: an interrupt anywhere stops dot and removes it
         if target is not None:
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
@@ -171,10 +146,7 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
         with _held_interrupts():
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
-        if show:
-            with _Spinner(sys.stderr, what):
-                out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
-        else:
+        with progress(what) if progress is not None else nullcontext():
             out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(proc, tmp)

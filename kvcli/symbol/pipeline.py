@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
 
     from kvcli.symbol.build import Symbol
+    from kvcli.symbol.layout import Progress
     from kvcli.symbol.params import ParamsCheck
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
@@ -296,7 +297,7 @@ def visualize(
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
     max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0,
-    on_note: Optional[Callable[[Note], None]] = None,
+    on_note: Optional[Callable[[Note], None]] = None, progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
 
@@ -320,6 +321,9 @@ def visualize(
     :class:`~kvcli.errors.SymbolError` (or a subclass): an unknown operator unless
     ``allow_unknown_ops``, more than ``max_nodes`` boxes to lay out, a layout slower than
     ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
+
+    ``progress`` shows that graphviz is working (:data:`kvcli.symbol.layout.Progress`; the
+    CLI passes its spinner); without it nothing is drawn on the terminal.
     """
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
     from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
@@ -364,9 +368,11 @@ def visualize(
             dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
                                   bounded=bounded, svg_ids=html)
             if html:
-                return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check)
+                return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check,
+                                   progress)
             shrunk: list[str] = []
-            path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk)
+            path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk,
+                         progress=progress)
             for line in shrunk:
                 notes.add(Note(SHRUNK, line, warning=False))
             return path
@@ -407,14 +413,14 @@ def visualize(
 
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
-                check: Optional["ParamsCheck"] = None) -> Path:
+                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically: a
     ``.part`` file renamed into place, removed if anything, even Ctrl-C, stops it)."""
     from kvcli.symbol.render import render_bytes
     from kvcli.symbol.summary import summarize
     from kvcli.symbol.viewer import build_html
 
-    svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
+    svg = render_bytes(dot, "svg", timeout=timeout, progress=progress).decode("utf-8")
     page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
 from kvcli.symbol.graph import from_dict
 from kvcli.symbol.layout import _held_interrupts, signals_as_interrupt
 from kvcli.symbol.plan import op_label
+from kvcli.symbol.pipeline import visualize
 from kvcli.symbol.viz import mxnet_label
+
+from .conftest import SAMPLES, needs_dot
 
 
 def _node(op: str, **attrs: str):
@@ -54,3 +58,21 @@ def test_a_signal_held_while_dot_starts_acts_after_with_the_handlers_restored() 
         held = False  # pragma: no cover - the held SIGTERM raised on leaving the block
     assert held
     assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
+@needs_dot
+def test_the_library_shows_progress_only_through_the_callers_progress(tmp_path: Path, capfd) -> None:
+    from contextlib import contextmanager
+
+    shown: list[str] = []
+
+    @contextmanager
+    def progress(what: str):
+        shown.append(what)
+        yield
+
+    done = visualize(SAMPLES / "mlp.json", tmp_path / "m.svg", progress=progress)
+    assert done.output == tmp_path / "m.svg" and (tmp_path / "m.svg").read_bytes().startswith(b"<?xml")
+    assert shown == ["laying out m.svg with dot"]
+    visualize(SAMPLES / "mlp.json", tmp_path / "n.svg")  # no progress: nothing on the terminal
+    assert capfd.readouterr().err == ""
