@@ -33,6 +33,13 @@ class ConfigError(KVCliError, ValueError):
     """A ``KVCLI_*`` environment variable has a value kvcli cannot use (see :mod:`kvcli.config`)."""
 
 
+class BadValueError(KVCliError, ValueError):
+    """A value given as text (a command-line option, a ``KVCLI_*`` variable, a shell
+    setting) does not convert: not a number of its kind, outside its range, not one of the
+    choices. The message is the problem (``'x' is not a whole number``, ``is outside
+    1..64``); the caller says where the text came from (:func:`kvcli.config.parse_number`)."""
+
+
 class StoreError(KVCliError):
     """A KVStore operation was given input it cannot apply."""
 
