@@ -30,11 +30,16 @@ def _gc_paused(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
+#: What a note of :mod:`kvcli.symbol.pipeline` advises (its ``remedy``), in the CLI's words.
+NOTE_ADVICE = {"input-shapes": "give input shapes with --shape", "full": "--full draws every node exactly"}
+
+
 def _print_note(note: Any) -> None:
-    """A note from :mod:`kvcli.symbol.pipeline`, on stderr as it arises."""
+    """A note from :mod:`kvcli.symbol.pipeline`, on stderr as it arises, with the CLI's advice."""
     from kvcli.cli import output
 
-    output.print_note(str(note))
+    advice = f"; {NOTE_ADVICE[note.remedy]}" if note.remedy else ""
+    output.print_note(("warning: " if note.warning else "") + note.text + advice)
 
 
 @_gc_paused
@@ -107,4 +112,5 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, par
             report["params_check"] = found.params.to_dict()
         output.print_json(report)
         return
-    print_table(found.summary, output.stdout_console(), title=f"{file.name}: {len(found.graph.nodes):,} nodes")
+    print_table(found.summary, output.stdout_console(), title=f"{file.name}: {len(found.graph.nodes):,} nodes",
+                more_shapes="give more --shape values")

@@ -150,9 +150,9 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
             out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(proc, tmp)
-        raise LayoutTimeoutError(
-            f"{target or 'output'}: graphviz took longer than --layout-timeout {timeout:g} s; "
-            "draw less (--collapse PATTERN, --depth N, --focus NODE) or raise --layout-timeout") from None
+        problem = f"{target or 'output'}: graphviz took longer than {timeout:g} s"
+        raise LayoutTimeoutError(f"{problem}; draw less of the graph or allow more time", problem=problem,
+                                 remedy="draw-less", limit="layout_timeout") from None
     except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included: leave nothing behind
         _kill(proc, tmp)
         raise

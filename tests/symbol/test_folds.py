@@ -76,3 +76,63 @@ def test_the_library_shows_progress_only_through_the_callers_progress(tmp_path: 
     assert shown == ["laying out m.svg with dot"]
     visualize(SAMPLES / "mlp.json", tmp_path / "n.svg")  # no progress: nothing on the terminal
     assert capfd.readouterr().err == ""
+
+
+def _library_strings(package: Path) -> list[tuple[str, str]]:
+    """Every string constant of ``package``'s modules that is not a docstring: (file, text)."""
+    import ast
+
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                found.append((path.name, node.value))
+    return found
+
+
+def test_library_messages_name_no_command_line_flag() -> None:
+    """kvcli.symbol speaks Python; the CLI words its errors and notes with its flags."""
+    import re
+
+    import kvcli.symbol
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    named = [(name, text) for name, text in _library_strings(Path(kvcli.symbol.__file__).parent)
+             if flag.search(text)]
+    assert named == []
+
+
+def test_an_error_about_a_parameter_names_it_in_python_and_the_cli_names_the_flag(tmp_path: Path) -> None:
+    from kvcli.errors import SymbolError
+
+    from .conftest import run_kvcli
+
+    with pytest.raises(SymbolError) as caught:
+        visualize(SAMPLES / "mlp.json", tmp_path / "m.dot", focus="nosuch")
+    assert str(caught.value) == "focus 'nosuch': no drawn node has that name"
+    done = run_kvcli("viz", str(SAMPLES / "mlp.json"), "-o", str(tmp_path / "m.dot"), "--focus", "nosuch")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: --focus 'nosuch': no drawn node has that name"]
+    with pytest.raises(SymbolError) as caught:
+        visualize(SAMPLES / "mlp.json", tmp_path / "m.dot", shape=["1,2"])
+    assert str(caught.value).endswith("shape '1,2' has no NAME=; write NAME=D1,D2,..., e.g. data=1,3,224,224")
+    done = run_kvcli("summary", str(SAMPLES / "mlp.json"), "--shape", "1,2")
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("--shape '1,2' has no NAME=; write NAME=D1,D2,..., e.g. data=1,3,224,224")
+
+
+def test_every_parameter_a_library_error_names_is_an_option_of_its_command() -> None:
+    """The CLI shows a parameter as ``--`` + its name with dashes (output.flag_for)."""
+    from kvcli.cli import table
+    from kvcli.cli.output import flag_for
+
+    viz = table.find("viz")
+    assert viz is not None
+    for param in ("focus", "format", "layout_timeout", "max_nodes", "allow_unknown_ops", "shape", "params", "dtype",
+                  "collapse", "depth", "radius", "strict", "full"):
+        assert viz.option(flag_for(param)) is not None, param
