@@ -23,7 +23,7 @@ def _gc_paused(command: F) -> F:
         from kvcli.symbol.graph import paused_gc
         from kvcli.symbol.layout import signals_as_interrupt
 
-        # SIGTERM/SIGHUP end the command like Ctrl-C: dot stopped, no .part file left
+        # SIGTERM/SIGHUP end the command like Ctrl-C: dot stopped, no partial file left
         with paused_gc(), signals_as_interrupt():
             command(*args, **kwargs)
 

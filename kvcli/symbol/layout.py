@@ -1,7 +1,7 @@
 """Run graphviz's ``dot`` safely: bounded in time, interruptible, never a half-written file.
 
-The output is written to a temporary file next to the target and renamed into place only
-when ``dot`` succeeds, so Ctrl-C, a timeout or a crash leave no partial picture behind.
+``dot`` writes to a pipe and the picture is written (atomically) only when it succeeds, so
+Ctrl-C, a timeout or a crash leave no partial picture behind.
 The library draws nothing on the terminal: a caller that shows progress passes a
 :data:`Progress` (the CLI passes its one spinner, :class:`kvcli.cli.output.status`).
 """
@@ -12,13 +12,13 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, ContextManager, Iterator, Optional
 
 from kvcli.errors import LayoutTimeoutError, SymbolError
+from kvcli.osutil import PLAIN_FILE, atomic_write
 
 #: What shows that ``dot`` is working: called with a one-line description (``laying out
 #: m.svg with dot``), it returns a context manager that shows it for as long as the block
@@ -69,9 +69,10 @@ def _handling(names: tuple[str, ...], handler: Any) -> Iterator[dict[int, Any]]:
 def signals_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` like Ctrl-C does.
 
-    Their default action ends Python at once: ``dot`` would run on as an orphan and a
-    ``.part`` file stay behind. As an exception they go through the same clean-up as
-    Ctrl-C (:func:`run_dot` stops ``dot`` and removes its temporary file). Only the main
+    Their default action ends Python at once: ``dot`` would run on as an orphan (and a
+    picture being written leave its temporary file). As an exception they go through the
+    same clean-up as Ctrl-C (:func:`run_dot` stops ``dot``; ``atomic_write`` removes its
+    temporary file). Only the main
     thread can install handlers; elsewhere the block runs unchanged. Previous handlers
     come back after the block.
     """
@@ -131,58 +132,44 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
             notes: Optional[list[str]] = None) -> Optional[bytes]:
     """Lay out ``source`` with ``dot -T fmt``; write to ``target`` (atomically) or return bytes.
 
-    Raises :class:`SymbolError` when ``dot`` fails or exceeds ``timeout`` seconds; re-raises
-    ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file. A bitmap
-    that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
-    ``progress`` shows that ``dot`` is working (see :data:`Progress`; None: nothing shown).
+    ``dot`` writes to a pipe; the picture is written to ``target`` only when ``dot`` has
+    succeeded, through :func:`kvcli.osutil.atomic_write` (a plain file's mode), so a timeout,
+    Ctrl-C or a failure leaves nothing behind. Raises :class:`SymbolError` when ``dot``
+    fails or exceeds ``timeout`` seconds; re-raises ``KeyboardInterrupt`` after stopping
+    ``dot``. A bitmap that graphviz had to shrink adds a note to ``notes`` (see
+    :func:`scaled_note`). ``progress`` shows that ``dot`` is working (see :data:`Progress`;
+    None: nothing shown).
     """
-    tmp: Optional[str] = None
     proc: "Optional[subprocess.Popen[bytes]]" = None
-    try:  # from the temporary file on: an interrupt anywhere stops dot and removes it
-        if target is not None:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
-            os.close(fd)
-        cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+    try:  # an interrupt anywhere stops dot
         with _held_interrupts():
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc = subprocess.Popen([program, f"-T{fmt}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
         with progress(what) if progress is not None else nullcontext():
             out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc, tmp)
+        _kill(proc)
         problem = f"{target or 'output'}: graphviz took longer than {timeout:g} s"
         raise LayoutTimeoutError(f"{problem}; draw less of the graph or allow more time", problem=problem,
                                  remedy="draw-less", limit="layout_timeout") from None
-    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included: leave nothing behind
-        _kill(proc, tmp)
+    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included
+        _kill(proc)
         raise
     if proc.returncode != 0:
-        _remove(tmp)
         lines = [line for line in err.decode("utf-8", "replace").splitlines()
                  if not line.startswith("Warning:")]
         raise SymbolError(f"{target or 'output'}: graphviz 'dot' failed: {lines[0] if lines else proc.returncode}")
     note = scaled_note(err.decode("utf-8", "replace"), target.name if target else "output")
     if note is not None and notes is not None:
         notes.append(note)
-    if tmp is not None and target is not None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp made it 0600; give it a normal file's mode
-        os.replace(tmp, target)
+    if target is not None:
+        atomic_write(target, out, mode=PLAIN_FILE, sync=False)
         return None
     return out
 
 
-def _kill(proc: "Optional[subprocess.Popen[bytes]]", tmp: Optional[str]) -> None:
+def _kill(proc: "Optional[subprocess.Popen[bytes]]") -> None:
     if proc is not None:
         proc.kill()
         proc.wait()
-    _remove(tmp)
-
-
-def _remove(tmp: Optional[str]) -> None:
-    if tmp is not None:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass

@@ -16,12 +16,12 @@ before anything is written. This is the top of :mod:`kvcli.symbol`: nothing ther
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
+from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -432,8 +432,8 @@ def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> Sy
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
                 check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
-    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically: a
-    ``.part`` file renamed into place, removed if anything, even Ctrl-C, stops it)."""
+    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically, a plain
+    file's mode: :func:`kvcli.osutil.atomic_write`)."""
     from kvcli.symbol.render import render_bytes
     from kvcli.symbol.summary import summarize
     from kvcli.symbol.viewer import build_html
@@ -442,13 +442,5 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
     page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(target, page.encode("utf-8"), mode=PLAIN_FILE, sync=False)
     return target

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from kvcli import config
 from kvcli.errors import GraphvizMissingError, SymbolError
+from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
                                looks_like_weight, node_colour, node_label)
@@ -229,12 +230,12 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     if ext in (".dot", ".gv"):
-        path.write_text(source, encoding="utf-8")
+        atomic_write(path, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
         return path
     program = dot_program()
     if program is None:
         fallback = path.with_suffix(".dot")
-        fallback.write_text(source, encoding="utf-8")
+        atomic_write(fallback, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
         raise GraphvizMissingError(
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "

@@ -136,3 +136,18 @@ def test_every_parameter_a_library_error_names_is_an_option_of_its_command() -> 
     for param in ("focus", "format", "layout_timeout", "max_nodes", "allow_unknown_ops", "shape", "params", "dtype",
                   "collapse", "depth", "radius", "strict", "full"):
         assert viz.option(flag_for(param)) is not None, param
+
+
+@needs_dot
+def test_every_picture_is_written_one_way_with_a_plain_files_mode(tmp_path: Path) -> None:
+    """.svg, .html and .dot all go through osutil.atomic_write: whole or not at all, mode 0666 less
+    the umask (the HTML page was 0644 whatever the umask, the .dot file written in place)."""
+    old = os.umask(0o027)
+    try:
+        for name in ("m.svg", "m.html", "m.dot"):
+            visualize(SAMPLES / "mlp.json", tmp_path / name)
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.dot", "m.html", "m.svg"]  # no temporary file left
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {
+        "m.dot": 0o640, "m.html": 0o640, "m.svg": 0o640}

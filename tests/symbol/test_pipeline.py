@@ -66,7 +66,7 @@ def test_html_viewer_written_atomically(tmp_path: Path) -> None:
     assert (done.output, done.format, done.shapes) == (tmp_path / "out" / "mlp.html", "html", True)
     page = done.output.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "default-src 'none'" in page
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["mlp.html"]  # no .part file left
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["mlp.html"]  # no temporary file left
     assert done.notes == []
 
 
