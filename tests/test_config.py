@@ -130,3 +130,16 @@ def test_launch_checks_its_variables_before_it_starts_anything(tmp_path) -> None
     assert done.returncode == 1
     assert done.stderr.splitlines() == ["error: KVCLI_DIST_TIMEOUT='abc' is not a number: set it to a valid value "
                                         "(the default is 60.0) or unset it"]
+
+
+def test_the_typer_app_reads_no_variable_itself() -> None:
+    """Options that stand for a KVCLI_* variable leave it to config.get: typer is given no envvar."""
+    from kvcli.cli.build import root_command
+
+    def params(command):
+        yield from command.params
+        for sub in getattr(command, "commands", {}).values():
+            yield from params(sub)
+
+    with_envvar = [p.name for p in params(root_command()) if getattr(p, "envvar", None)]
+    assert with_envvar == []
