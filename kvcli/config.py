@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from kvcli.errors import ConfigError
+from kvcli.errors import BadValueError, ConfigError
 
 #: Kinds of value: ``int`` / ``float`` (with bounds), ``str``, ``path``, ``flag`` (any
 #: non-empty value is on).
@@ -142,15 +142,39 @@ def get(variable: Variable) -> Any:
             return expand_user(text)
         return text
     try:
-        value: float = int(text, 10) if variable.kind == "int" else float(text)
+        return parse_number(text, variable.kind, variable.low, variable.high)
+    except BadValueError as error:
+        raise _bad(variable, text, str(error)) from None
+
+
+def parse_number(text: str, kind: str, low: float | None = None, high: float | None = None) -> Any:
+    """The number ``text`` of ``kind`` (``int``: a whole number; ``float``: a finite number)
+    within ``low..high`` (inclusive; None: unbounded).
+
+    The one parser of bounded numbers: ``KVCLI_*`` variables (:func:`get`), command-line
+    options (:meth:`kvcli.cli.table.Opt.convert`, on both the fast path and typer's) and
+    the shell's ``exit N`` read numbers through it, so each says a bad one the same way.
+
+    Raises:
+        BadValueError: the problem, worded to follow the text it is about: ``is not a whole
+            number``, ``is not a number``, ``is not a finite number``, ``is outside 1..64``
+            (``is less than 1``, ``is more than 5`` when one bound is given).
+    """
+    if kind not in ("int", "float"):  # pragma: no cover - a programming error
+        raise ValueError(f"parse_number reads int or float, not {kind!r}")
+    try:
+        value: float = int(text.strip(), 10) if kind == "int" else float(text)
     except ValueError:
-        raise _bad(variable, text, "is not a whole number" if variable.kind == "int" else "is not a number") from None
+        raise BadValueError("is not a whole number" if kind == "int" else "is not a number",
+                            text=text, low=low, high=high) from None
     if isinstance(value, float) and not math.isfinite(value):
-        raise _bad(variable, text, "is not a finite number")
-    low = variable.low if variable.low is not None else -math.inf
-    high = variable.high if variable.high is not None else math.inf
-    if not low <= value <= high:
-        raise _bad(variable, text, f"is outside {_bound(low)}..{_bound(high)}")
+        raise BadValueError("is not a finite number", text=text, low=low, high=high)
+    if low is not None and high is not None and not low <= value <= high:
+        raise BadValueError(f"is outside {_bound(low)}..{_bound(high)}", text=text, low=low, high=high)
+    if low is not None and value < low:
+        raise BadValueError(f"is less than {_bound(low)}", text=text, low=low, high=high)
+    if high is not None and value > high:
+        raise BadValueError(f"is more than {_bound(high)}", text=text, low=low, high=high)
     return value
 
 
@@ -179,4 +203,4 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-__all__ = ["KINDS", "VARIABLES", "Variable", "documented", "get", "markdown_table", "raw"]
+__all__ = ["KINDS", "VARIABLES", "Variable", "documented", "get", "markdown_table", "parse_number", "raw"]

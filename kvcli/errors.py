@@ -8,6 +8,14 @@ is a bug and keeps its traceback.
 from __future__ import annotations
 
 
+def bad_param(error: type["KVCliError"], param: str, about: str, where: str = "", **fields: object) -> "KVCliError":
+    """An ``error`` about the value of the Python parameter ``param``: its message is
+    ``{where}{param} {about}`` (``depth 0: use a positive number of name parts``). The
+    fields keep the parts, so a front end names the parameter its own way (the CLI: the
+    flag, ``--depth 0: ...``); library messages never name a command-line flag."""
+    return error(f"{where}{param} {about}", param=param, about=about, where=where, **fields)
+
+
 class MXNetError(RuntimeError):
     """MXNet's error class (``mxnet.base.MXNetError``, a ``RuntimeError``), re-exported as
     ``kvcli.mx.base.MXNetError``: MXNet code that catches it also catches every kvcli error."""
@@ -31,6 +39,13 @@ class KVCliError(MXNetError):
 
 class ConfigError(KVCliError, ValueError):
     """A ``KVCLI_*`` environment variable has a value kvcli cannot use (see :mod:`kvcli.config`)."""
+
+
+class BadValueError(KVCliError, ValueError):
+    """A value given as text (a command-line option, a ``KVCLI_*`` variable, a shell
+    setting) does not convert: not a number of its kind, outside its range, not one of the
+    choices. The message is the problem (``'x' is not a whole number``, ``is outside
+    1..64``); the caller says where the text came from (:func:`kvcli.config.parse_number`)."""
 
 
 class StoreError(KVCliError):
@@ -138,7 +153,7 @@ class ShapeInferenceError(SymbolError):
 
 
 class LayoutTimeoutError(SymbolError):
-    """graphviz's ``dot`` took longer than allowed (``--layout-timeout``, or a trial's budget)."""
+    """graphviz's ``dot`` took longer than allowed (``layout_timeout``, or a trial's budget)."""
 
 
 class GraphvizMissingError(SymbolError):

@@ -184,10 +184,7 @@ def test_no_layer_imports_a_layer_above(layer: str) -> None:
 
 
 #: ``from module import _name`` across packages still to be removed (other work's areas).
-KNOWN_PRIVATE_IMPORTS = {
-    ("kvcli.symbol.viewer", "kvcli.symbol.fold", "_templates"),
-    ("kvcli.cli.symbol_cmds", "kvcli.symbol.shapespec", "_inputs_text"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 
 def _private_imports(modules: dict[str, Path]) -> set[tuple[str, str, str]]:

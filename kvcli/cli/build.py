@@ -74,11 +74,16 @@ def _completer(what: Optional[str]) -> Optional[Callable[..., Any]]:
     return completion.typer_completer(what)
 
 
-def _option(opt: Opt, panel: Optional[str] = None, envvar: bool = True) -> tuple[Any, Any]:
+def _option(opt: Opt, panel: Optional[str] = None) -> tuple[Any, Any]:
+    """typer's Option for table ``opt``. Numbers are converted and range-checked by the
+    table's own :meth:`~kvcli.cli.table.Opt.convert` (the fast path's parser, itself
+    :func:`kvcli.config.parse_number`), not by typer's ``min``/``max``; and typer never reads
+    the option's ``KVCLI_*`` variable: left unset, the option is None and the library
+    reads and checks the variable (:func:`kvcli.config.get`)."""
     default: Any = ... if opt.required else (False if opt.kind == "flag" else opt.default)
     extra: dict[str, Any] = {}
-    if opt.kind == "int":
-        extra.update(min=opt.low, max=opt.high)
+    if opt.kind in ("int", "float"):
+        extra["parser"] = opt.convert
     if opt.kind == "choice":
         extra["case_sensitive"] = False
     if opt.kind != "flag":
@@ -87,8 +92,8 @@ def _option(opt: Opt, panel: Optional[str] = None, envvar: bool = True) -> tuple
     if completer is not None:
         extra["autocompletion"] = completer
     info = typer.Option(
-        default, *opt.flags, help=opt.help + opt.range_text(), envvar=opt.envvar if envvar else None,
-        rich_help_panel=panel, show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
+        default, *opt.flags, help=opt.help + opt.range_text(), rich_help_panel=panel,
+        show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
     )
     if opt.multiple:
         return _annotation(opt.kind, many=True), info
@@ -116,7 +121,7 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         parameters.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
     globals_ = [o for o in table.GLOBAL_OPTIONS if o.dest not in own] if with_globals else []
     for opt in globals_:
-        annotation, info = _option(opt, GLOBAL_PANEL, envvar=False)
+        annotation, info = _option(opt, GLOBAL_PANEL)
         parameters.append(
             inspect.Parameter("g_" + opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
         )
@@ -292,14 +297,13 @@ def root_command(for_shell: bool = False) -> Any:
 
 def _plain_help(command: Any) -> None:
     """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
-    typer's type placeholders (``<bool>``, ``<list[str]>``, ``[1<=x<=64]``): ranges are in
-    the help text, from the table.
+    typer's type placeholders (``<bool>``, ``<list[str]>``): ranges are in the help text,
+    from the table.
 
     The one override of typer kept: typer's public API has no setting to hide a parameter's
-    type or range column (an option's ``metavar`` replaces the type but an argument's does
-    not, and the range is always added when ``min``/``max`` are given, which typer needs to
-    check the range with its own error message). So each parameter's two display methods
-    are replaced on the instance, once, when the app is built."""
+    type column (an option's ``metavar`` replaces the type but an argument's and a flag's
+    do not). So that display method is replaced on the instance, once, when the app is
+    built."""
     ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
     params = list(command.params)
     help_option = command.get_help_option(ctx)
@@ -308,8 +312,6 @@ def _plain_help(command: Any) -> None:
     for param in params:
         if getattr(param, "is_flag", False) or getattr(param, "param_type_name", "") == "argument":
             param.display_type_rich = lambda ctx: None
-        if hasattr(param, "_get_number_range_help_str"):
-            param._get_number_range_help_str = lambda: None
     for sub in getattr(command, "commands", {}).values():
         _plain_help(sub)
 

@@ -10,10 +10,6 @@ from typing import Any, Optional
 from kvcli.cli import output
 
 
-def _home(options: Any) -> Path:
-    return Path(options.home_path())
-
-
 def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
     running = info is not None
     fields = {"address": info.address, "pid": info.pid, "cpus": info.cpus, "started": info.started} if running else {}
@@ -23,7 +19,7 @@ def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
 def run_up(options: Any, cpus: Optional[int] = None) -> None:
     from kvcli.session import cluster
 
-    home = _home(options)
+    home = options.home_path()
     from kvcli.cli.commands import RAY_START_TIME
 
     with output.status(f"starting a Ray cluster ({RAY_START_TIME})", quiet=options.json):
@@ -39,7 +35,7 @@ def run_up(options: Any, cpus: Optional[int] = None) -> None:
 def run_status(options: Any) -> None:
     from kvcli.session import cluster
 
-    home = _home(options)
+    home = options.home_path()
     info = cluster.status(home)
     if options.json:
         output.print_json(_payload(info, home))
@@ -55,7 +51,7 @@ def run_status(options: Any) -> None:
 def run_down(options: Any) -> None:
     from kvcli.session import cluster
 
-    home = _home(options)
+    home = options.home_path()
     with output.status("stopping the Ray cluster", quiet=options.json):
         info = cluster.stop(home)
     if options.json:

@@ -399,10 +399,11 @@ def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) ->
     import shutil
 
     from kvcli.session import check_session_name, session_lock
+    from kvcli.session.names import session_folder
 
     name = check_session_name(name)
     home = options.home_path()
-    path = home / "sessions" / name
+    path = session_folder(home, name)
     if not path.is_dir():
         require_session(GlobalOptions(session=name, home=home), to_delete=True)
     live = options.live

@@ -19,15 +19,11 @@ SIMPLE_UPDATERS = ("assign", "sum", "scale-add:", "python:")
 VALUE_STARTS = ("ones(", "zeros(", "full(", "arange(", "@")
 
 
-def _home(home: Optional[Any]) -> Path:
-    from kvcli.session import default_home
-
-    return Path(home).expanduser() if home else default_home()
-
-
 def session_names(home: Optional[Any] = None) -> list[str]:
     """The sessions in ``home`` (no lock, no error)."""
-    folder = _home(home) / "sessions"
+    from kvcli.session.names import session_folder
+
+    folder = session_folder(home)
     try:
         return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError:
@@ -38,9 +34,10 @@ def session_keys(name: Optional[str], home: Optional[Any] = None) -> list[str]:
     """The committed keys of session ``name`` (read without the lock; [] on any problem)."""
     from kvcli.errors import KVCliError
     from kvcli.session import Session
+    from kvcli.session.names import home_folder
 
     try:
-        return [str(k) for k in Session(name, _home(home)).peek_keys()]
+        return [str(k) for k in Session(name, home_folder(home)).peek_keys()]
     except KVCliError:
         return []
 

@@ -36,13 +36,11 @@ class GlobalOptions:
     def home_path(self) -> Path:
         """The home every command works in: ``--home``, else the shell's (``kvcli --home B
         shell`` keeps B for every line), else ``KVCLI_HOME`` or the platform's folder."""
-        if self.home:
-            return Path(self.home).expanduser()
-        if self.live is not None:
+        if not self.home and self.live is not None:
             return Path(self.live.home)
-        from kvcli.session import default_home
+        from kvcli.session.names import home_folder
 
-        return default_home()
+        return home_folder(self.home)
 
     def is_live(self) -> bool:
         """Whether the command names the shell's open session (no other name, no other home)."""
@@ -68,13 +66,14 @@ def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
     """A read-only command on a session that does not exist: say so and list the sessions
     (``to_delete``: without suggesting to create it)."""
     from kvcli.session import DEFAULT_SESSION, check_session_name, list_sessions, session_exists
+    from kvcli.session.names import session_folder
 
     if options.is_live():
         return  # the shell's own session (it may be new: its first init creates it)
 
     name = check_session_name(options.session or config.get(config.SESSION) or DEFAULT_SESSION)
     home = options.home_path()
-    if session_exists(home / "sessions" / name):
+    if session_exists(session_folder(home, name)):
         return
     names = [row["session"] for row in list_sessions(home)]
     listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none yet"

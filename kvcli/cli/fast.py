@@ -13,13 +13,13 @@ that runs. ``KVCLI_NO_FAST_PATH=1`` turns the fast path off (tests compare both)
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 from kvcli import config
 from kvcli.cli import table
 from kvcli.cli.core import dispatch, make_global_options
-from kvcli.cli.table import BadValue, Command, Opt
+from kvcli.cli.table import Command, Opt
+from kvcli.errors import BadValueError
 
 
 class _Defer(Exception):
@@ -50,7 +50,7 @@ def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: 
         inline = tokens[index]
     try:
         into[opt.dest] = opt.convert(inline)
-    except BadValue:
+    except BadValueError:
         raise _Defer from None
     return index
 
@@ -136,13 +136,7 @@ def run(argv: list[str]) -> bool:
     if parsed is None:
         return False
     name, globals_, positionals, options = parsed
-    # what typer would read from the environment when the flag is not given
-    for opt in table.GLOBAL_OPTIONS:
-        if opt.dest not in globals_ and opt.envvar and os.environ.get(opt.envvar):
-            try:
-                globals_[opt.dest] = opt.convert(os.environ[opt.envvar])
-            except BadValue:
-                return False
+    # an option not given stays None: the library reads its KVCLI_* variable (config.get)
     global_options = make_global_options(None, globals_)
     command = table.find(name)
     assert command is not None

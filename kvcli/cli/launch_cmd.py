@@ -59,10 +59,14 @@ def run_launch(
     """Run ``command`` as ``num_workers`` ranks; exits with the first failing rank's code."""
     import os
 
+    from kvcli import config
     from kvcli.cli import output
     from kvcli.store.dist.launch import check_command, launch
 
     check_command_line(command)
+    # the variables the options stand for, checked before anything starts
+    address = address if address is not None else config.get(config.RAY_ADDRESS)
+    timeout = timeout if timeout is not None else config.get(config.DIST_TIMEOUT)
     check_command(list(command), os.getcwd())  # before Ray starts, which takes seconds
     as_json = bool(getattr(options, "json", False))
     output.quiet_ray_token_notice()

@@ -115,6 +115,14 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
         return f"pick one with --session NAME, or create it with {command_text(words, where)}"
     if remedy == "input-shapes":
         return "give the input shapes with --shape NAME=D1,D2,... (e.g. --shape data=1,3,224,224)"
+    if remedy == "draw-less":  # a picture too big or too slow for graphviz
+        ways = [] if fields.get("folded") else ["draw part of it (--focus NODE, --collapse PATTERN, --depth N)"]
+        ways += ["write a .dot file (-o x.dot)"] if fields.get("dot") else []
+        return f"{', '.join(ways)} or raise {flag_for(str(fields.get('limit')))}"
+    if remedy == "allow-unknown-ops":
+        return f"fix the file, or pass {flag_for('allow_unknown_ops')} to draw it with unknown shapes"
+    if remedy == "strict":
+        return f"{flag_for('strict')} makes this an error"
     if remedy == "usage":
         command = fields.get("command")
         words = f"help {command}" if command else "help"
@@ -142,11 +150,28 @@ def _type_taking(store_type: Any, options: dict[str, Any]) -> Any:
     return next((name for name in REGISTRY if takes(name)), store_type)
 
 
+def flag_for(param: str) -> str:
+    """The command-line flag of a library parameter: ``layout_timeout`` -> ``--layout-timeout``
+    (the table names each option after its parameter; the tests check every one a library
+    error names)."""
+    return "--" + param.replace("_", "-")
+
+
+def message_for(error: BaseException) -> str:
+    """The message of ``error`` in the CLI's words: an error about a parameter's value
+    (fields ``param`` and ``about``, see :func:`kvcli.errors.bad_param`) names the flag, not
+    the Python parameter; anything else is ``str(error)``."""
+    fields: dict[str, Any] = getattr(error, "fields", None) or {}
+    if fields.get("param") and fields.get("about") is not None:
+        return f"{fields.get('where') or ''}{flag_for(str(fields['param']))} {fields['about']}"
+    return str(error)
+
+
 def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
     """Print a kvcli error for ``where`` (its problem and this front end's advice)."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     hint = hint_for(error, where)
-    message = str(fields["problem"]) if hint and fields.get("problem") else str(error)
+    message = str(fields["problem"]) if hint and fields.get("problem") else message_for(error)
     print_error(message, hint, as_json=as_json)
 
 

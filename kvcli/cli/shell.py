@@ -92,12 +92,18 @@ class Shell:
 
     def _exit(self, args: list[str]) -> bool:
         """``exit`` / ``exit N`` (0 to 255, as in sh): False leaves the shell with that code."""
-        if len(args) > 2 or (len(args) == 2 and not (args[1].isdigit() and int(args[1]) <= 255)):
+        from kvcli.config import parse_number
+        from kvcli.errors import BadValueError
+
+        try:
+            if len(args) > 2:
+                raise BadValueError("takes one number")
+            self.exit_code = parse_number(args[1], "int", 0, 255) if len(args) == 2 else None
+        except BadValueError:
             output.print_error(f"{' '.join(args)}: exit takes one number from 0 to 255", "e.g. exit 3",
                                as_json=self.options.json)
             self.last_ok = False
             return True
-        self.exit_code = int(args[1]) if len(args) == 2 else None
         return False
 
     def run(self, args: list[str]) -> int:

@@ -23,18 +23,23 @@ def _gc_paused(command: F) -> F:
         from kvcli.symbol.graph import paused_gc
         from kvcli.symbol.layout import signals_as_interrupt
 
-        # SIGTERM/SIGHUP end the command like Ctrl-C: dot stopped, no .part file left
+        # SIGTERM/SIGHUP end the command like Ctrl-C: dot stopped, no partial file left
         with paused_gc(), signals_as_interrupt():
             command(*args, **kwargs)
 
     return run  # type: ignore[return-value]
 
 
+#: What a note of :mod:`kvcli.symbol.pipeline` advises (its ``remedy``), in the CLI's words.
+NOTE_ADVICE = {"input-shapes": "give input shapes with --shape", "full": "--full draws every node exactly"}
+
+
 def _print_note(note: Any) -> None:
-    """A note from :mod:`kvcli.symbol.pipeline`, on stderr as it arises."""
+    """A note from :mod:`kvcli.symbol.pipeline`, on stderr as it arises, with the CLI's advice."""
     from kvcli.cli import output
 
-    output.print_note(str(note))
+    advice = f"; {NOTE_ADVICE[note.remedy]}" if note.remedy else ""
+    output.print_note(("warning: " if note.warning else "") + note.text + advice)
 
 
 @_gc_paused
@@ -69,7 +74,8 @@ def run_viz(
                      focus=focus_on, radius=radius, show_weights=show_weights, title=title, rankdir=rankdir,
                      format=fmt, dtype=parse_dtypes(dtype) if dtype else None, max_nodes=max_nodes,
                      params=params, strict=strict, allow_unknown_ops=allow_unknown_ops,
-                     layout_timeout=layout_timeout, on_note=_print_note)
+                     layout_timeout=layout_timeout, on_note=_print_note,
+                     progress=lambda what: output.status(what, quiet=options.json))
     if open_browser and done.output is not None:
         import webbrowser
 
@@ -106,4 +112,5 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, par
             report["params_check"] = found.params.to_dict()
         output.print_json(report)
         return
-    print_table(found.summary, output.stdout_console(), title=f"{file.name}: {len(found.graph.nodes):,} nodes")
+    print_table(found.summary, output.stdout_console(), title=f"{file.name}: {len(found.graph.nodes):,} nodes",
+                more_shapes="give more --shape values")

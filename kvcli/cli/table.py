@@ -17,13 +17,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kvcli import config
+from kvcli.errors import BadValueError
 from kvcli.store import REGISTRY, SESSION_OPTION_SPECS
 
 STORE_TYPES = tuple(REGISTRY)
-
-
-class BadValue(ValueError):
-    """A command-line value that does not convert (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -31,8 +28,10 @@ class Opt:
     """One ``--option``.
 
     ``kind`` is ``flag``, ``str``, ``int``, ``float``, ``path`` or ``choice``; ``low``/``high``
-    bound an ``int``; ``complete`` names what completion offers (``session``, ``key``,
-    ``file``, ``updater``, ``store_type``).
+    bound an ``int`` or ``float`` (inclusive); ``envvar`` names the ``KVCLI_*`` variable
+    (:mod:`kvcli.config`) the library reads when the option is not given (the parsers never
+    read it themselves: the variable is read and checked in one place); ``complete`` names
+    what completion offers (``session``, ``key``, ``file``, ``updater``, ``store_type``).
     """
 
     flags: tuple[str, ...]
@@ -40,8 +39,8 @@ class Opt:
     help: str
     kind: str = "str"
     default: Any = None
-    low: Optional[int] = None
-    high: Optional[int] = None
+    low: Optional[float] = None
+    high: Optional[float] = None
     choices: tuple[str, ...] = ()
     metavar: Optional[str] = None
     envvar: Optional[str] = None
@@ -72,35 +71,38 @@ class Opt:
         return {"int": "N", "float": "X", "path": "PATH"}.get(self.kind, "TEXT")
 
     def range_text(self) -> str:
-        if self.kind != "int" or (self.low is None and self.high is None):
-            return ""
-        if self.high is None:
-            return f" (at least {self.low})"
-        return f" ({self.low} to {self.high})"
+        """What the help adds after the option's text: its range and its variable."""
+        text = ""
+        low, high = (_number(b) if b is not None else None for b in (self.low, self.high))
+        if self.kind in ("int", "float") and (low or high):
+            text = f" (at least {low})" if high is None else f" (at most {high})" if low is None else f" ({low} to {high})"
+        if self.envvar:  # escaped: the help is rich markup
+            text += f" \\[env var: {self.envvar}]"
+        return text
 
-    def convert(self, text: str) -> Any:
-        """The value of ``text`` for this option; :class:`BadValue` when it does not convert."""
-        if self.kind == "int":
+    def convert(self, text: Any) -> Any:
+        """The value of ``text`` for this option (numbers through the one parser,
+        :func:`kvcli.config.parse_number`); :class:`~kvcli.errors.BadValueError` when it
+        does not convert. A value that is not text (a default) is returned as it is."""
+        if not isinstance(text, str):
+            return text
+        if self.kind in ("int", "float"):
             try:
-                value = int(text.strip())
-            except ValueError:
-                raise BadValue(f"{text!r} is not a whole number") from None
-            if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-                raise BadValue(f"{value} is not in the range{self.range_text()}")
-            return value
-        if self.kind == "float":
-            try:
-                return float(text)
-            except ValueError:
-                raise BadValue(f"{text!r} is not a number") from None
+                return config.parse_number(text, self.kind, self.low, self.high)
+            except BadValueError as error:
+                raise BadValueError(f"{text!r} {error}", text=text, option=self.long) from None
         if self.kind == "choice":
             lowered = text.lower()
             if lowered not in self.choices:
-                raise BadValue(f"{text!r} is not one of {', '.join(self.choices)}")
+                raise BadValueError(f"{text!r} is not one of {', '.join(self.choices)}", text=text, option=self.long)
             return lowered
         if self.kind == "path":
             return Path(text)
         return text
+
+
+def _number(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
 @dataclass(frozen=True)
@@ -319,7 +321,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'); default: start a local one.",
                   envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
               Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
-                  kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS")),
+                  kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS",
+                  low=config.DIST_TIMEOUT.low, high=config.DIST_TIMEOUT.high)),
         in_shell=False, passthrough=True,
         # MXNet's tools/launch.py reads -s as its servers; here -s is --session, which launch has no use for
         extra={"no_session": "launch runs no session, and -s is --session: for S key servers write --servers S "

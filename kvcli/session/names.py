@@ -15,7 +15,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError
 from kvcli.arrays.npyio import DTYPES
-from kvcli.osutil import user_home
+from kvcli.osutil import expand_user, user_home
 from kvcli.arrays.core import Key as Key  # re-exported: the session's modules read it here
 
 
@@ -79,6 +79,18 @@ def default_home() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("kvcli", appauthor=False))
+
+
+def home_folder(home: str | os.PathLike[str] | None = None) -> Path:
+    """The home of the sessions: ``home`` (``~`` expanded), else :func:`default_home`."""
+    return Path(expand_user(os.fspath(home))) if home else default_home()
+
+
+def session_folder(home: str | os.PathLike[str] | None, name: str | None = None) -> Path:
+    """Where sessions live: ``HOME/sessions`` (see :func:`home_folder`), or with ``name``
+    the folder of that session, ``HOME/sessions/NAME`` (the name is not checked here)."""
+    folder = home_folder(home) / "sessions"
+    return folder / name if name is not None else folder
 
 
 def check_session_name(name: str) -> str:

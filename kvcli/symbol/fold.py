@@ -20,7 +20,7 @@ import re
 from collections import deque
 from typing import Hashable, Optional, Sequence
 
-from kvcli.errors import SymbolError
+from kvcli.errors import SymbolError, bad_param
 from kvcli.symbol.plan import KIND_COLOUR, OUTPUT_OP, DrawEdge, DrawNode, Plan, cut, wrapped_name
 from kvcli.symbol import ops
 
@@ -47,7 +47,7 @@ def _foldable(name: str) -> bool:
             and _RUN.search(name) is not None)
 
 
-def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
+def name_templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
     """For each foldable name, ``(template, number)``: the name with its most-varying number as ``*``."""
     skeletons: dict[str, list[set[str]]] = {}
     runs_of: dict[str, list[re.Match[str]]] = {}
@@ -73,7 +73,7 @@ def _templates(names: Sequence[str]) -> dict[str, tuple[str, int]]:
 
 def fold_repeats(plan: Plan) -> Plan:
     """Fold repeated blocks and unrolled steps (see the module docstring)."""
-    templates = _templates([n.name for n in plan.nodes])
+    templates = name_templates([n.name for n in plan.nodes])
     inputs: list[list[int]] = [[] for _ in plan.nodes]
     for e in plan.edges:
         inputs[e.head].append(e.tail)
@@ -224,8 +224,8 @@ def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
         keys.append(key)
     unused = [p for p, n in hits.items() if n == 0]
     if unused:
-        raise SymbolError(f"--collapse {cut(unused[0])!r} matches no drawn node; "
-                          "patterns are globs on node names, e.g. 'stage3_*'")
+        raise bad_param(SymbolError, "collapse", f"{cut(unused[0])!r} matches no drawn node; "
+                        "patterns are globs on node names, e.g. 'stage3_*'")
     out = merge(plan, keys, "pattern")
     out.notes.append(f"collapsed {', '.join(cut(p) for p in patterns)}: {plan.drawn_members:,} nodes drawn as "
                      f"{out.drawn_boxes:,} boxes")
@@ -235,7 +235,7 @@ def collapse_patterns(plan: Plan, patterns: Sequence[str]) -> Plan:
 def collapse_depth(plan: Plan, depth: int) -> Plan:
     """Merge nodes whose names share their first ``depth`` parts (split at ``_ / . : -``)."""
     if depth < 1:
-        raise SymbolError(f"--depth {depth}: use a positive number of name parts, e.g. --depth 2")
+        raise bad_param(SymbolError, "depth", f"{depth}: use a positive number of name parts, e.g. 2")
     keys: list[Optional[Hashable]] = []
     for node in plan.nodes:
         parts = [p for p in _SEP.split(node.name) if p] if len(node.name) <= MAX_FOLD_NAME else [node.name]
@@ -255,13 +255,13 @@ def collapse_depth(plan: Plan, depth: int) -> Plan:
 def focus(plan: Plan, name: str, radius: int) -> Plan:
     """Keep the nodes at most ``radius`` edges (either direction) from the node called ``name``."""
     if radius < 0:
-        raise SymbolError(f"--radius {radius}: use 0 or more edges")
+        raise bad_param(SymbolError, "radius", f"{radius}: use 0 or more edges")
     start = [i for i, n in enumerate(plan.nodes) if n.name == name]
     if not start:
         want = name.strip().lower()
         close = [cut(n.name) for n in plan.nodes if want and want in n.name.lower()][:3]
         hint = f"; similar: {', '.join(close)}" if close else ""
-        raise SymbolError(f"--focus {cut(name)!r}: no drawn node has that name{hint}")
+        raise bad_param(SymbolError, "focus", f"{cut(name)!r}: no drawn node has that name{hint}")
     adj: list[list[int]] = [[] for _ in plan.nodes]
     for e in plan.edges:
         adj[e.head].append(e.tail)
@@ -399,8 +399,7 @@ def fold_for_layout(plan: Plan, tried: Optional[float] = None) -> tuple[Plan, bo
         done.append("laid out with bounded graphviz settings (straight edges)")
     if done:
         folded = Plan(folded.graph, folded.shapes, folded.nodes, folded.edges,
-                      notes + [f"{plan.drawn_members:,} nodes ({why}): {'; '.join(done)}; --full draws every "
-                               "node exactly"])
+                      notes + [f"{plan.drawn_members:,} nodes ({why}): {'; '.join(done)}"])
     return folded, bounded
 
 

@@ -1,8 +1,9 @@
 """Run graphviz's ``dot`` safely: bounded in time, interruptible, never a half-written file.
 
-The output is written to a temporary file next to the target and renamed into place only
-when ``dot`` succeeds, so Ctrl-C, a timeout or a crash leave no partial picture behind. On a
-terminal a spinner shows the elapsed time (never on pipes or files).
+``dot`` writes to a pipe and the picture is written (atomically) only when it succeeds, so
+Ctrl-C, a timeout or a crash leave no partial picture behind.
+The library draws nothing on the terminal: a caller that shows progress passes a
+:data:`Progress` (the CLI passes its one spinner, :class:`kvcli.cli.output.status`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
-from contextlib import contextmanager
-from typing import IO, Any, Iterator, Optional
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, ContextManager, Iterator, Optional
 
 from kvcli.errors import LayoutTimeoutError, SymbolError
+from kvcli.osutil import PLAIN_FILE, atomic_write
+
+#: What shows that ``dot`` is working: called with a one-line description (``laying out
+#: m.svg with dot``), it returns a context manager that shows it for as long as the block
+#: runs (the CLI's :class:`kvcli.cli.output.status`).
+Progress = Callable[[str], ContextManager[Any]]
 
 #: Cost (drawn nodes + edges) above which ``dot`` with default settings takes too long.
 COST_LIMIT = 1500
@@ -42,29 +46,42 @@ TRIAL_MAX_WIDTH_COST = 20_000
 
 
 @contextmanager
+def _handling(names: tuple[str, ...], handler: Any) -> Iterator[dict[int, Any]]:
+    """Within the block, the signals ``names`` (those this platform has) go to ``handler``;
+    the previous handlers come back after it. Yields the previous handlers by signal.
+
+    The one place the signal handlers of a layout are installed. Only the main thread can
+    install them: elsewhere the block runs unchanged (and yields ``{}``).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield {}
+        return
+    wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    previous = {sig: signal.signal(sig, handler) for sig in wanted}
+    try:
+        yield previous
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
 def signals_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` like Ctrl-C does.
 
-    Their default action ends Python at once: ``dot`` would run on as an orphan and a
-    ``.part`` file stay behind. As an exception they go through the same clean-up as
-    Ctrl-C (:func:`run_dot` stops ``dot`` and removes its temporary file). Only the main
+    Their default action ends Python at once: ``dot`` would run on as an orphan (and a
+    picture being written leave its temporary file). As an exception they go through the
+    same clean-up as Ctrl-C (:func:`run_dot` stops ``dot``; ``atomic_write`` removes its
+    temporary file). Only the main
     thread can install handlers; elsewhere the block runs unchanged. Previous handlers
     come back after the block.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def interrupt(signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
-    try:
+    with _handling(("SIGTERM", "SIGHUP"), interrupt):
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @contextmanager
@@ -75,21 +92,16 @@ def _held_interrupts() -> Iterator[None]:
     exists before ``Popen`` returns it. Held until then, the interrupt finds the process
     known and stops it. (Main thread only; elsewhere the block runs unchanged.)
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     pending: list[int] = []
 
     def hold(signum: int, _frame: Any) -> None:
         pending.append(signum)
 
-    wanted = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {sig: signal.signal(sig, hold) for sig in wanted}
+    previous: dict[int, Any] = {}
     try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        with _handling(("SIGINT", "SIGTERM", "SIGHUP"), hold) as previous:
+            yield
+    finally:  # the previous handlers are back: the first held signal goes to its own
         if pending:
             handler = previous[pending[0]]
             if callable(handler):
@@ -101,35 +113,6 @@ def _held_interrupts() -> Iterator[None]:
 def too_costly(nodes: int, edges: int, width: int) -> bool:
     """Whether the exact layout of a graph this size would take ``dot`` more than seconds."""
     return nodes + edges > COST_LIMIT or width > WIDTH_LIMIT
-
-
-class _Spinner:
-    """A one-line ``laying out … 3.2 s`` on ``stream`` while ``dot`` runs (terminals only)."""
-
-    FRAMES = "|/-\\"
-
-    def __init__(self, stream: IO[str], what: str) -> None:
-        self.stream, self.what = stream, what
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        start = time.monotonic()
-        n = 0
-        while not self.stop.wait(0.2):
-            self.stream.write(f"\r{self.FRAMES[n % 4]} {self.what} {time.monotonic() - start:5.1f} s")
-            self.stream.flush()
-            n += 1
-
-    def __enter__(self) -> "_Spinner":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.stream.write("\r\033[K")
-        self.stream.flush()
 
 
 _SCALED = re.compile(r"too large for cairo-renderer bitmaps\. Scaling by ([0-9.]+)")
@@ -145,65 +128,48 @@ def scaled_note(stderr: str, name: str) -> Optional[str]:
 
 
 def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
-            timeout: Optional[float] = None, spinner: Optional[bool] = None,
+            timeout: Optional[float] = None, progress: Optional[Progress] = None,
             notes: Optional[list[str]] = None) -> Optional[bytes]:
     """Lay out ``source`` with ``dot -T fmt``; write to ``target`` (atomically) or return bytes.
 
-    Raises :class:`SymbolError` when ``dot`` fails or exceeds ``timeout`` seconds; re-raises
-    ``KeyboardInterrupt`` after stopping ``dot`` and removing the temporary file. A bitmap
-    that graphviz had to shrink adds a note to ``notes`` (see :func:`scaled_note`).
+    ``dot`` writes to a pipe; the picture is written to ``target`` only when ``dot`` has
+    succeeded, through :func:`kvcli.osutil.atomic_write` (a plain file's mode), so a timeout,
+    Ctrl-C or a failure leaves nothing behind. Raises :class:`SymbolError` when ``dot``
+    fails or exceeds ``timeout`` seconds; re-raises ``KeyboardInterrupt`` after stopping
+    ``dot``. A bitmap that graphviz had to shrink adds a note to ``notes`` (see
+    :func:`scaled_note`). ``progress`` shows that ``dot`` is working (see :data:`Progress`;
+    None: nothing shown).
     """
-    tmp: Optional[str] = None
     proc: "Optional[subprocess.Popen[bytes]]" = None
-    show = sys.stderr.isatty() if spinner is None else spinner
-    try:  # from the temporary file on: an interrupt anywhere stops dot and removes it
-        if target is not None:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
-            os.close(fd)
-        cmd = [program, f"-T{fmt}"] + (["-o", tmp] if tmp else [])
+    try:  # an interrupt anywhere stops dot
         with _held_interrupts():
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc = subprocess.Popen([program, f"-T{fmt}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
         what = f"laying out {target.name if target else 'the graph'} with dot"
-        if show:
-            with _Spinner(sys.stderr, what):
-                out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
-        else:
+        with progress(what) if progress is not None else nullcontext():
             out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc, tmp)
-        raise LayoutTimeoutError(
-            f"{target or 'output'}: graphviz took longer than --layout-timeout {timeout:g} s; "
-            "draw less (--collapse PATTERN, --depth N, --focus NODE) or raise --layout-timeout") from None
-    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included: leave nothing behind
-        _kill(proc, tmp)
+        _kill(proc)
+        problem = f"{target or 'output'}: graphviz took longer than {timeout:g} s"
+        raise LayoutTimeoutError(f"{problem}; draw less of the graph or allow more time", problem=problem,
+                                 remedy="draw-less", limit="layout_timeout") from None
+    except BaseException:  # KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) included
+        _kill(proc)
         raise
     if proc.returncode != 0:
-        _remove(tmp)
         lines = [line for line in err.decode("utf-8", "replace").splitlines()
                  if not line.startswith("Warning:")]
         raise SymbolError(f"{target or 'output'}: graphviz 'dot' failed: {lines[0] if lines else proc.returncode}")
     note = scaled_note(err.decode("utf-8", "replace"), target.name if target else "output")
     if note is not None and notes is not None:
         notes.append(note)
-    if tmp is not None and target is not None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp made it 0600; give it a normal file's mode
-        os.replace(tmp, target)
+    if target is not None:
+        atomic_write(target, out, mode=PLAIN_FILE, sync=False)
         return None
     return out
 
 
-def _kill(proc: "Optional[subprocess.Popen[bytes]]", tmp: Optional[str]) -> None:
+def _kill(proc: "Optional[subprocess.Popen[bytes]]") -> None:
     if proc is not None:
         proc.kill()
         proc.wait()
-    _remove(tmp)
-
-
-def _remove(tmp: Optional[str]) -> None:
-    if tmp is not None:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from kvcli.errors import SymbolError
+from kvcli.errors import SymbolError, bad_param
 from kvcli.symbol.shapes import ShapeResult, format_shape
 from kvcli.symbol.summary import AUX, INPUT, LABEL, PARAM, variable_roles
 
@@ -67,7 +67,7 @@ class ParamsCheck:
         lines = [f"{self.source}: {p.text}" for p in self.problems]
         if self.unchecked:
             lines.append(f"{self.source}: {self.unchecked:,} of {self.expected:,} arrays not checked: their shapes "
-                         "are unknown; give input shapes with --shape")
+                         "are unknown")
         if self.ok and not self.unchecked:
             lines.append(f"{self.source}: all {self.matched:,} parameters and auxiliary states match the graph's shapes")
         return lines
@@ -85,10 +85,10 @@ def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
     try:
         loaded = load(path)
     except ParamsFileError as error:
-        raise SymbolError(f"--params {path}: {error}") from None
+        raise bad_param(SymbolError, "params", f"{path}: {error}") from None
     if not isinstance(loaded, dict):
-        raise SymbolError(f"--params {path}: the file holds {len(loaded)} unnamed arrays; a model's "
-                          "parameters are saved by name (mx.model.save_checkpoint, or Gluon's export)")
+        raise bad_param(SymbolError, "params", f"{path}: the file holds {len(loaded)} unnamed arrays; a model's "
+                        "parameters are saved by name (mx.model.save_checkpoint, or Gluon's export)")
     tensors: dict[str, Tensor] = {}
     for key, array in loaded.items():
         prefix, sep, rest = key.partition(":")
@@ -96,7 +96,7 @@ def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
         name = rest if kind is not None else key
         value = array.asnumpy() if hasattr(array, "asnumpy") else np.asarray(array)
         if name in tensors:
-            raise SymbolError(f"--params {path}: {name!r} is stored twice ({tensors[name].key!r} and {key!r})")
+            raise bad_param(SymbolError, "params", f"{path}: {name!r} is stored twice ({tensors[name].key!r} and {key!r})")
         tensors[name] = Tensor(name=name, key=key, kind=kind, value=value)
     return tensors
 

@@ -16,18 +16,19 @@ before anything is written. This is the top of :mod:`kvcli.symbol`: nothing ther
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError
+from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
+from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
 
     from kvcli.symbol.build import Symbol
+    from kvcli.symbol.layout import Progress
     from kvcli.symbol.params import ParamsCheck
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
@@ -42,18 +43,26 @@ UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
     "unknown-ops", "shape-problem", "shapes-unknown", "params", "folded", "shrunk")
 
 
+#: What a note advises, in Python's words (a front end words it its own way:
+#: :data:`kvcli.cli.symbol_cmds.NOTE_ADVICE`).
+NOTE_ADVICE = {"input-shapes": "give input shapes with shape=", "full": "full=True draws every node exactly"}
+
+
 @dataclass(frozen=True)
 class Note:
     """One line for the user. ``warning``: something is missing or unchecked; otherwise it
-    says what was done (folded, shrunk, all parameters matched). ``str(note)`` is the line
-    ``kvcli`` prints (``warning: `` first for a warning)."""
+    says what was done (folded, shrunk, all parameters matched). ``remedy``: what to do about
+    it, a key of :data:`NOTE_ADVICE` (``text`` is then the line without the advice).
+    ``str(note)`` is the whole line in Python's words (``warning: `` first for a warning)."""
 
     kind: str
     text: str
     warning: bool = True
+    remedy: Optional[str] = None
 
     def __str__(self) -> str:
-        return ("warning: " if self.warning else "") + self.text
+        advice = f"; {NOTE_ADVICE[self.remedy]}" if self.remedy else ""
+        return ("warning: " if self.warning else "") + self.text + advice
 
 
 @dataclass
@@ -121,7 +130,7 @@ class _Notes:
 
     def add(self, note: Note, error: type[SymbolError] = SymbolError, strict: bool = True) -> None:
         if strict and self.strict and note.warning:
-            raise error(note.text + " (--strict)")
+            raise error(note.text + " (strict=True)", problem=note.text, remedy="strict")
         self.all.append(note)
         if self.on_note is not None:
             self.on_note(note)
@@ -175,10 +184,9 @@ def _refuse_unknown_ops(name: str, graph: Graph) -> None:
     if unknown:
         op, names = next(iter(unknown.items()))
         more = f" (and {len(unknown) - 1} more unknown ops)" if len(unknown) > 1 else ""
-        raise SymbolError(
-            f"{name}: unknown operator {cut(op)!r} at node {cut(names[0])!r}{more} is not an MXNet operator; "
-            "fix the file, or pass --allow-unknown-ops to draw it with unknown shapes"
-        )
+        problem = f"{name}: unknown operator {cut(op)!r} at node {cut(names[0])!r}{more} is not an MXNet operator"
+        raise SymbolError(f"{problem}; fix the file, or pass allow_unknown_ops=True to draw it with unknown shapes",
+                          problem=problem, remedy="allow-unknown-ops")
 
 
 def infer(graph: Graph, shape: Iterable[str] = ()) -> "ShapeResult":
@@ -194,7 +202,7 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
     """One warning per kind of incompleteness of ``result`` (unknown ops, failed rules,
     missing input shapes); names and ops are cut and made printable."""
     from kvcli.symbol.plan import cut
-    from kvcli.symbol.shapespec import _inputs_text
+    from kvcli.symbol.shapespec import inputs_text
     from kvcli.symbol.names import printable
 
     notes = []  # names, ops and problems are cut (a 50 MB name is not echoed whole)
@@ -210,10 +218,10 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
         notes.append(Note(SHAPE_PROBLEM, f"{name}: cannot infer shapes at '{cut(node.name)}' "
                           f"({cut(node.op)}): {cut(problem)}"))
     if not shape_given and not result.complete and not result.unknown_ops and not result.problems:
-        notes.append(Note(SHAPES_UNKNOWN, f"{name}: some shapes are unknown; give input shapes with --shape "
-                          f"(inputs: {cut(_inputs_text(result.graph))})"))
+        notes.append(Note(SHAPES_UNKNOWN, f"{name}: some shapes are unknown (inputs: "
+                          f"{cut(inputs_text(result.graph))})", remedy="input-shapes"))
     # names from the file must not drive a terminal
-    return [Note(n.kind, printable(n.text), n.warning) for n in notes]
+    return [Note(n.kind, printable(n.text), n.warning, n.remedy) for n in notes]
 
 
 def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", None],
@@ -225,9 +233,12 @@ def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", 
     check = check_params(result, load_params(params), str(params))
     # strict: a missing, extra or wrong array is an error; arrays left unchecked are a warning
     if notes.strict and not check.ok:
-        raise SymbolError(check.lines()[0] + " (--strict)")
-    for line in check.lines():
-        notes.add(Note(PARAMS, line, warning=not check.ok or bool(check.unchecked)), strict=False)
+        raise SymbolError(check.lines()[0] + " (strict=True)", problem=check.lines()[0], remedy="strict")
+    lines = check.lines()
+    for index, line in enumerate(lines):  # the line of unchecked arrays (the last) says what to give
+        unchecked = bool(check.unchecked) and index == len(lines) - 1
+        notes.add(Note(PARAMS, line, warning=not check.ok or bool(check.unchecked),
+                       remedy="input-shapes" if unchecked else None), strict=False)
     return check
 
 
@@ -268,7 +279,7 @@ def parse_dtypes(specs: Iterable[str]) -> dict[str, str]:
     for spec in specs:
         name, sep, dtype = spec.partition("=")
         if not sep or not name or not dtype:
-            raise SymbolError(f"--dtype {spec!r}: use NAME=TYPE, e.g. --dtype data=float32")
+            raise bad_param(SymbolError, "dtype", f"{spec!r}: use NAME=TYPE, e.g. data=float32")
         given[name] = dtype
     return given
 
@@ -279,9 +290,10 @@ def output_format(output: Union[str, "os.PathLike[str]"], fmt: Optional[str] = N
 
     to_stdout = str(output) == "-"
     if fmt is not None and not to_stdout:
-        raise SymbolError("--format is only for -o - (standard output); otherwise the extension picks the format")
+        raise bad_param(SymbolError, "format", "is only for standard output (output '-'); otherwise the "
+                        "extension picks the format")
     if fmt is not None and fmt.lower() not in ("svg", "dot"):
-        raise SymbolError(f"--format {fmt!r}: use svg or dot")
+        raise bad_param(SymbolError, "format", f"{fmt!r}: use svg or dot")
     suffix = ("." + fmt.lower()) if fmt else (".svg" if to_stdout else Path(output).suffix.lower())
     if suffix not in (*FORMATS, ".html"):  # the viewer's .html is a format too
         raise SymbolError(f"{output}: unknown output format '{suffix or '(none)'}'; "
@@ -296,7 +308,7 @@ def visualize(
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
     max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0,
-    on_note: Optional[Callable[[Note], None]] = None,
+    on_note: Optional[Callable[[Note], None]] = None, progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
 
@@ -316,10 +328,13 @@ def visualize(
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
-    (message ending ``(--strict)``), raised before anything is written. Errors are
+    (message ending ``(strict=True)``; ``fields['problem']`` is the warning), raised before anything is written. Errors are
     :class:`~kvcli.errors.SymbolError` (or a subclass): an unknown operator unless
     ``allow_unknown_ops``, more than ``max_nodes`` boxes to lay out, a layout slower than
     ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
+
+    ``progress`` shows that graphviz is working (:data:`kvcli.symbol.layout.Progress`; the
+    CLI passes its spinner); without it nothing is drawn on the terminal.
     """
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
     from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
@@ -329,7 +344,7 @@ def visualize(
     name = _name(source)
     rank = rankdir.upper()
     if layout_timeout <= 0:
-        raise SymbolError(f"--layout-timeout {layout_timeout:g}: use a positive number of seconds")
+        raise bad_param(SymbolError, "layout_timeout", f"{layout_timeout:g}: use a positive number of seconds")
     stem = output_stem(name)
     target = Path(output) if output is not None else Path.cwd() / (stem + ".svg")
     to_stdout = str(target) == "-"
@@ -341,9 +356,7 @@ def visualize(
         if suffix not in (".dot", ".gv") and not reduced:
             count = drawn_nodes(graph, hide_weights=not show_weights)
             if count > max_nodes:  # checked before any work: a huge file fails in a second
-                raise SymbolError(f"{name}: {count:,} nodes to draw is more than --max-nodes {max_nodes:,}; "
-                                  "graphviz would take very long. Draw part of it (--focus NODE, --collapse "
-                                  "PATTERN, --depth N), write a .dot file (-o x.dot) or raise --max-nodes")
+                raise _too_many(name, count, max_nodes)
 
     with paused_gc():
         graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size)
@@ -364,14 +377,17 @@ def visualize(
             dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
                                   bounded=bounded, svg_ids=html)
             if html:
-                return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check)
+                return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check,
+                                   progress)
             shrunk: list[str] = []
-            path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk)
+            path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk,
+                         progress=progress)
             for line in shrunk:
                 notes.add(Note(SHRUNK, line, warning=False))
             return path
 
         written: Optional[Path] = None
+        folding: set[str] = set()
         if suffix in (".dot", ".gv") or full or not may_be_slow(plan):
             bounded = False  # .dot is never laid out; small graphs take dot about a second
         else:
@@ -387,14 +403,14 @@ def visualize(
                 except LayoutTimeoutError:
                     pass
             if written is None:
+                before = len(plan.notes)
                 plan, bounded = fold_for_layout(plan, tried)
+                folding = set(plan.notes[before:])  # what folding did: `full` would draw it exactly
         if written is None:
             if suffix not in (".dot", ".gv") and len(plan.nodes) > max_nodes:
-                raise SymbolError(f"{name}: {len(plan.nodes):,} nodes to draw is more than --max-nodes "
-                                  f"{max_nodes:,}; graphviz would take very long. Write a .dot file (-o x.dot) "
-                                  "or raise --max-nodes")
+                raise _too_many(name, len(plan.nodes), max_nodes, folded=True)
             for line in plan.notes:
-                notes.add(Note(FOLDED, line, warning=False))
+                notes.add(Note(FOLDED, line, warning=False, remedy="full" if line in folding else None))
             written = draw(plan, bounded, layout_timeout)
         else:
             for line in plan.notes:
@@ -405,26 +421,26 @@ def visualize(
                          check, notes.all)
 
 
+def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> SymbolError:
+    """More boxes to lay out than ``max_nodes``: graphviz would take very long."""
+    problem = f"{name}: {count:,} nodes to draw is more than {max_nodes:,}; graphviz would take very long"
+    advice = "write a .dot file" if folded else "draw part of it (focus=, collapse=, depth=), write a .dot file"
+    return SymbolError(f"{problem}: {advice} or raise max_nodes", problem=problem, remedy="draw-less",
+                       limit="max_nodes", dot=True, folded=folded)
+
+
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
-                check: Optional["ParamsCheck"] = None) -> Path:
-    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically: a
-    ``.part`` file renamed into place, removed if anything, even Ctrl-C, stops it)."""
+                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
+    """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically, a plain
+    file's mode: :func:`kvcli.osutil.atomic_write`)."""
     from kvcli.symbol.render import render_bytes
     from kvcli.symbol.summary import summarize
     from kvcli.symbol.viewer import build_html
 
-    svg = render_bytes(dot, "svg", timeout=timeout).decode("utf-8")
+    svg = render_bytes(dot, "svg", timeout=timeout, progress=progress).decode("utf-8")
     page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(target, page.encode("utf-8"), mode=PLAIN_FILE, sync=False)
     return target

@@ -102,12 +102,24 @@ def _dims(text: Optional[str]) -> str:
     return "x".join(_DIGITS.findall(text or ""))
 
 
-def op_label(node: Node) -> Optional[str]:
-    """plot_network's label for an operator node, or ``None`` for ops it labels by name."""
+def op_label(node: Node, mxnet: bool = False) -> Optional[str]:
+    """The label of an operator node's box, or ``None`` for ops labelled by name.
+
+    The labels of MXNet 1.9.1's ``plot_network`` (``mxnet=True``, byte for byte): only
+    Convolution, FullyConnected, Activation, LeakyReLU, Pooling and Custom get one, and a
+    stride attribute with no digits in it prints as nothing. The CLI's labels
+    (``mxnet=False``) say more: Deconvolution is labelled as Convolution is, a global
+    Pooling says ``global`` (MXNet prints its unused kernel), an empty stride reads ``1``.
+    """
     a, op = node.attrs, node.op
-    if op in ("Convolution", "Deconvolution") and "kernel" in a and "num_filter" in a:
-        stride = _dims(a["stride"]) if "stride" in a else "1"
-        return f"{op}\n{_dims(a['kernel'])}/{stride or '1'}, {a['num_filter']}"
+
+    def stride() -> str:
+        text = _dims(a["stride"]) if "stride" in a else "1"
+        return text if mxnet else text or "1"
+
+    convolutions = ("Convolution",) if mxnet else ("Convolution", "Deconvolution")
+    if op in convolutions and "kernel" in a and "num_filter" in a:
+        return f"{op}\n{_dims(a['kernel'])}/{stride()}, {a['num_filter']}"
     if op == "FullyConnected" and "num_hidden" in a:
         return f"FullyConnected\n{a['num_hidden']}"
     if op == "Activation" and "act_type" in a:
@@ -115,11 +127,10 @@ def op_label(node: Node) -> Optional[str]:
     if op == "LeakyReLU":
         return f"LeakyReLU\n{a.get('act_type', 'Leaky')}"
     if op == "Pooling" and "pool_type" in a:
-        if node.typed.bool("global_pool"):
+        if not mxnet and node.typed.bool("global_pool"):
             return f"Pooling\n{a['pool_type']}, global"
         kernel = _dims(a["kernel"]) if "kernel" in a else "[]"
-        stride = _dims(a["stride"]) if "stride" in a else "1"
-        return f"Pooling\n{a['pool_type']}, {kernel}/{stride or '1'}"
+        return f"Pooling\n{a['pool_type']}, {kernel}/{stride()}"
     if op == "Custom" and "op_type" in a:
         return a["op_type"]
     return None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from kvcli import config
 from kvcli.errors import GraphvizMissingError, SymbolError
+from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
                                looks_like_weight, node_colour, node_label)
@@ -27,6 +28,8 @@ from kvcli.symbol.shapes import ShapeResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
+
+    from kvcli.symbol.layout import Progress
 
 #: plot_network's default node attributes.
 NODE_ATTRS = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
@@ -184,24 +187,26 @@ INSTALL_HINT = ("install graphviz (Debian/Ubuntu: sudo apt-get install graphviz;
 
 
 def render_bytes(dot: "Digraph", fmt: str = "svg", timeout: Optional[float] = None,
-                 spinner: Optional[bool] = None) -> bytes:
-    """Lay out ``dot`` and return the picture (``svg``, ``pdf``, ``png``) as bytes."""
+                 progress: Optional["Progress"] = None) -> bytes:
+    """Lay out ``dot`` and return the picture (``svg``, ``pdf``, ``png``) as bytes
+    (``progress``: see :data:`kvcli.symbol.layout.Progress`)."""
     from kvcli.symbol.layout import run_dot
 
     program = dot_program()
     if program is None:
         raise GraphvizMissingError(f"graphviz's 'dot' program was not found; {INSTALL_HINT}")
-    return run_dot(program, dot.source, fmt, None, timeout=timeout, spinner=spinner) or b""
+    return run_dot(program, dot.source, fmt, None, timeout=timeout, progress=progress) or b""
 
 
 def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[float] = None,
-          spinner: Optional[bool] = None, fmt: Optional[str] = None,
+          progress: Optional["Progress"] = None, fmt: Optional[str] = None,
           notes: Optional[list[str]] = None) -> Path:
     """Write ``dot`` to ``out``: ``.dot``/``.gv`` as source, ``.svg``/``.pdf``/``.png`` via ``dot``.
 
     ``out`` ``"-"`` writes to standard output (``fmt``: ``svg`` by default, or ``dot``).
     The picture appears only when complete (see :func:`kvcli.symbol.layout.run_dot`); a PNG
-    that graphviz had to shrink adds a one-line note to ``notes``.
+    that graphviz had to shrink adds a one-line note to ``notes``; ``progress`` shows that
+    ``dot`` is working (see :data:`kvcli.symbol.layout.Progress`).
     Without the ``dot`` program the DOT source is still written next to ``out`` and
     :class:`GraphvizMissingError` says how to install graphviz.
     """
@@ -219,21 +224,21 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
             sys.stdout.write(source)
             sys.stdout.flush()
             return path
-        sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, spinner=spinner))
+        sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, progress=progress))
         sys.stdout.flush()
         return path
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     if ext in (".dot", ".gv"):
-        path.write_text(source, encoding="utf-8")
+        atomic_write(path, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
         return path
     program = dot_program()
     if program is None:
         fallback = path.with_suffix(".dot")
-        fallback.write_text(source, encoding="utf-8")
+        atomic_write(fallback, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
         raise GraphvizMissingError(
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "
             f"dot -T{ext[1:]} {fallback} -o {path}")
-    run_dot(program, source, ext[1:], path, timeout=timeout, spinner=spinner, notes=notes)
+    run_dot(program, source, ext[1:], path, timeout=timeout, progress=progress, notes=notes)
     return path

@@ -11,17 +11,17 @@ import fnmatch
 import re
 from typing import Iterable
 
-from kvcli.errors import ShapeInferenceError
+from kvcli.errors import ShapeInferenceError, bad_param
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.shapes import Shape
 
-EXAMPLE = "write NAME=D1,D2,..., e.g. --shape data=1,3,224,224"
+EXAMPLE = "write NAME=D1,D2,..., e.g. data=1,3,224,224"
 _SPLIT = re.compile(r"[;\s]+")
 _DIM_SEP = re.compile(r"[,x×]")
 
 
 class ShapeSpecError(ShapeInferenceError):
-    """A ``--shape`` value does not parse or names no variable of the graph."""
+    """A ``shape`` spec (``--shape`` of the CLI) does not parse or names no variable of the graph."""
 
 
 def parse_shape_specs(values: Iterable[str], source: str = "") -> list[tuple[str, Shape]]:
@@ -32,18 +32,18 @@ def parse_shape_specs(values: Iterable[str], source: str = "") -> list[tuple[str
         for item in _items(value):
             name, sep, dims = item.rpartition("=")
             if not sep or not name:
-                raise ShapeSpecError(f"{prefix}--shape {item!r} has no NAME=; {EXAMPLE}")
+                raise bad_param(ShapeSpecError, "shape", f"{item!r} has no NAME=; {EXAMPLE}", prefix)
             body = dims.strip().strip("()[]").strip()
             parts = [p.strip() for p in _DIM_SEP.split(body)] if body else []
             if parts and parts[-1] == "":  # "(3,)"
                 parts = parts[:-1]
             if not parts:
-                raise ShapeSpecError(f"{prefix}--shape {item!r} gives no dimensions; {EXAMPLE}")
+                raise bad_param(ShapeSpecError, "shape", f"{item!r} gives no dimensions; {EXAMPLE}", prefix)
             shape = []
             for part in parts:
                 if not part.isdigit() or int(part) <= 0:
-                    raise ShapeSpecError(f"{prefix}--shape {item!r}: {part!r} is not a positive whole "
-                                         f"number; {EXAMPLE}")
+                    raise bad_param(ShapeSpecError, "shape", f"{item!r}: {part!r} is not a positive whole "
+                                    f"number; {EXAMPLE}", prefix)
                 shape.append(int(part))
             out.append((name.strip(), tuple(shape)))
     return out
@@ -75,19 +75,21 @@ def resolve_shapes(graph: Graph, specs: list[tuple[str, Shape]]) -> dict[str, Sh
         if any(ch in name for ch in "*?["):
             matches = [v for v in variables if fnmatch.fnmatchcase(v, name)]
             if not matches:
-                raise ShapeSpecError(f"{graph.source}: --shape pattern {name!r} matches no variable; "
-                                     f"inputs are {_inputs_text(graph)}")
+                raise bad_param(ShapeSpecError, "shape", f"pattern {name!r} matches no variable; "
+                                f"inputs are {inputs_text(graph)}", f"{graph.source}: ")
             for match in matches:
                 given[match] = shape
         elif name in known:
             given[name] = shape
         else:
-            raise ShapeSpecError(f"{graph.source}: --shape names {name!r}, which is not a variable of "
-                                 f"the graph; inputs are {_inputs_text(graph)}")
+            raise bad_param(ShapeSpecError, "shape", f"names {name!r}, which is not a variable of "
+                            f"the graph; inputs are {inputs_text(graph)}", f"{graph.source}: ")
     return given
 
 
-def _inputs_text(graph: Graph, limit: int = 8) -> str:
+def inputs_text(graph: Graph, limit: int = 8) -> str:
+    """The graph's data and label inputs for a message: ``data, softmax_label``, the first
+    ``limit`` of them and the count when there are more, ``(none)`` when it has none."""
     from kvcli.symbol.summary import INPUT, LABEL, variable_roles
 
     roles = variable_roles(graph)

@@ -223,8 +223,12 @@ def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str
     return printable(cut(layer.name)), printable(cut(op)), shapes, params, aux, previous
 
 
-def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> None:
+def print_table(summary: Summary, console: Any, title: Optional[str] = None,
+                more_shapes: str = "give more input shapes (shape=)") -> None:
     """Print ``summary`` as a table (layer, op, output shape, params, previous layers).
+
+    ``more_shapes``: the advice after the parameters whose shape is unknown (the CLI's
+    names its ``--shape`` option).
 
     On a terminal: a rich table (plain columns above :data:`RICH_ROW_LIMIT` rows). Piped or
     redirected: plain columns, one line per layer, names whole and never wrapped, so ``grep``
@@ -234,7 +238,7 @@ def print_table(summary: Summary, console: Any, title: Optional[str] = None) -> 
         _print_plain(summary, console, title, whole=not console.is_terminal)
     else:
         _print_rich(summary, console, title)
-    _print_totals(summary, console)
+    _print_totals(summary, console, more_shapes)
 
 
 def _print_plain(summary: Summary, console: Any, title: Optional[str], whole: bool = False) -> None:
@@ -271,7 +275,7 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
     console.print(table)
 
 
-def _print_totals(summary: Summary, console: Any) -> None:
+def _print_totals(summary: Summary, console: Any, more_shapes: str) -> None:
     from rich.markup import escape
 
     def text(name: str) -> str:  # a name from the file: cut short, no markup, no control characters
@@ -286,7 +290,7 @@ def _print_totals(summary: Summary, console: Any) -> None:
     if summary.unknown_params:
         shown = ", ".join(text(n) for n in summary.unknown_params[:5]) + (
             " ..." if len(summary.unknown_params) > 5 else "")
-        console.print(f"[yellow]Parameters with unknown shape: {shown}; give more --shape values[/]")
+        console.print(f"[yellow]Parameters with unknown shape: {shown}; {escape(more_shapes)}[/]")
     problems = [layer for layer in summary.layers if layer.problem]
     for layer in problems[:5]:
         console.print(f"[yellow]'{text(layer.name)}' ({text(layer.op)}): {text(layer.problem or '')}[/]")

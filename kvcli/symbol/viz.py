@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-import re
 import warnings
 
 from kvcli.errors import ShapeInferenceError
 from kvcli.symbol.build import Symbol
 from kvcli.symbol.dtypes import infer_dtypes
 from kvcli.symbol.graph import Graph, Node
-from kvcli.symbol.plan import looks_like_weight, node_colour
+from kvcli.symbol.plan import looks_like_weight, node_colour, op_label
 from kvcli.symbol.render import NODE_ATTRS, dot_quote
 from kvcli.symbol.shapes import Shape, ShapeResult, infer_shapes
 from kvcli.symbol.summary import Summary, entry_name, visible_outputs, summarize
@@ -132,28 +131,9 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
 
 
 def mxnet_label(node: Node) -> str:
-    """MXNet 1.9.1's box label: only Convolution, FullyConnected, Activation, LeakyReLU,
-    Pooling and Custom get one (the Pooling label ignores ``global_pool``), the rest show
-    their name. (The CLI's labels say more: :func:`kvcli.symbol.plan.op_label`.)"""
-    a, op = node.attrs, node.op
-    if op == "Convolution" and "kernel" in a and "num_filter" in a:
-        return f"Convolution\n{_dims(a['kernel'])}/{_dims(a['stride']) if 'stride' in a else '1'}, {a['num_filter']}"
-    if op == "FullyConnected" and "num_hidden" in a:
-        return f"FullyConnected\n{a['num_hidden']}"
-    if op == "Activation" and "act_type" in a:
-        return f"Activation\n{a['act_type']}"
-    if op == "LeakyReLU":
-        return f"LeakyReLU\n{a.get('act_type', 'Leaky')}"
-    if op == "Pooling" and "pool_type" in a:
-        kernel = _dims(a["kernel"]) if "kernel" in a else "[]"
-        return f"Pooling\n{a['pool_type']}, {kernel}/{_dims(a['stride']) if 'stride' in a else '1'}"
-    if op == "Custom" and "op_type" in a:
-        return a["op_type"]
-    return node.name
-
-
-def _dims(text: str) -> str:
-    return "x".join(re.findall(r"\d+", text))
+    """MXNet 1.9.1's box label: :func:`kvcli.symbol.plan.op_label` as MXNet writes it, else
+    the node's name."""
+    return op_label(node, mxnet=True) or node.name
 
 
 def _mxnet_key(node: Node) -> str:

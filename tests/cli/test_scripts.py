@@ -88,7 +88,7 @@ def test_json_errors_are_json_on_stderr(kv: Runner) -> None:
     usage = kv("--json", "pull", "k", "-d", "0")
     assert usage.code == 2 and usage.out == ""
     assert json.loads(usage.err) == {
-        "error": "Invalid value for '--devices' / '-d': Input should be greater than or equal to 1",
+        "error": "Invalid value for '--devices' / '-d': '0' is outside 1..1,024",  # the one parser's words
         "hint": "see `kvcli help pull`",
     }
     assert kv("init", "k", "ones(2)").code == 0

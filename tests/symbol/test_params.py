@@ -66,7 +66,7 @@ def test_kind_prefix_inputs_and_unprefixed_names(tmp_path: Path) -> None:
     ndarray_io.save(unnamed, [ndarray_io.NDArray(np.zeros(3, np.float32))])
     with pytest.raises(SymbolError, match=r"holds 1 unnamed arrays; a model's parameters are saved by name"):
         load_params(unnamed)
-    with pytest.raises(SymbolError, match=r"^--params .*small_cnn-symbol.json: .*not an MXNet .params file"):
+    with pytest.raises(SymbolError, match=r"^params .*small_cnn-symbol.json: .*not an MXNet .params file"):
         load_params(SYMBOL)
 
 
@@ -108,7 +108,8 @@ def test_summary_reports_the_check() -> None:
     ]
     strict = run_kvcli("summary", str(SYMBOL), *SHAPE, "--params", str(BAD), "--strict")
     assert strict.returncode == 1 and strict.stdout == ""
-    assert strict.stderr.strip() == f"error: {BAD}: 'arg:conv1_weight' is 4x1x5x5; the graph needs 4x1x3x3 (--strict)"
+    assert strict.stderr.strip() == (f"error: {BAD}: 'arg:conv1_weight' is 4x1x5x5; the graph needs 4x1x3x3: "
+                                     "--strict makes this an error")
     js = run_kvcli("--json", "summary", str(SYMBOL), *SHAPE, "--params", str(BAD))
     report = json.loads(js.stdout)["params_check"]
     assert report["matched"] == 8 and [p["kind"] for p in report["problems"]] == ["shape", "missing", "extra"]

@@ -108,7 +108,7 @@ def test_a_signal_stops_dot_and_leaves_no_part_file(tmp_path: Path, sig: signal.
             assert proc.poll() is None, proc.communicate()
             os.sched_yield()
         dot_pid = int(pid_file.read_text())
-        assert list(out.iterdir()) and list(out.iterdir())[0].name.endswith(".part")
+        assert list(out.iterdir()) == []  # dot writes to a pipe: nothing is on disk while it runs
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -26,7 +26,7 @@ import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional
 
-from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, _templates
+from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, name_templates
 from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
@@ -211,7 +211,7 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
         for depth in (1, 2):
             if len(parts) > depth:
                 found.setdefault("_".join(parts[:depth]) + "_*", []).append(d)
-    templates = _templates([n.name for n in plan.nodes])
+    templates = name_templates([n.name for n in plan.nodes])
     for d, node in enumerate(plan.nodes):
         hit = templates.get(node.name) if node.op != OUTPUT_OP else None
         if hit is not None:
