@@ -36,7 +36,7 @@ from kvcli.session.files import (
 from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file
-from kvcli.session.names import DATA, MANIFEST, RECYCLE_BYTES, Key
+from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
 
 
 @dataclass
@@ -64,12 +64,13 @@ class _Txn:
         self.dirty = True
 
 
-#: what a committed row names: (file, spare, residual, dtype, shape)
-Row = tuple[str, "str | None", "str | None", str, tuple[int, ...]]
+#: what a committed row names: (file, spare, residual, dtype, shape); file None for a value
+#: held in the row
+Row = tuple["str | None", "str | None", "str | None", str, tuple[int, ...]]
 
 
 def _row(entry: KeyEntry) -> Row:
-    return entry.file, entry.spare, entry.residual, entry.dtype, tuple(entry.shape)
+    return entry.files_row()
 
 
 class Committer(LiveStore):
@@ -387,12 +388,12 @@ class Committer(LiveStore):
             try:
                 if txn.all_rows or epoch is None:
                     epoch = epoch or uuid.uuid4().hex
-                    db.write_all(conn, manifest.to_json(), epoch)
+                    db.write_all(conn, manifest.to_json(with_data=True), epoch)
                 else:
                     db.write_meta(conn, manifest.meta_json())
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
-                    db.upsert_keys(conn, [manifest.keys[k].to_json() for k in keys if k in manifest.keys])
+                    db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
                 _crash_point("before-manifest")
                 conn.execute("COMMIT")
             except BaseException:
@@ -400,7 +401,7 @@ class Committer(LiveStore):
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
-            raise db._db_error(path, error) from None
+            raise db.db_error(path, error) from None
         _crash_point("after-manifest")
         self._manifest, self._stamp = manifest, (epoch, manifest.generation)
 
@@ -420,7 +421,7 @@ class Committer(LiveStore):
         for suffix in ("-wal", "-shm"):
             remove_quietly(self.path / (DB + suffix))
         _crash_point("before-manifest")
-        db.create_from(self.path, manifest.to_json(), _lock_timeout())
+        db.create_from(self.path, manifest.to_json(with_data=True), _lock_timeout())
         _crash_point("after-manifest")
 
     def _freeable(self, txn: _Txn) -> list[Path]:
@@ -428,19 +429,27 @@ class Committer(LiveStore):
         spares, and the files of keys this transaction deletes."""
         keep = txn.manifest.files()  # reads every row (a full disk is no fast path)
         names = {row[1] for row in self._committed.values() if row[1]}
-        names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys)
+        names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys and row[0])
         return [self.path / DATA / name for name in sorted(names - keep)]
 
     @staticmethod
     def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: np.ndarray, written: list[Path]) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
-        A big value of unchanged shape and dtype is written over its spare file (an older
-        value no manifest needs any more) and the committed file becomes the next spare;
-        anything else gets a new file, and the old one is removed after the commit.
+        A value of at most ``INLINE_BYTES`` goes into the row itself (no file; a committed
+        file of the key is removed after the commit). A big value of unchanged shape and
+        dtype is written over its spare file (an older value no manifest needs any more) and
+        the committed file becomes the next spare; anything else gets a new file, and the
+        old one is removed after the commit.
         """
+        if entry.nbytes <= INLINE_BYTES:  # in the row: the commit's one transaction writes it
+            entry.hold(array)
+            entry.file = _new_file(".npy")  # a new name, so other processes see a new value
+            return
         entry.spare = None
-        if before is not None and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
+        entry.data = None
+        if before is not None and before[0] is not None \
+                and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
                 and entry.nbytes >= RECYCLE_BYTES:
             old_file, old_spare = before[0], before[1]
             if old_spare and _same_size(data / old_spare, data / old_file):

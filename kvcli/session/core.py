@@ -19,8 +19,8 @@ from kvcli.session.files import (
     _copy_file,
     _fsync_dir,
     _new_file,
-    check_npy,
     read_npy,
+    write_npy,
 )
 from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
 from kvcli.session.names import (
@@ -28,6 +28,8 @@ from kvcli.session.names import (
     _SESSION_RE,
     DATA,
     DEFAULT_SESSION,
+    EXPORT_FORMAT_VERSION,
+    INLINE_BYTES,
     MANIFEST,
     Key,
     _absolute_python_spec,
@@ -224,7 +226,7 @@ class Session(Committer):
         for key, entry, value in zip(keys, entries, values):
             if key in self._loaded or is_value_list(value):
                 continue
-            check_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)  # damaged: refuse
+            entry.check_value(self.path / DATA)  # a damaged file: refuse
             array = as_numpy(value)
             if array.shape != tuple(entry.shape):
                 raise ShapeMismatchError(
@@ -422,7 +424,12 @@ class Session(Committer):
             (folder / DATA).mkdir(parents=True, exist_ok=True)
             for name in sorted(manifest.files()):
                 _copy_file(self.path / DATA / name, folder / DATA / name)
-            _write_json(folder / MANIFEST, manifest.to_json())
+            for entry in manifest.keys.values():  # an export holds every value as a file
+                if entry.inline:
+                    write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
+            exported = manifest.to_json()
+            exported["format_version"] = EXPORT_FORMAT_VERSION
+            _write_json(folder / MANIFEST, exported)
             _fsync_dir(folder / DATA)
             _fsync_dir(folder)
         return folder
@@ -437,8 +444,11 @@ class Session(Committer):
         source = _load_manifest_file(folder / MANIFEST)
         if source is None:
             raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
-        for entry in source.keys.values():
-            read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
+        small: dict[Key, np.ndarray] = {}  # values held in their row once imported
+        for key, entry in source.keys.items():
+            array = read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
+            if entry.nbytes <= INLINE_BYTES:
+                small[key] = np.array(array)
         code = _python_spec(source.updater) is not None
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
@@ -451,8 +461,12 @@ class Session(Committer):
             txn.all_rows = True
             for key, entry in source.keys.items():
                 name = _new_file(".npy")
-                _copy_file(folder / DATA / entry.file, self.path / DATA / name)
-                manifest.keys[key] = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
+                new = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
+                if key in small:
+                    new.hold(small[key])
+                else:
+                    _copy_file(folder / DATA / entry.file, self.path / DATA / name)
+                manifest.keys[key] = new
             manifest.updater = source.updater
             manifest.updater_trust = None
             self.notices = []

@@ -13,7 +13,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import SessionError
-from kvcli.session.files import _check_regular, corrupted, read_npy
+from kvcli.session.files import _check_regular, corrupted
 from kvcli.session.manifest import Manifest
 from kvcli.session.names import DATA, MANIFEST, Key, _is_local_address, _python_spec
 
@@ -107,7 +107,7 @@ class LiveStore(SessionAttrs):
         missing = [key for key in keys if key not in self._loaded]
         for key in missing:
             entry = manifest.keys[key]
-            array = read_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)
+            array = entry.value(self.path / DATA)
             store.load(key, array)  # not a user init: the optimizer state stays
             self._loaded[key] = entry.signature
         return store

@@ -23,7 +23,13 @@ from kvcli.arrays.core import Key as Key  # re-exported: the session's modules r
 FORMAT = "kvcli-session"
 
 
-FORMAT_VERSION = 1
+#: 2: a key's value may be held in its database row (``data``) instead of a file; a kvcli
+#: that reads only 1 refuses such a session with "upgrade kvcli" rather than calling its
+#: values missing. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
+FORMAT_VERSION = 2
+
+
+EXPORT_FORMAT_VERSION = 1
 
 
 MANIFEST = "manifest.json"
@@ -45,6 +51,14 @@ DEFAULT_LOCK_TIMEOUT = config.LOCK_TIMEOUT.default
 #: overwrites in place: rewriting existing blocks costs less than allocating a new file
 #: and freeing the old one (about 0.6x on ext4 for 256 MiB), for twice the disk space.
 RECYCLE_BYTES = 1 << 20
+
+
+#: Values of at most this many bytes of data are held in their key's database row, so that
+#: writing one is a single SQLite transaction (one fsync, no file, no folder fsync) and
+#: 10,000 small keys take a few MB rather than a 4 KiB block each; bigger values are files
+#: beside the database, written and fsynced before the transaction that names them commits.
+INLINE_BYTES = 4096
+assert INLINE_BYTES < RECYCLE_BYTES  # an inline value never takes part in spare recycling
 
 
 _SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")

@@ -40,8 +40,9 @@ OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
 FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",
           "updater_trust", "optimizer_state", "compression", "key_kind", "keys")
 OPTIONAL = ("created", "updated", "updater_trust", "compression", "key_kind")
-KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
-KEY_OPTIONAL = ("spare", "residual")
+KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
+#: ``data``: the value's bytes when it is held in its database row (never in JSON)
+KEY_OPTIONAL = ("spare", "residual", "data")
 TRUST_FIELDS = ("path", "sha256", "mac")
 
 
@@ -128,6 +129,15 @@ def _key_entry(entry: Any) -> None:
     itemsize = 1 if dtype in ("int8", "uint8", "bool") else int(re.sub(r"\D", "", dtype)) // 8
     if math.prod(shape) * itemsize > MAX_BYTES:
         raise ManifestProblem(f"key {shown} has an impossible size (shape {_short(shape)})")
+    data = entry.get("data")
+    if data is not None:
+        if not isinstance(data, bytes):
+            raise ManifestProblem(f"key {shown} holds its value as a {type(data).__name__}, not bytes")
+        if len(data) != math.prod(shape) * itemsize:
+            raise ManifestProblem(f"key {shown} holds {len(data)} bytes of value, not the "
+                                  f"{math.prod(shape) * itemsize} of shape {_short(shape)} and dtype {dtype}")
+        if entry.get("spare") is not None:
+            raise ManifestProblem(f"key {shown} holds its value in its row and names a spare file")
     _int(entry["version"], f"key {shown}'s version", 0, MAX_COUNTER - 1)
 
 

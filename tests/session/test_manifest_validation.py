@@ -16,13 +16,14 @@ import pytest
 
 from kvcli.errors import SessionError
 from kvcli.session import Session, list_sessions
-from tests.session.legacy import read_manifest, write_legacy
+from tests.session.legacy import legacy_form, read_manifest, write_legacy
 
 
 def good_manifest(home: Path, name: str = "bad") -> dict:
     with Session(name, home) as session:
         session.init(["w"], [np.ones(3, np.float32)])
-    return read_manifest(home / "sessions" / name)
+    folder = home / "sessions" / name
+    return legacy_form(folder, read_manifest(folder))  # planted as an old manifest.json below
 
 
 def damage(data: dict, how: str) -> str:
