@@ -128,22 +128,28 @@ def values_for(command: Command, positionals: list[str], options: dict[str, Any]
     return values
 
 
-def run(argv: list[str]) -> bool:
-    """Run ``argv`` if it is a plain hot command; False means "use the typer app"."""
+def run(argv: list[str], prior: Any = None) -> bool:
+    """Run ``argv`` if it is a plain hot command; False means "use the typer app".
+
+    ``prior``: the shell's :class:`~kvcli.cli.core.GlobalOptions` (its open session), for a
+    shell line: a script of 10,000 lines would otherwise spend a third of its time in typer."""
     if config.get(config.NO_FAST_PATH):
         return False
     parsed = parse(argv)
     if parsed is None:
         return False
     name, globals_, positionals, options = parsed
+    live = prior is not None and prior.live is not None
     # what typer would read from the environment when the flag is not given
     for opt in table.GLOBAL_OPTIONS:
+        if live and opt.dest in ("session", "home"):
+            continue  # in the shell, only a --session/--home typed on the line leaves its session
         if opt.dest not in globals_ and opt.envvar and os.environ.get(opt.envvar):
             try:
                 globals_[opt.dest] = opt.convert(os.environ[opt.envvar])
             except BadValue:
                 return False
-    global_options = make_global_options(None, globals_)
+    global_options = make_global_options(prior, globals_)
     command = table.find(name)
     assert command is not None
     dispatch(command, global_options, values_for(command, positionals, options))
