@@ -60,7 +60,7 @@ from kvcli.session.names import (
     MANIFEST,
     RECYCLE_BYTES,
     Key,
-    _is_local_address,
+    is_local_address,
     check_key,
     check_session_name,
     check_store_request,
@@ -73,5 +73,5 @@ __all__ = [
     "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_exists", "session_lock",
     "write_npy",
     # for kvcli's own CLI (the shell checks addresses)
-    "_is_local_address",
+    "is_local_address",
 ]

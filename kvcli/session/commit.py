@@ -17,25 +17,25 @@ import numpy as np
 
 from kvcli.errors import SessionError
 from kvcli.arrays.npyio import remove_quietly
+from kvcli.osutil import fsync_dir
 from kvcli.session import db
 from kvcli.session.db import DB
 from kvcli.session.files import (
     DiskError,
-    _lock_timeout,
-    _crash_point,
-    _fsync_dir,
+    lock_timeout,
+    crash_point,
     private_session,
     session_lock,
-    _new_file,
-    _remove_empty_dir,
-    _same_size,
+    new_file_name,
+    remove_empty_dir,
+    same_size,
     corrupted,
     disk_error,
     write_npy,
 )
 from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore
-from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file
+from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
 from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
 
 
@@ -158,7 +158,7 @@ class Committer(LiveStore):
         if conn is not None and write and not self._db_write:
             # a writer's connection for the same file: the cached manifest stays valid (a
             # full disk may have opened it read-only, see _read_manifest)
-            new = db.connect(self.path, _lock_timeout(), True)
+            new = db.connect(self.path, lock_timeout(), True)
             assert new is not None
             if self._manifest is not None and isinstance(self._manifest.keys, KeyTable):
                 self._manifest.keys._conn = new
@@ -169,7 +169,7 @@ class Committer(LiveStore):
                 pass
             return new
         if conn is None:
-            conn = db.connect(self.path, _lock_timeout(), write, immutable=immutable)
+            conn = db.connect(self.path, lock_timeout(), write, immutable=immutable)
             if conn is None:
                 return None
             self._db, self._db_write = conn, write
@@ -207,7 +207,7 @@ class Committer(LiveStore):
             self._close_db()
             for suffix in ("", "-wal", "-shm"):
                 remove_quietly(self.path / (DB + suffix))
-        _remove_empty_dir(self.path / DATA)
+        remove_empty_dir(self.path / DATA)
 
     def _read_manifest(self, write: bool = False) -> Manifest | None:
         """The committed manifest (None: no session yet), from the cache while the database's
@@ -215,18 +215,18 @@ class Committer(LiveStore):
         a writing command (the caller holds the exclusive lock) and read as it is otherwise."""
         path = self.path / DB
         if not db.exists(self.path):
-            legacy = _load_manifest_file(self.manifest_path)
+            legacy = load_manifest_file(self.manifest_path)
             if legacy is None or not write:
                 self._forget_manifest()
                 if legacy is not None:
                     self._committed = {key: _row(entry) for key, entry in legacy.keys.items()}
                 return legacy
             self._close_db()
-            db.create_from(self.path, legacy.to_json(), _lock_timeout(),
-                           before_replace=lambda: _crash_point("before-migration"))
-            _crash_point("after-migration")
+            db.create_from(self.path, legacy.to_json(), lock_timeout(),
+                           before_replace=lambda: crash_point("before-migration"))
+            crash_point("after-migration")
             remove_quietly(self.manifest_path)
-            _fsync_dir(self.path)
+            fsync_dir(self.path)
         try:
             conn = self._connection(write)
         except DiskError as error:
@@ -281,7 +281,7 @@ class Committer(LiveStore):
                 if entry is not None:
                     from kvcli.store.compression import save_residuals
 
-                    entry.residual = _new_file(".npz")
+                    entry.residual = new_file_name(".npz")
                     written.append(data / entry.residual)
                     try:
                         save_residuals(data / entry.residual, store.compression_residuals(key))
@@ -289,7 +289,7 @@ class Committer(LiveStore):
                         raise disk_error(data / entry.residual, error) from None
                     self._residuals[key] = entry.residual
             if txn.save_state:
-                name = _new_file(".npz")
+                name = new_file_name(".npz")
                 written.append(data / name)
                 try:
                     store.save_optimizer_states(data / name, dump_optimizer=True)
@@ -297,9 +297,9 @@ class Committer(LiveStore):
                     raise disk_error(data / name, error) from None
                 manifest.optimizer_state = name
                 self._updater_sig = None
-            _crash_point("after-data")
+            crash_point("after-data")
             if written:
-                _fsync_dir(data)
+                fsync_dir(data)
             manifest.generation += 1
             manifest.updated = time.time()
             try:
@@ -394,7 +394,7 @@ class Committer(LiveStore):
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
                     db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
-                _crash_point("before-manifest")
+                crash_point("before-manifest")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -402,7 +402,7 @@ class Committer(LiveStore):
                 raise
         except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
             raise db.db_error(path, error) from None
-        _crash_point("after-manifest")
+        crash_point("after-manifest")
         self._manifest, self._stamp = manifest, (epoch, manifest.generation)
 
     def _write_manifest(self, manifest: Manifest) -> None:
@@ -420,9 +420,9 @@ class Committer(LiveStore):
         self._close_db()
         for suffix in ("-wal", "-shm"):
             remove_quietly(self.path / (DB + suffix))
-        _crash_point("before-manifest")
-        db.create_from(self.path, manifest.to_json(with_data=True), _lock_timeout())
-        _crash_point("after-manifest")
+        crash_point("before-manifest")
+        db.create_from(self.path, manifest.to_json(with_data=True), lock_timeout())
+        crash_point("after-manifest")
 
     def _freeable(self, txn: _Txn) -> list[Path]:
         """Committed files the new manifest does not need and no committed value is in:
@@ -444,7 +444,7 @@ class Committer(LiveStore):
         """
         if entry.nbytes <= INLINE_BYTES:  # in the row: the commit's one transaction writes it
             entry.hold(array)
-            entry.file = _new_file(".npy")  # a new name, so other processes see a new value
+            entry.file = new_file_name(".npy")  # a new name, so other processes see a new value
             return
         entry.spare = None
         entry.data = None
@@ -452,12 +452,12 @@ class Committer(LiveStore):
                 and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
                 and entry.nbytes >= RECYCLE_BYTES:
             old_file, old_spare = before[0], before[1]
-            if old_spare and _same_size(data / old_spare, data / old_file):
+            if old_spare and same_size(data / old_spare, data / old_file):
                 write_npy(data / old_spare, array, overwrite=True)
                 entry.file, entry.spare = old_spare, old_file
                 return
             entry.spare = old_file
-        entry.file = _new_file(".npy")
+        entry.file = new_file_name(".npy")
         written.append(data / entry.file)
         write_npy(data / entry.file, array)
 
@@ -491,8 +491,8 @@ def load_folder(folder: Path) -> Manifest | None:
     """The committed manifest of the session in ``folder``, read without its lock (listing):
     from its database, or from an old ``manifest.json`` not migrated yet."""
     if not db.exists(folder):
-        return _load_manifest_file(folder / MANIFEST)
-    conn = db.connect(folder, _lock_timeout(), write=False)
+        return load_manifest_file(folder / MANIFEST)
+    conn = db.connect(folder, lock_timeout(), write=False)
     if conn is None:
         return None
     try:

@@ -11,31 +11,30 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError, UnsafePathError
-from kvcli.osutil import private_dir
+from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
 from kvcli.session.files import (
     DiskError,
-    _check_regular,
-    _copy_file,
-    _fsync_dir,
-    _new_file,
+    check_regular,
+    copy_file,
+    new_file_name,
     read_npy,
     write_npy,
 )
-from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
+from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file, write_json
 from kvcli.session.names import (
-    _SAFE_DTYPES,
-    _SESSION_RE,
+    SAFE_DTYPES,
+    SESSION_RE,
     DATA,
     DEFAULT_SESSION,
     EXPORT_FORMAT_VERSION,
     INLINE_BYTES,
     MANIFEST,
     Key,
-    _absolute_python_spec,
-    _check_options,
-    _normal_type,
-    _python_spec,
+    absolute_python_spec,
+    check_options,
+    normal_type,
+    python_spec,
     check_key,
     check_session_name,
     default_home,
@@ -75,10 +74,10 @@ class Session(Committer):
         self.name = check_session_name(name)
         self.home = Path(home).expanduser() if home is not None else default_home()
         self.path = self.home / "sessions" / self.name
-        self.requested_type = _normal_type(store_type) if store_type else None
+        self.requested_type = normal_type(store_type) if store_type else None
         self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
         if self.requested_type:
-            _check_options(self.requested_type, self.requested_options)
+            check_options(self.requested_type, self.requested_options)
         self._store: Any = None
         self._store_sig: tuple[str, str] | None = None
         self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
@@ -158,7 +157,7 @@ class Session(Committer):
                     )
             arrays = [np.asarray(v) for v in values]
             for key, array in zip(keys, arrays):
-                if array.dtype.name not in _SAFE_DTYPES:
+                if array.dtype.name not in SAFE_DTYPES:
                     raise KeyTypeError(f"init of key {key!r}: dtype {array.dtype} cannot be stored; use a numeric dtype")
             store = self._store_for(manifest, [])
             if manifest.optimizer_state:
@@ -260,11 +259,11 @@ class Session(Committer):
         A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The
         optimizer state starts afresh.
         """
-        spec = _absolute_python_spec(spec.strip())
+        spec = absolute_python_spec(spec.strip())
         with self._transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             store = self._store_for(manifest, [])
-            python = _python_spec(spec)
+            python = python_spec(spec)
             if python is not None:  # the user names this file now: record what it is
                 from kvcli.optim.spec import python_updater
                 from kvcli.session.trust import trust_file
@@ -342,7 +341,7 @@ class Session(Committer):
         with self._transaction(write=False) as txn:
             m = txn.manifest
             warnings = []
-            python = _python_spec(m.updater)
+            python = python_spec(m.updater)
             if python is not None:
                 problem = self.updater_problem(m)
                 warnings.append(
@@ -371,9 +370,9 @@ class Session(Committer):
         Works on a damaged session too (the manifest is not read, except for its store type).
         """
         if store_type:
-            self.requested_type = _normal_type(store_type)
+            self.requested_type = normal_type(store_type)
             self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
-            _check_options(self.requested_type, self.requested_options)
+            check_options(self.requested_type, self.requested_options)
         with self._locked(shared=False, create=True):
             old = None
             try:
@@ -423,15 +422,15 @@ class Session(Committer):
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
             (folder / DATA).mkdir(parents=True, exist_ok=True)
             for name in sorted(manifest.files()):
-                _copy_file(self.path / DATA / name, folder / DATA / name)
+                copy_file(self.path / DATA / name, folder / DATA / name)
             for entry in manifest.keys.values():  # an export holds every value as a file
                 if entry.inline:
                     write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
             exported = manifest.to_json()
             exported["format_version"] = EXPORT_FORMAT_VERSION
-            _write_json(folder / MANIFEST, exported)
-            _fsync_dir(folder / DATA)
-            _fsync_dir(folder)
+            write_json(folder / MANIFEST, exported)
+            fsync_dir(folder / DATA)
+            fsync_dir(folder)
         return folder
 
     def import_(self, folder: str | Path) -> Manifest:
@@ -441,7 +440,7 @@ class Session(Committer):
         keeps its own store type.
         """
         folder = Path(folder).expanduser()
-        source = _load_manifest_file(folder / MANIFEST)
+        source = load_manifest_file(folder / MANIFEST)
         if source is None:
             raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
         small: dict[Key, np.ndarray] = {}  # values held in their row once imported
@@ -449,10 +448,10 @@ class Session(Committer):
             array = read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
             if entry.nbytes <= INLINE_BYTES:
                 small[key] = np.array(array)
-        code = _python_spec(source.updater) is not None
+        code = python_spec(source.updater) is not None
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
-            _check_regular(state_path, "the optimizer state file")
+            check_regular(state_path, "the optimizer state file")
             if not code:  # a python updater is dropped below, its state with it, unread
                 self._check_imported_state(folder, source, state_path)
         with self._transaction(write=True, create=True) as txn:
@@ -460,12 +459,12 @@ class Session(Committer):
             manifest.keys = {}
             txn.all_rows = True
             for key, entry in source.keys.items():
-                name = _new_file(".npy")
+                name = new_file_name(".npy")
                 new = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
                 if key in small:
                     new.hold(small[key])
                 else:
-                    _copy_file(folder / DATA / entry.file, self.path / DATA / name)
+                    copy_file(folder / DATA / entry.file, self.path / DATA / name)
                 manifest.keys[key] = new
             manifest.updater = source.updater
             manifest.updater_trust = None
@@ -480,8 +479,8 @@ class Session(Committer):
                 )
             manifest.optimizer_state = None
             if source.optimizer_state and manifest.updater != "assign":
-                manifest.optimizer_state = _new_file(".npz")
-                _copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
+                manifest.optimizer_state = new_file_name(".npz")
+                copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
             txn.dirty = True
         return manifest
 
@@ -561,7 +560,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
     private_dir(root, "sessions folder")
     found = []
     for folder in sorted(root.iterdir()):
-        if not folder.is_dir() or not _SESSION_RE.fullmatch(folder.name):
+        if not folder.is_dir() or not SESSION_RE.fullmatch(folder.name):
             continue
         row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
         try:

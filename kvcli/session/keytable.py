@@ -17,7 +17,7 @@ from kvcli.errors import KeyTypeError
 from kvcli.session import db
 from kvcli.session.files import corrupted
 from kvcli.session.names import Key, check_key
-from kvcli.session.schema import ManifestProblem, _key_entry, _short, validate
+from kvcli.session.schema import ManifestProblem, check_key_entry, short, validate
 
 if TYPE_CHECKING:  # manifest imports this module
     from kvcli.session.manifest import KeyEntry
@@ -57,17 +57,17 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
             return None
         raw = db.row_entry(rows[0], self._path)
         try:
-            _key_entry(raw)
+            check_key_entry(raw)
             found = check_key(raw["key"])
         except ManifestProblem as problem:
             raise corrupted(self._path, str(problem)) from None
         except KeyTypeError as error:
             raise corrupted(self._path, f"a key entry is malformed ({error})") from None
         if found != key or type(found).__name__ != self.kind:
-            raise corrupted(self._path, f"key_kind says {self.kind!r} but key {_short(found)} is not of that kind")
+            raise corrupted(self._path, f"key_kind says {self.kind!r} but key {short(found)} is not of that kind")
         names = [raw[name] for name in ("file", "spare", "residual") if raw.get(name) is not None]
         if len(set(names)) != len(names) or self._state in names:
-            raise corrupted(self._path, f"key {_short(key)} names one file twice: each file has one use")
+            raise corrupted(self._path, f"key {short(key)} names one file twice: each file has one use")
         marks = ", ".join("?" * len(names))
         try:
             other = self._conn.execute(
@@ -76,7 +76,7 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         except sqlite3.Error as error:
             raise db.db_error(self._path, error) from None
         if other is not None:
-            raise corrupted(self._path, f"key {_short(key)} and key {_short(other[0])} name the same file: "
+            raise corrupted(self._path, f"key {short(key)} and key {short(other[0])} name the same file: "
                                         "each file has one use")
         entry = self._make(raw)
         self.original[key] = entry.files_row()

@@ -13,9 +13,9 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import SessionError
-from kvcli.session.files import _check_regular, corrupted
+from kvcli.session.files import check_regular, corrupted
 from kvcli.session.manifest import Manifest
-from kvcli.session.names import DATA, MANIFEST, Key, _is_local_address, _python_spec
+from kvcli.session.names import DATA, MANIFEST, Key, is_local_address, python_spec
 
 
 class SessionAttrs:
@@ -167,7 +167,7 @@ class LiveStore(SessionAttrs):
         anything else must be confirmed by the caller (``--ray-address`` / the store
         options asked for, or ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
         address = manifest.store_options.get("address")
-        if not address or _is_local_address(address):
+        if not address or is_local_address(address):
             return
         if address in (self.requested_options.get("address"), config.get(config.RAY_ADDRESS)):
             return
@@ -179,7 +179,7 @@ class LiveStore(SessionAttrs):
     def updater_problem(self, manifest: Manifest) -> str | None:
         """Why the session's ``python:`` updater would be refused (None: it would run, or it is
         not a python updater)."""
-        python = _python_spec(manifest.updater)
+        python = python_spec(manifest.updater)
         if python is None:
             return None
         from kvcli.session.trust import verified_source
@@ -197,7 +197,7 @@ class LiveStore(SessionAttrs):
         from kvcli.errors import KVCliError
 
         store = self._store
-        python = _python_spec(manifest.updater)
+        python = python_spec(manifest.updater)
         try:
             if python is not None:  # only code the user named here, with the content they named
                 from kvcli.optim.spec import python_updater
@@ -217,7 +217,7 @@ class LiveStore(SessionAttrs):
             from kvcli.optim.state import load_state
 
             path = self.path / DATA / manifest.optimizer_state
-            _check_regular(path, "the optimizer state file")
+            check_regular(path, "the optimizer state file")
             try:
                 updater = load_state(path, updater, shapes=manifest.shapes(), all_keys=True, adopt_spec=False)
             except KVCliError as error:

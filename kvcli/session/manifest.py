@@ -223,7 +223,7 @@ def _entry_from(raw: dict[str, Any]) -> KeyEntry:
 
 
 # ---------------------------------------------------------------------- helpers
-def _load_manifest_file(path: Path) -> Manifest | None:
+def load_manifest_file(path: Path) -> Manifest | None:
     """The manifest at ``path`` (None if there is none), validated; never follows a symlink."""
     try:
         fd = os.open(path, os.O_RDONLY | NOFOLLOW)
@@ -271,7 +271,7 @@ def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | Non
     return spec.spec
 
 
-def _write_json(path: Path, payload: Any, before_replace: Callable[[], None] | None = None) -> None:
+def write_json(path: Path, payload: Any, before_replace: Callable[[], None] | None = None) -> None:
     """Replace ``path`` by ``payload`` as JSON, whole or not at all (a private temporary file,
     fsynced, renamed over it: :func:`kvcli.osutil.atomic_write`); on failure nothing is left
     behind and the error names the path and the space needed."""

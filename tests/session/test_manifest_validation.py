@@ -155,16 +155,16 @@ def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) 
     ("ray://localhost.evil.com:1", False), ("192.168.1.2", False),
 ])
 def test_local_addresses(address: str, local: bool) -> None:
-    from kvcli.session import _is_local_address
+    from kvcli.session import is_local_address
 
-    assert _is_local_address(address) is local
+    assert is_local_address(address) is local
 
 
 def test_an_address_of_this_machine_counts_as_local() -> None:
     """Ray names a local cluster by the node's IP when there is a network (192.0.2.2 here)."""
     import socket
 
-    from kvcli.session import _is_local_address
+    from kvcli.session import is_local_address
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
@@ -172,5 +172,5 @@ def test_an_address_of_this_machine_counts_as_local() -> None:
             own = probe.getsockname()[0]
         except OSError:
             own = "127.0.0.1"  # no network: the loopback address is the node's address
-    assert _is_local_address(f"{own}:6379") is True
-    assert _is_local_address("203.0.113.7:6379") is False  # TEST-NET-3: never this machine's
+    assert is_local_address(f"{own}:6379") is True
+    assert is_local_address("203.0.113.7:6379") is False  # TEST-NET-3: never this machine's
