@@ -417,3 +417,20 @@ def test_big_values_recycle_a_spare_file_and_stay_correct(tmp_path: Path) -> Non
         assert os.listdir(data) == [writer.entries()[0].file]
         writer.init(["w"], [np.zeros(3, np.float32)])  # small: in the row, no file at all
         assert writer.entries()[0].inline and os.listdir(data) == []
+
+
+def test_values_in_rows_keep_dtype_shape_and_bytes(tmp_path: Path) -> None:
+    """Every dtype a session stores, 0-d and empty values too, reads back exactly from its row."""
+    from kvcli.arrays.npyio import DTYPES
+
+    values = {f"k{i}": (np.arange(6) % 2 if dtype == "bool" else np.arange(6) - 2).astype(dtype).reshape(2, 3)
+              for i, dtype in enumerate(sorted(DTYPES))}
+    values["scalar"], values["empty"] = np.array(7, np.uint64), np.zeros((0, 3), np.float32)
+    with open_session(tmp_path) as s:
+        s.init(list(values), list(values.values()))
+    with open_session(tmp_path) as s:
+        assert all(entry.inline for entry in s.entries())
+        for key, value in values.items():
+            got = s.pull([key])[0][0]
+            assert (got.dtype, got.shape, got.tobytes()) == (value.dtype, value.shape, value.tobytes()), key
+    assert os.listdir(tmp_path / "sessions" / "t" / "data") == []

@@ -45,7 +45,7 @@ def test_a_push_reads_only_the_rows_it_touches(tmp_path: Path) -> None:
     make(tmp_path, 500)
     with Session("s", tmp_path) as session:
         session.push(["k7"], [np.ones(4, np.float32)])
-        table = session._manifest.keys  # type: ignore[union-attr]
+        table = session._committer.manifest.keys  # type: ignore[union-attr]
         assert isinstance(table, KeyTable) and not table._full
         assert set(table.original) == {"k7"}
         assert session.pull(["k7"])[0][0].tolist() == [1.0] * 4

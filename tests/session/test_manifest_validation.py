@@ -143,10 +143,10 @@ def test_manifest_only_remote_ray_address_is_refused(tmp_path: Path, address: st
 def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) -> None:
     dist_manifest(tmp_path, "10.1.2.3:6379")
     session = Session("dist", tmp_path, store_type="dist_sync", store_options={"address": "10.1.2.3:6379"})
-    manifest = session._read_manifest()
-    session._check_ray_address(manifest)  # --ray-address names it: confirmed
+    manifest = session._committer.read_manifest()
+    session._live.check_ray_address(manifest)  # --ray-address names it: confirmed
     monkeypatch.setenv("KVCLI_RAY_ADDRESS", "10.1.2.3:6379")
-    Session("dist", tmp_path)._check_ray_address(manifest)
+    Session("dist", tmp_path)._live.check_ray_address(manifest)
 
 
 @pytest.mark.parametrize("address, local", [
