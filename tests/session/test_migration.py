@@ -151,3 +151,23 @@ def test_a_database_without_inline_values_is_read_and_its_small_values_move_inli
         assert values(session) == {"3": [4] * 4, "7": [9.0, 9.0]}
         assert all(entry.inline for entry in session.entries())
     assert os.listdir(db_home / "sessions" / "ints" / "data") == []
+
+
+@pytest.mark.parametrize("point", ["after-data", "before-manifest", "after-manifest"])
+def test_a_kill_during_the_first_write_of_a_database_without_inline_values(db_home: Path, point: str) -> None:
+    """The first write to an old database adds the ``data`` column and moves the written
+    value into its row: a kill anywhere in it leaves the old value (its file) or the new one
+    (its row), and the next write removes the file the rows no longer name."""
+    folder = db_home / "sessions" / "ints"
+    env = dict(os.environ, KVCLI_TEST_CRASH_POINT=point)
+    proc = subprocess.run([sys.executable, "-c", MIGRATE, str(db_home)], env=env, capture_output=True)
+    assert proc.returncode == -9, proc.stderr
+    with Session("ints", db_home) as session:
+        expected = dict(EXPECTED_DB["ints"])
+        if point == "after-manifest":
+            expected["3"] = [5] * 4
+        assert values(session) == expected
+        session.push([7], [np.full(2, 6, np.float16)])  # the next commit collects leftovers
+        assert values(session)["7"] == [6.0, 6.0]
+        named = {name for e in session.entries() for name in e.files_row()[:3] if name}
+    assert set(os.listdir(folder / "data")) == named
