@@ -1,4 +1,5 @@
-"""How a session's costs grow with its keys (issue 22): SQLite manifest + value files.
+"""How a session's costs grow with its keys and value sizes (issue 22): SQLite manifest,
+values of at most 4 KiB in their rows, bigger ones in files.
 
 Measures, each with the real CLI (``kvcli`` in a fresh process, as a user runs it):
 
@@ -6,7 +7,9 @@ Measures, each with the real CLI (``kvcli`` in a fresh process, as a user runs i
 * the session's size on disk after it (allocated blocks of every file, ``du``-style);
 * a one-shot ``kvcli push`` of one 16-byte key on a 100-key session and on the N-key
   session (minimum of --repeat runs each, run side by side);
-* a one-shot ``kvcli pull`` against ``python -c "import numpy"`` (minimum of --repeat each).
+* a one-shot ``kvcli pull`` against ``python -c "import numpy"`` (minimum of --repeat each);
+* a one-shot ``kvcli push`` of one key of 16 B, 4 KiB (both held in their row), 64 KiB
+  (a new file per push) and 1 MiB (a file rewriting its spare) on the 100-key session.
 
 Targets (issue 22): N=10,000 script <= 60 s on the 2-core CI machine; push on the N-key
 session <= 1.2x the 100-key one; 10,000 keys of 16 bytes <= 8 MB; pull <= 1.2x numpy.
@@ -75,6 +78,13 @@ def main() -> None:
             times["push_big"].append(run(push, big))
             times["pull_big"].append(run(pull, big))
             times["numpy"].append(run(numpy, big))
+        sizes = {"16B": 4, "4KiB": 1024, "64KiB": 16384, "1MiB": 262144}  # float32 elements
+        for label, n in sizes.items():
+            run([*KVCLI, "init", f"v{label}", f"zeros({n})"], small)
+            times[f"push_{label}"] = []
+        for _ in range(args.repeat):
+            for label, n in sizes.items():
+                times[f"push_{label}"].append(run([*KVCLI, "push", f"v{label}", f"ones({n})"], small))
         best = {name: min(values) for name, values in times.items()}
         result = {
             "keys": args.keys,
@@ -87,6 +97,7 @@ def main() -> None:
             "pull_ms": round(best["pull_big"] * 1000),
             "import_numpy_ms": round(best["numpy"] * 1000),
             "pull_ratio": round(best["pull_big"] / best["numpy"], 2),
+            **{f"push_{label}_ms": round(best[f"push_{label}"] * 1000) for label in sizes},
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)

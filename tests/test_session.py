@@ -18,7 +18,8 @@ from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError
 from kvcli.cli.keys import parse_key, parse_keys
 from kvcli.session import Session, check_key
 from kvcli.session.db import DB
-from tests.session.legacy import read_manifest, write_legacy
+from kvcli.session.names import INLINE_BYTES
+from tests.session.legacy import legacy_form, read_manifest, write_legacy
 
 
 def open_session(home: Path, name: str = "t", **kwargs) -> Session:
@@ -118,15 +119,43 @@ def test_only_touched_keys_are_loaded(tmp_path: Path) -> None:
         assert s.store.keys() == ["small"]
 
 
+BIG = INLINE_BYTES // 4 + 1  # float32 elements of a value just too big for its row
+
+
 def test_push_writes_only_changed_files(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
-        s.init(["a", "b"], [np.zeros(3, np.float32), np.ones(3, np.float32)])
+        s.init(["a", "b"], [np.zeros(BIG, np.float32), np.ones(BIG, np.float32)])
         before = {e.key: e.file for e in s.entries()}
-        s.push(["a"], [np.full(3, 2, np.float32)])
+        s.push(["a"], [np.full(BIG, 2, np.float32)])
         after = {e.key: e.file for e in s.entries()}
     assert before["b"] == after["b"] and before["a"] != after["a"]
     files = sorted(os.listdir(tmp_path / "sessions" / "t" / "data"))
     assert files == sorted(after.values())  # the old file of 'a' was removed
+
+
+def test_small_values_live_in_their_row_and_move_when_they_grow_or_shrink(tmp_path: Path) -> None:
+    """Issue 22 item 1: a value of at most INLINE_BYTES is held in its database row (no file);
+    one that grows past it moves to a file, one that shrinks moves back, and the old file
+    goes once the new row is committed."""
+    data = tmp_path / "sessions" / "t" / "data"
+    edge = np.arange(INLINE_BYTES, dtype=np.uint8)  # exactly the threshold: inline
+    with open_session(tmp_path) as s, open_session(tmp_path) as other:
+        s.init(["a", "b"], [np.arange(4, dtype=np.float64), edge])
+        assert [e.inline for e in s.entries()] == [True, True] and os.listdir(data) == []
+        s.push(["a"], [np.full(4, 2.5)])
+        assert other.pull(["a"])[0][0].tolist() == [2.5] * 4 and os.listdir(data) == []
+        np.testing.assert_array_equal(other.pull(["b"])[0][0], edge)
+        s.init(["a"], [np.arange(BIG, dtype=np.float32)])  # grows: a file
+        entry = s.entries()[0]
+        assert not entry.inline and os.listdir(data) == [entry.file]
+        np.testing.assert_array_equal(other.pull(["a"])[0][0], np.arange(BIG, dtype=np.float32))
+        s.init(["a"], [np.array([[7, 8]], np.int16)])  # shrinks: back in the row, the file removed
+        assert s.entries()[0].inline and os.listdir(data) == []
+        assert other.pull(["a"])[0][0].tolist() == [[7, 8]]
+    with open_session(tmp_path) as fresh:  # a new process reads the rows
+        assert fresh.pull(["a"])[0][0].dtype == np.int16
+        assert fresh.pull(["a"])[0][0].tolist() == [[7, 8]]
+        np.testing.assert_array_equal(fresh.pull(["b"])[0][0], edge)
 
 
 def test_key_kinds_do_not_mix(tmp_path: Path) -> None:
@@ -169,10 +198,10 @@ def test_bad_session_names(tmp_path: Path, name: str) -> None:
 
 def test_key_names_never_become_paths(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
-        s.init([".."], [np.ones(2)])
-        s.init(["...npy"], [np.ones(2)])
+        s.init([".."], [np.ones(BIG)])  # values in files (a small one has none)
+        s.init(["...npy"], [np.ones(BIG)])
     names = os.listdir(tmp_path / "sessions" / "t" / "data")
-    assert all(len(n) == 36 and n.endswith(".npy") for n in names)
+    assert len(names) == 2 and all(len(n) == 36 and n.endswith(".npy") for n in names)
 
 
 # ---------------------------------------------------------------------- damaged files
@@ -194,7 +223,7 @@ def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> N
     """A damaged session database, or a damaged old manifest.json (read and checked before
     its migration), is one error naming the file; nothing is changed; reset repairs it."""
     folder = make_session(tmp_path)
-    data = read_manifest(folder)
+    data = legacy_form(folder, read_manifest(folder))  # planted as an old manifest.json below
     text = json.dumps(data)
     manifest = folder / DB
     if damage == "db-garbage":
@@ -241,7 +270,8 @@ def test_damaged_manifest_is_reported_and_kept(tmp_path: Path, damage: str) -> N
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "pickle", "object-array", "wrong-shape", "missing"])
 def test_damaged_value_file_is_reported_and_kept(tmp_path: Path, damage: str) -> None:
     folder = make_session(tmp_path)
-    with open_session(tmp_path) as s:
+    with open_session(tmp_path) as s:  # a value file (a small value is held in its row)
+        s.init(["w"], [np.arange(BIG, dtype=np.float32)])
         file = folder / "data" / s.entries()[0].file
     if damage == "truncated":
         file.write_bytes(file.read_bytes()[:-5])
@@ -265,7 +295,7 @@ def test_damaged_value_file_is_reported_and_kept(tmp_path: Path, damage: str) ->
         if damage in ("pickle", "object-array"):
             assert "pickle" in str(info.value) or "object" in str(info.value)
         with pytest.raises(SessionError):
-            s.push(["w"], [np.ones(4, np.float32)])
+            s.push(["w"], [np.ones(BIG, np.float32)])
     assert snapshot(folder) == before
 
 
@@ -274,21 +304,23 @@ CRASH_SCRIPT = """
 import sys, numpy as np
 from kvcli.session import Session
 with Session("t", sys.argv[1]) as s:
-    s.push(["w"], [np.full(4, 7, np.float32)])
+    s.push(["w"], [np.full(int(sys.argv[2]), 7, np.float32)])
 """
 
 
+@pytest.mark.parametrize("size", [4, BIG], ids=["in-row", "file"])
 @pytest.mark.parametrize(("point", "expected"), [("after-data", 0.0), ("before-manifest", 0.0), ("after-manifest", 7.0)])
-def test_crash_inside_commit_leaves_old_or_new(tmp_path: Path, point: str, expected: float) -> None:
+def test_crash_inside_commit_leaves_old_or_new(tmp_path: Path, point: str, expected: float, size: int) -> None:
     with open_session(tmp_path) as s:
-        s.init(["w"], [np.zeros(4, np.float32)])
+        s.init(["w"], [np.zeros(size, np.float32)])
     env = dict(os.environ, KVCLI_TEST_CRASH_POINT=point)
-    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(tmp_path)], env=env, capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(tmp_path), str(size)], env=env, capture_output=True)
     assert proc.returncode == -9, proc.stderr
     with open_session(tmp_path) as s:
-        assert pull(s, "w").tolist() == [expected] * 4
-        s.push(["w"], [np.full(4, 1, np.float32)])  # the next commit cleans up leftovers
-        referenced = {e.file for e in s.entries()}
+        assert pull(s, "w").tolist() == [expected] * size
+        s.push(["w"], [np.full(size, 1, np.float32)])  # the next commit cleans up leftovers
+        assert pull(s, "w").tolist() == [1.0] * size
+        referenced = {name for e in s.entries() for name in e.files_row()[:3] if name}
     folder = tmp_path / "sessions" / "t"
     assert set(os.listdir(folder / "data")) == referenced
     assert not list(folder.glob(".session.db.*"))
@@ -380,6 +412,25 @@ def test_big_values_recycle_a_spare_file_and_stay_correct(tmp_path: Path) -> Non
         writer.set_updater("sum")
         writer.push(["w"], [np.ones(n, np.float32)])  # through the store, same recycling
         np.testing.assert_array_equal(reader.pull(["w"])[0][0], np.full(n, 5, np.float32))
-        writer.init(["w"], [np.zeros(3, np.float32)])  # new shape: fresh file, no spare
+        writer.init(["w"], [np.zeros(BIG, np.float32)])  # new shape: fresh file, no spare
         assert writer.entries()[0].spare is None
         assert os.listdir(data) == [writer.entries()[0].file]
+        writer.init(["w"], [np.zeros(3, np.float32)])  # small: in the row, no file at all
+        assert writer.entries()[0].inline and os.listdir(data) == []
+
+
+def test_values_in_rows_keep_dtype_shape_and_bytes(tmp_path: Path) -> None:
+    """Every dtype a session stores, 0-d and empty values too, reads back exactly from its row."""
+    from kvcli.arrays.npyio import DTYPES
+
+    values = {f"k{i}": (np.arange(6) % 2 if dtype == "bool" else np.arange(6) - 2).astype(dtype).reshape(2, 3)
+              for i, dtype in enumerate(sorted(DTYPES))}
+    values["scalar"], values["empty"] = np.array(7, np.uint64), np.zeros((0, 3), np.float32)
+    with open_session(tmp_path) as s:
+        s.init(list(values), list(values.values()))
+    with open_session(tmp_path) as s:
+        assert all(entry.inline for entry in s.entries())
+        for key, value in values.items():
+            got = s.pull([key])[0][0]
+            assert (got.dtype, got.shape, got.tobytes()) == (value.dtype, value.shape, value.tobytes()), key
+    assert os.listdir(tmp_path / "sessions" / "t" / "data") == []

@@ -128,16 +128,20 @@ def values_for(command: Command, positionals: list[str], options: dict[str, Any]
     return values
 
 
-def run(argv: list[str]) -> bool:
-    """Run ``argv`` if it is a plain hot command; False means "use the typer app"."""
+def run(argv: list[str], prior: Any = None) -> bool:
+    """Run ``argv`` if it is a plain hot command; False means "use the typer app".
+
+    ``prior``: the shell's :class:`~kvcli.cli.core.GlobalOptions` (its open session), for a
+    shell line: a script of 10,000 lines would otherwise spend a third of its time in typer."""
     if config.get(config.NO_FAST_PATH):
         return False
     parsed = parse(argv)
     if parsed is None:
         return False
     name, globals_, positionals, options = parsed
-    # an option not given stays None: the library reads its KVCLI_* variable (config.get)
-    global_options = make_global_options(None, globals_)
+    # an option not given stays None: the library reads its KVCLI_* variable (config.get);
+    # in the shell, the open session (prior) wins unless --session/--home is on the line
+    global_options = make_global_options(prior, globals_)
     command = table.find(name)
     assert command is not None
     dispatch(command, global_options, values_for(command, positionals, options))

@@ -1,22 +1,25 @@
-"""A KVStore that persists between commands: an SQLite manifest and one ``.npy`` per key.
+"""A KVStore that persists between commands: an SQLite manifest, small values in their rows,
+one ``.npy`` per bigger value.
 
 Layout of a session (``KVCLI_HOME/sessions/NAME``)::
 
     session.db      SQLite (WAL), :mod:`kvcli.session.db`: format version, generation, key
                     kind, store type and options, updater spec, optimizer-state file,
                     gradient compression, and one row per key: file, dtype, shape, version,
-                    spare and compression-residual files (an older session's
-                    ``manifest.json`` holds the same and is migrated by the first write)
-    data/           one <random hex>.npy per key (key names never become paths), the
-                    optimizer state and compression residuals (<random hex>.npz); all read
-                    with allow_pickle=False
+                    spare and compression-residual files, and the value itself when it
+                    has at most INLINE_BYTES (4 KiB; an older session's ``manifest.json``
+                    or value-less rows are read as they are and updated by a write)
+    data/           one <random hex>.npy per bigger value (key names never become paths),
+                    the optimizer state and compression residuals (<random hex>.npz); all
+                    read with allow_pickle=False
     .lock           taken by every command (exclusive to write, shared to read)
 
 A command locks the session, reads the manifest's meta rows and the rows of the keys it
 touches (:mod:`kvcli.session.keytable`), loads only those keys into the engine, runs the
-operation, then commits: new files are written beside the old ones and fsynced with their
-folder, one SQLite transaction writes the changed rows (its COMMIT is the commit point),
-and files those rows no longer name are removed. A crash at any point leaves the last
+operation, then commits: new files of big values are written beside the old ones and
+fsynced with their folder, one SQLite transaction writes the changed rows with the small
+values in them (its COMMIT is the commit point: a small value costs that one fsync), and
+files those rows no longer name are removed. A crash at any point leaves the last
 committed state; a killed command's files are removed by the next process that writes.
 
 Nothing in a session folder is trusted: every manifest is checked field by field
@@ -38,6 +41,9 @@ store requests), :mod:`~kvcli.session.manifest` (the manifest and its JSON),
 (lock, fsync, ``.npy`` files, full-disk errors), :mod:`~kvcli.session.trust` (trusted
 ``python:`` updaters), :mod:`~kvcli.session.live` (the live store), :mod:`~kvcli.session.commit`
 (transactions and the commit protocol) and :mod:`~kvcli.session.core` (:class:`Session`).
+A :class:`Session` owns its parts: a :class:`~kvcli.session.live.Place` (where it is, what
+was asked for), a :class:`~kvcli.session.live.LiveStore` and a
+:class:`~kvcli.session.commit.Committer` (which tells the live store what it committed).
 """
 
 from kvcli.session.commit import session_exists
@@ -55,12 +61,13 @@ from kvcli.session.manifest import KeyEntry, Manifest
 from kvcli.session.names import (
     DATA,
     DEFAULT_SESSION,
+    INLINE_BYTES,
     KEY_RULE,
     LOCK,
     MANIFEST,
     RECYCLE_BYTES,
     Key,
-    _is_local_address,
+    is_local_address,
     check_key,
     check_session_name,
     check_store_request,
@@ -68,10 +75,10 @@ from kvcli.session.names import (
 )
 
 __all__ = [
-    "DATA", "DEFAULT_SESSION", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
+    "DATA", "DEFAULT_SESSION", "INLINE_BYTES", "KEY_RULE", "LOCK", "MANIFEST", "RECYCLE_BYTES", "DiskError", "Key", "KeyEntry",
     "Manifest", "Session", "ValuesFor", "check_key", "check_npy", "check_session_name", "check_store_request",
     "corrupted", "default_home", "disk_error", "list_sessions", "read_npy", "session_exists", "session_lock",
     "write_npy",
     # for kvcli's own CLI (the shell checks addresses)
-    "_is_local_address",
+    "is_local_address",
 ]

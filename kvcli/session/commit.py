@@ -17,26 +17,26 @@ import numpy as np
 
 from kvcli.errors import SessionError
 from kvcli.arrays.npyio import remove_quietly
+from kvcli.osutil import fsync_dir
 from kvcli.session import db
 from kvcli.session.db import DB
 from kvcli.session.files import (
     DiskError,
-    _lock_timeout,
-    _crash_point,
-    _fsync_dir,
+    lock_timeout,
+    crash_point,
     private_session,
     session_lock,
-    _new_file,
-    _remove_empty_dir,
-    _same_size,
+    new_file_name,
+    remove_empty_dir,
+    same_size,
     corrupted,
     disk_error,
     write_npy,
 )
 from kvcli.session.keytable import KeyTable
-from kvcli.session.live import LiveStore
-from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file
-from kvcli.session.names import DATA, MANIFEST, RECYCLE_BYTES, Key
+from kvcli.session.live import LiveStore, Place
+from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
+from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
 
 
 @dataclass
@@ -64,29 +64,47 @@ class _Txn:
         self.dirty = True
 
 
-#: what a committed row names: (file, spare, residual, dtype, shape)
-Row = tuple[str, "str | None", "str | None", str, tuple[int, ...]]
+#: what a committed row names: (file, spare, residual, dtype, shape); file None for a value
+#: held in the row
+Row = tuple["str | None", "str | None", "str | None", str, tuple[int, ...]]
 
 
 def _row(entry: KeyEntry) -> Row:
-    return entry.file, entry.spare, entry.residual, entry.dtype, tuple(entry.shape)
+    return entry.files_row()
 
 
-class Committer(LiveStore):
+class Committer:
     """Locking, transactions and the commit protocol of a
-    :class:`~kvcli.session.core.Session`: new files beside the old ones, fsync, the manifest
-    renamed into place (the commit point), then garbage collection. A base of ``Session``."""
+    :class:`~kvcli.session.core.Session`: new files beside the old ones, fsync, the rows
+    written in one SQLite transaction (the commit point), then garbage collection. Owned by
+    the session; it keeps the database connection and the cached committed manifest, and
+    tells the live store (:class:`~kvcli.session.live.LiveStore`) what it committed."""
+
+    def __init__(self, place: Place, live: LiveStore) -> None:
+        self.place = place
+        self.live = live
+        #: the committed manifest of the last command, reused while the database's
+        #: ``(epoch, generation)`` is unchanged
+        self.manifest: Manifest | None = None
+        #: this command's manifest is the cached one (no other process committed since)
+        self.reused = False
+        self._db: sqlite3.Connection | None = None
+        self._db_write = False
+        self._db_inode: int | None = None
+        self._stamp: tuple[str, int] | None = None  # (epoch, generation) of the cached manifest
+        self._committed: dict[Key, Row] = {}  # key -> the files and layout its committed row names
+        self._scanned = False  # crash leftovers are collected once per object
 
     def _check_requested(self, manifest: Manifest) -> None:
-        if self.requested_type and self.requested_type != manifest.store_type:
-            found = f"session {self.name!r} uses the {manifest.store_type!r} store, not {self.requested_type!r}"
+        if self.place.requested_type and self.place.requested_type != manifest.store_type:
+            found = f"session {self.place.name!r} uses the {manifest.store_type!r} store, not {self.place.requested_type!r}"
             raise SessionError(
-                f"{found}: to change it, call Session.reset({self.requested_type!r}) (this deletes its keys)",
-                problem=found, remedy="reset-type", store_type=self.requested_type, options={},
+                f"{found}: to change it, call Session.reset({self.place.requested_type!r}) (this deletes its keys)",
+                problem=found, remedy="reset-type", store_type=self.place.requested_type, options={},
             )
-        for option, value in self.requested_options.items():
+        for option, value in self.place.requested_options.items():
             if manifest.store_options.get(option) != value:
-                found = f"session {self.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
+                found = f"session {self.place.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
                 raise SessionError(
                     f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
                     "(this deletes its keys)",
@@ -94,17 +112,17 @@ class Committer(LiveStore):
                 )
 
     @contextmanager
-    def _locked(self, shared: bool, create: bool) -> Iterator[bool]:
+    def locked(self, shared: bool, create: bool) -> Iterator[bool]:
         """Hold the session lock; yields False (no lock) when the session does not exist
         and ``create`` is false."""
-        if not self.path.is_dir() and not create:
+        if not self.place.path.is_dir() and not create:
             yield False
             return
-        private_session(self.home, self.name, create=create)
-        data = self.path / DATA
+        private_session(self.place.home, self.place.name, create=create)
+        data = self.place.path / DATA
         if data.is_symlink():  # O_NOFOLLOW guards each file; the folder holding them must be real too
             raise corrupted(data, "the data folder is a symbolic link, not a folder inside the session")
-        lock = session_lock(self.path)
+        lock = session_lock(self.place.path)
         lock.acquire(shared=shared)
         try:
             yield True
@@ -112,11 +130,11 @@ class Committer(LiveStore):
             lock.release()
 
     @contextmanager
-    def _transaction(self, write: bool, create: bool = False) -> Iterator[_Txn]:
-        with self._locked(shared=not write, create=write and create) as have_lock:
-            manifest = self._read_manifest(write=write) if have_lock else None
+    def transaction(self, write: bool, create: bool = False) -> Iterator[_Txn]:
+        with self.locked(shared=not write, create=write and create) as have_lock:
+            manifest = self.read_manifest(write=write) if have_lock else None
             if manifest is None:
-                manifest = Manifest(self.requested_type or "local", dict(self.requested_options))
+                manifest = Manifest(self.place.requested_type or "local", dict(self.place.requested_options))
                 new = True
             else:
                 new = False
@@ -129,38 +147,33 @@ class Committer(LiveStore):
                     self._commit(txn)
                     committed = True
             except BaseException:
-                self._invalidate([*txn.changed, *txn.at_risk])
-                self._forget_manifest()  # the cached manifest may hold this command's changes
+                self.live.invalidate([*txn.changed, *txn.at_risk])
+                self.forget_manifest()  # the cached manifest may hold this command's changes
                 raise
             finally:
                 if new and not committed:  # a failed first command leaves no session behind
                     self._remove_empty_session()
 
     # ------------------------------------------------------------------ the database
-    def close(self) -> None:
-        """Stop the store and close the session's database (the session on disk stays)."""
-        super().close()
-        self._close_db()
-
     def _connection(self, write: bool, immutable: bool = False) -> sqlite3.Connection | None:
         """The session's database connection, kept across commands while the file is the
         same (a reset of a damaged session or a migration puts a new file in place)."""
-        path = self.path / DB
+        path = self.place.path / DB
         try:
             inode = os.stat(path).st_ino
         except OSError:
             inode = None
         conn = self._db
         if conn is not None and self._db_inode != inode:
-            self._close_db()
+            self.close_db()
             conn = None
         if conn is not None and write and not self._db_write:
             # a writer's connection for the same file: the cached manifest stays valid (a
-            # full disk may have opened it read-only, see _read_manifest)
-            new = db.connect(self.path, _lock_timeout(), True)
+            # full disk may have opened it read-only, see read_manifest)
+            new = db.connect(self.place.path, lock_timeout(), True)
             assert new is not None
-            if self._manifest is not None and isinstance(self._manifest.keys, KeyTable):
-                self._manifest.keys._conn = new
+            if self.manifest is not None and isinstance(self.manifest.keys, KeyTable):
+                self.manifest.keys._conn = new
             self._db, self._db_write = new, True
             try:
                 conn.close()
@@ -168,7 +181,7 @@ class Committer(LiveStore):
                 pass
             return new
         if conn is None:
-            conn = db.connect(self.path, _lock_timeout(), write, immutable=immutable)
+            conn = db.connect(self.place.path, lock_timeout(), write, immutable=immutable)
             if conn is None:
                 return None
             self._db, self._db_write = conn, write
@@ -178,18 +191,18 @@ class Committer(LiveStore):
                 self._db_inode = None
         return conn
 
-    def _close_db(self) -> None:
+    def close_db(self) -> None:
         conn, self._db = self._db, None
-        self._forget_manifest()
+        self.forget_manifest()
         if conn is not None:
             try:
                 conn.close()
             except sqlite3.Error:
                 pass
 
-    def _forget_manifest(self) -> None:
-        self._reused = False
-        self._manifest = None
+    def forget_manifest(self) -> None:
+        self.reused = False
+        self.manifest = None
         self._stamp = None
         self._committed = {}
 
@@ -198,34 +211,34 @@ class Committer(LiveStore):
         conn = self._db
         if conn is not None:
             try:
-                empty = db.read_raw(conn, self.path / DB) is None
+                empty = db.read_raw(conn, self.place.path / DB) is None
             except SessionError:
                 empty = False
             if not empty:
                 return
-            self._close_db()
+            self.close_db()
             for suffix in ("", "-wal", "-shm"):
-                remove_quietly(self.path / (DB + suffix))
-        _remove_empty_dir(self.path / DATA)
+                remove_quietly(self.place.path / (DB + suffix))
+        remove_empty_dir(self.place.path / DATA)
 
-    def _read_manifest(self, write: bool = False) -> Manifest | None:
+    def read_manifest(self, write: bool = False) -> Manifest | None:
         """The committed manifest (None: no session yet), from the cache while the database's
         ``(epoch, generation)`` is unchanged. An old ``manifest.json`` session is migrated by
         a writing command (the caller holds the exclusive lock) and read as it is otherwise."""
-        path = self.path / DB
-        if not db.exists(self.path):
-            legacy = _load_manifest_file(self.manifest_path)
+        path = self.place.path / DB
+        if not db.exists(self.place.path):
+            legacy = load_manifest_file(self.place.manifest_path)
             if legacy is None or not write:
-                self._forget_manifest()
+                self.forget_manifest()
                 if legacy is not None:
                     self._committed = {key: _row(entry) for key, entry in legacy.keys.items()}
                 return legacy
-            self._close_db()
-            db.create_from(self.path, legacy.to_json(), _lock_timeout(),
-                           before_replace=lambda: _crash_point("before-migration"))
-            _crash_point("after-migration")
-            remove_quietly(self.manifest_path)
-            _fsync_dir(self.path)
+            self.close_db()
+            db.create_from(self.place.path, legacy.to_json(), lock_timeout(),
+                           before_replace=lambda: crash_point("before-migration"))
+            crash_point("after-migration")
+            remove_quietly(self.place.manifest_path)
+            fsync_dir(self.place.path)
         try:
             conn = self._connection(write)
         except DiskError as error:
@@ -238,28 +251,28 @@ class Committer(LiveStore):
                 log = 0
             if not error.no_space or log:
                 raise
-            self._close_db()
+            self.close_db()
             conn = self._connection(False, immutable=True)
         if conn is None:
             return None
         stamp = db.stamp(conn, path)
-        if stamp is not None and stamp == self._stamp and self._manifest is not None:
-            self._reused = True
-            return self._manifest
-        self._reused = False
+        if stamp is not None and stamp == self._stamp and self.manifest is not None:
+            self.reused = True
+            return self.manifest
+        self.reused = False
         meta = db.read_meta(conn, path)
         if meta is None:
-            self._forget_manifest()
+            self.forget_manifest()
             return None
         manifest = Manifest.from_json(meta, path, keys=(conn, path))
-        self._manifest, self._stamp = manifest, stamp
+        self.manifest, self._stamp = manifest, stamp
         self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
         return manifest
 
     def _commit(self, txn: _Txn) -> None:
         manifest = txn.manifest
-        data = self.path / DATA
-        store = self._store
+        data = self.place.path / DATA
+        store = self.live.store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
         old_state = txn.old_state
         try:
@@ -271,34 +284,34 @@ class Committer(LiveStore):
                 array = direct if direct is not None else store.view(key)
                 self._write_value(data, entry, self._committed.get(key), array, written)
                 if direct is None:
-                    self._loaded[key] = entry.signature
+                    self.live.loaded[key] = entry.signature
                 elif store is not None and store.has(key):  # the store's copy is now stale
                     store.delete(key)
-                    self._loaded.pop(key, None)
+                    self.live.loaded.pop(key, None)
             for key in dict.fromkeys(txn.residuals):
                 entry = manifest.keys.get(key)
                 if entry is not None:
                     from kvcli.store.compression import save_residuals
 
-                    entry.residual = _new_file(".npz")
+                    entry.residual = new_file_name(".npz")
                     written.append(data / entry.residual)
                     try:
                         save_residuals(data / entry.residual, store.compression_residuals(key))
                     except OSError as error:
                         raise disk_error(data / entry.residual, error) from None
-                    self._residuals[key] = entry.residual
+                    self.live.residuals[key] = entry.residual
             if txn.save_state:
-                name = _new_file(".npz")
+                name = new_file_name(".npz")
                 written.append(data / name)
                 try:
                     store.save_optimizer_states(data / name, dump_optimizer=True)
                 except OSError as error:
                     raise disk_error(data / name, error) from None
                 manifest.optimizer_state = name
-                self._updater_sig = None
-            _crash_point("after-data")
+                self.live.updater_sig = None
+            crash_point("after-data")
             if written:
-                _fsync_dir(data)
+                fsync_dir(data)
             manifest.generation += 1
             manifest.updated = time.time()
             try:
@@ -318,7 +331,7 @@ class Committer(LiveStore):
                 remove_quietly(path)
             raise
         if txn.save_state:
-            self._updater_sig = self._updater_signature(manifest)
+            self.live.updater_sig = self.live.updater_signature(manifest)
         # the files this commit stopped naming: old values, spares and residuals of the keys
         # it changed or deleted, the old optimizer state (cost: the keys touched)
         drop: set[str] = set()
@@ -357,7 +370,7 @@ class Committer(LiveStore):
         if not self._scanned:  # once per Session object: crash leftovers of other processes
             self._scanned = True
             if self._leftovers_possible(manifest):
-                self._collect_garbage(manifest)
+                self.collect_garbage(manifest)
 
     def _leftovers_possible(self, manifest: Manifest) -> bool:
         """Whether the folder may hold files no committed row names (a killed command's):
@@ -366,8 +379,8 @@ class Committer(LiveStore):
         if not isinstance(manifest.keys, KeyTable):
             return True
         try:
-            present = len(os.listdir(self.path / DATA))
-            top = os.listdir(self.path)
+            present = len(os.listdir(self.place.path / DATA))
+            top = os.listdir(self.place.path)
         except OSError:
             return True
         if any(name.endswith(".tmp") or name == MANIFEST for name in top):
@@ -378,7 +391,7 @@ class Committer(LiveStore):
     def _write_rows(self, txn: _Txn) -> None:
         """The commit point: one SQLite transaction writes the rows this command changed."""
         manifest = txn.manifest
-        path = self.path / DB
+        path = self.place.path / DB
         conn = self._connection(write=True)
         assert conn is not None
         epoch = self._stamp[0] if self._stamp is not None else None
@@ -387,76 +400,84 @@ class Committer(LiveStore):
             try:
                 if txn.all_rows or epoch is None:
                     epoch = epoch or uuid.uuid4().hex
-                    db.write_all(conn, manifest.to_json(), epoch)
+                    db.write_all(conn, manifest.to_json(with_data=True), epoch)
                 else:
                     db.write_meta(conn, manifest.meta_json())
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
-                    db.upsert_keys(conn, [manifest.keys[k].to_json() for k in keys if k in manifest.keys])
-                _crash_point("before-manifest")
+                    db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
+                crash_point("before-manifest")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
-            raise db._db_error(path, error) from None
-        _crash_point("after-manifest")
-        self._manifest, self._stamp = manifest, (epoch, manifest.generation)
+            raise db.db_error(path, error) from None
+        crash_point("after-manifest")
+        self.manifest, self._stamp = manifest, (epoch, manifest.generation)
 
-    def _write_manifest(self, manifest: Manifest) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         """Replace every row by ``manifest`` (reset); a damaged database is replaced whole."""
         txn = _Txn(manifest, all_rows=True)
-        if db.exists(self.path):
+        if db.exists(self.place.path):
             try:
                 self._write_rows(txn)
                 return
             except DiskError:
-                self._forget_manifest()
+                self.forget_manifest()
                 raise
             except SessionError:
                 pass  # damaged: build a new database below
-        self._close_db()
+        self.close_db()
         for suffix in ("-wal", "-shm"):
-            remove_quietly(self.path / (DB + suffix))
-        _crash_point("before-manifest")
-        db.create_from(self.path, manifest.to_json(), _lock_timeout())
-        _crash_point("after-manifest")
+            remove_quietly(self.place.path / (DB + suffix))
+        crash_point("before-manifest")
+        db.create_from(self.place.path, manifest.to_json(with_data=True), lock_timeout())
+        crash_point("after-manifest")
 
     def _freeable(self, txn: _Txn) -> list[Path]:
         """Committed files the new manifest does not need and no committed value is in:
         spares, and the files of keys this transaction deletes."""
         keep = txn.manifest.files()  # reads every row (a full disk is no fast path)
         names = {row[1] for row in self._committed.values() if row[1]}
-        names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys)
-        return [self.path / DATA / name for name in sorted(names - keep)]
+        names.update(row[0] for key, row in self._committed.items() if key not in txn.manifest.keys and row[0])
+        return [self.place.path / DATA / name for name in sorted(names - keep)]
 
     @staticmethod
     def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: np.ndarray, written: list[Path]) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
-        A big value of unchanged shape and dtype is written over its spare file (an older
-        value no manifest needs any more) and the committed file becomes the next spare;
-        anything else gets a new file, and the old one is removed after the commit.
+        A value of at most ``INLINE_BYTES`` goes into the row itself (no file; a committed
+        file of the key is removed after the commit). A big value of unchanged shape and
+        dtype is written over its spare file (an older value no manifest needs any more) and
+        the committed file becomes the next spare; anything else gets a new file, and the
+        old one is removed after the commit.
         """
+        if entry.nbytes <= INLINE_BYTES:  # in the row: the commit's one transaction writes it
+            entry.hold(array)
+            entry.file = new_file_name(".npy")  # a new name, so other processes see a new value
+            return
         entry.spare = None
-        if before is not None and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
+        entry.data = None
+        if before is not None and before[0] is not None \
+                and (before[3], tuple(before[4])) == (entry.dtype, tuple(entry.shape)) \
                 and entry.nbytes >= RECYCLE_BYTES:
             old_file, old_spare = before[0], before[1]
-            if old_spare and _same_size(data / old_spare, data / old_file):
+            if old_spare and same_size(data / old_spare, data / old_file):
                 write_npy(data / old_spare, array, overwrite=True)
                 entry.file, entry.spare = old_spare, old_file
                 return
             entry.spare = old_file
-        entry.file = _new_file(".npy")
+        entry.file = new_file_name(".npy")
         written.append(data / entry.file)
         write_npy(data / entry.file, array)
 
-    def _collect_garbage(self, manifest: Manifest) -> None:
+    def collect_garbage(self, manifest: Manifest) -> None:
         """Remove data files the manifest does not reference (old values, crash leftovers),
         half-built databases and a migrated ``manifest.json``."""
         keep = manifest.files()
-        data = self.path / DATA
+        data = self.place.path / DATA
         try:
             names = os.listdir(data)
         except FileNotFoundError:
@@ -467,10 +488,10 @@ class Committer(LiveStore):
                     os.unlink(data / name)
                 except OSError:
                     pass
-        db.remove_stale_temporaries(self.path)
-        stale = list(self.path.glob(f".{MANIFEST}.*.tmp"))
-        if db.exists(self.path):
-            stale.append(self.manifest_path)
+        db.remove_stale_temporaries(self.place.path)
+        stale = list(self.place.path.glob(f".{MANIFEST}.*.tmp"))
+        if db.exists(self.place.path):
+            stale.append(self.place.manifest_path)
         for path in stale:
             try:
                 path.unlink()
@@ -482,8 +503,8 @@ def load_folder(folder: Path) -> Manifest | None:
     """The committed manifest of the session in ``folder``, read without its lock (listing):
     from its database, or from an old ``manifest.json`` not migrated yet."""
     if not db.exists(folder):
-        return _load_manifest_file(folder / MANIFEST)
-    conn = db.connect(folder, _lock_timeout(), write=False)
+        return load_manifest_file(folder / MANIFEST)
+    conn = db.connect(folder, lock_timeout(), write=False)
     if conn is None:
         return None
     try:

@@ -11,29 +11,31 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError, UnsafePathError
-from kvcli.osutil import private_dir
+from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
+from kvcli.session.live import LiveStore, Place
 from kvcli.session.files import (
     DiskError,
-    _check_regular,
-    _copy_file,
-    _fsync_dir,
-    _new_file,
-    check_npy,
+    check_regular,
+    copy_file,
+    new_file_name,
     read_npy,
+    write_npy,
 )
-from kvcli.session.manifest import KeyEntry, Manifest, _load_manifest_file, _write_json
+from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file, write_json
 from kvcli.session.names import (
-    _SAFE_DTYPES,
-    _SESSION_RE,
+    SAFE_DTYPES,
+    SESSION_RE,
     DATA,
     DEFAULT_SESSION,
+    EXPORT_FORMAT_VERSION,
+    INLINE_BYTES,
     MANIFEST,
     Key,
-    _absolute_python_spec,
-    _check_options,
-    _normal_type,
-    _python_spec,
+    absolute_python_spec,
+    check_options,
+    normal_type,
+    python_spec,
     check_key,
     check_session_name,
     default_home,
@@ -45,7 +47,7 @@ ValuesFor = Callable[[Key, KeyEntry], Any]
 
 
 
-class Session(Committer):
+class Session:
     """A named, persistent KVStore session (see the module docs).
 
     Args:
@@ -70,28 +72,66 @@ class Session(Committer):
     ) -> None:
         if name is None:
             name = config.get(config.SESSION) or DEFAULT_SESSION
-        self.name = check_session_name(name)
-        self.home = Path(home).expanduser() if home is not None else default_home()
-        self.path = self.home / "sessions" / self.name
-        self.requested_type = _normal_type(store_type) if store_type else None
-        self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
-        if self.requested_type:
-            _check_options(self.requested_type, self.requested_options)
-        self._store: Any = None
-        self._store_sig: tuple[str, str] | None = None
-        self._loaded: dict[Key, tuple[str, int]] = {}  # key -> signature of the value the store holds
-        self._updater_sig: tuple[str, str | None, str | None] | None = None
-        self._manifest: Manifest | None = None
+        name = check_session_name(name)
+        home_ = Path(home).expanduser() if home is not None else default_home()
+        requested_type = normal_type(store_type) if store_type else None
+        requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
+        if requested_type:
+            check_options(requested_type, requested_options)
+        # the session's parts: where it is, the store it keeps alive, and its transactions
+        self._place = Place(name, home_, home_ / "sessions" / name, requested_type, requested_options)
+        self._live = LiveStore(self._place)
+        self._committer = Committer(self._place, self._live)
         #: what the last operation wants the user to know (e.g. an import that dropped code)
         self.notices: list[str] = []
-        self._residuals: dict[Key, str | None] = {}  # key -> residual file the live store holds
-        self._db = None
-        self._db_write = False
-        self._db_inode = None
-        self._stamp = None
-        self._committed = {}
-        self._scanned = False  # crash leftovers are collected once per object
-        self._reused = False
+
+    @property
+    def name(self) -> str:
+        """The session's name."""
+        return self._place.name
+
+    @property
+    def home(self) -> Path:
+        """The folder holding the sessions."""
+        return self._place.home
+
+    @property
+    def path(self) -> Path:
+        """The session's folder (``home/sessions/name``)."""
+        return self._place.path
+
+    @property
+    def requested_type(self) -> str | None:
+        """The store type this object asked for (None: whatever the session has)."""
+        return self._place.requested_type
+
+    @requested_type.setter
+    def requested_type(self, value: str | None) -> None:
+        self._place.requested_type = value
+
+    @property
+    def requested_options(self) -> dict[str, Any]:
+        """The store options this object asked for."""
+        return self._place.requested_options
+
+    @requested_options.setter
+    def requested_options(self, value: dict[str, Any]) -> None:
+        self._place.requested_options = value
+
+    def close(self) -> None:
+        """Stop the store (device workers, connections) and close the session's database;
+        the session on disk stays."""
+        self._live.close()
+        self._committer.close_db()
+
+    def updater_problem(self, manifest: Manifest) -> str | None:
+        """Why the session's ``python:`` updater would be refused (None: it would run, or it
+        is not a python updater)."""
+        return self._live.updater_problem(manifest)
+
+    def _store_for(self, manifest: Manifest, keys: Sequence[Key]) -> Any:
+        """The live store holding the committed values of ``keys``."""
+        return self._live.store_for(manifest, keys, reused=self._committer.reused)
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Session":
@@ -109,7 +149,7 @@ class Session(Committer):
     def peek_keys(self) -> list[Key]:
         """The committed keys, read without the lock (for completion; [] on any problem)."""
         try:
-            manifest = self._read_manifest()
+            manifest = self._committer.read_manifest()
         except SessionError:
             return []
         return list(manifest.keys) if manifest else []
@@ -117,24 +157,24 @@ class Session(Committer):
     @property
     def store(self) -> Any:
         """The live store (None until a command needed one)."""
-        return self._store
+        return self._live.store
 
     def store_start(self) -> str | None:
         """What the next command must start before it runs (None: the store is running):
         ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
         cluster, see :mod:`kvcli.session.cluster`) or ``"private-ray"`` (a dist session with
         no cluster: a Ray runtime for this command alone, about 10 s)."""
-        if self._store is not None:
+        if self._live.store is not None:
             return None
         try:
-            manifest = self._read_manifest()
+            manifest = self._committer.read_manifest()
         except SessionError:
             return "store"
         kind = manifest.store_type if manifest else (self.requested_type or "local")
         if not kind.startswith("dist"):
             return "store"
         options = {**(manifest.store_options if manifest else {}), **self.requested_options}
-        return "cluster" if self._cluster_address(options) else "private-ray"
+        return "cluster" if self._live.cluster_address(options) else "private-ray"
 
     # ------------------------------------------------------------------ operations
     def init(self, keys: Sequence[Key], values: Sequence[Any]) -> list[tuple[KeyEntry, bool]]:
@@ -143,7 +183,7 @@ class Session(Committer):
         Returns each key's new entry and whether it existed before (re-initialised).
         """
         keys = [check_key(k) for k in keys]
-        with self._transaction(write=True, create=True) as txn:
+        with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
             from kvcli.arrays.sparse import ROW_SPARSE, stype_of
@@ -156,15 +196,15 @@ class Session(Committer):
                     )
             arrays = [np.asarray(v) for v in values]
             for key, array in zip(keys, arrays):
-                if array.dtype.name not in _SAFE_DTYPES:
+                if array.dtype.name not in SAFE_DTYPES:
                     raise KeyTypeError(f"init of key {key!r}: dtype {array.dtype} cannot be stored; use a numeric dtype")
             store = self._store_for(manifest, [])
             if manifest.optimizer_state:
-                self._sync_updater(manifest)
+                self._live.sync_updater(manifest)
             txn.at_risk.extend(keys)
             store.init(list(keys), arrays)
             for key in keys:
-                self._residuals.pop(key, None)  # init reset them; the new entry has none
+                self._live.residuals.pop(key, None)  # init reset them; the new entry has none
             results = []
             for key in keys:
                 info = store.info(key)
@@ -172,7 +212,7 @@ class Session(Committer):
                 manifest.keys[key] = KeyEntry(key, "", info.dtype.name, tuple(info.shape), old.version + 1 if old else 1)
                 results.append((manifest.keys[key], old is not None))
                 txn.touch(key)
-            txn.save_state = self._stateful(manifest)
+            txn.save_state = self._live.stateful(manifest)
         return results
 
     def push(self, keys: Sequence[Key], values: Sequence[Any] | ValuesFor) -> list[KeyEntry]:
@@ -182,7 +222,7 @@ class Session(Committer):
         (so a value can be built in the stored dtype).
         """
         keys = [check_key(k) for k in keys]
-        with self._transaction(write=True, create=False) as txn:
+        with self._committer.transaction(write=True, create=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
             if callable(values):
@@ -191,10 +231,10 @@ class Session(Committer):
             # compressed pushes change the value, so they all go through the store
             replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
             store = self._store_for(manifest, [k for k in keys if k not in replace])
-            self._sync_updater(manifest)
-            self._sync_compression(manifest)
+            self._live.sync_updater(manifest)
+            self._live.sync_compression(manifest)
             if manifest.compression:
-                self._sync_residuals(manifest, keys)
+                self._live.sync_residuals(manifest, keys)
                 txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
             # assign + one value: the old value is neither read nor loaded; the new one goes
@@ -206,7 +246,7 @@ class Session(Committer):
             for entry in entries:
                 entry.version += 1
                 txn.touch(entry.key)
-            txn.save_state = self._stateful(manifest)
+            txn.save_state = self._live.stateful(manifest)
         return entries
 
     def _replacing_push(
@@ -222,9 +262,9 @@ class Session(Committer):
             return {}
         found: dict[Key, np.ndarray] = {}
         for key, entry, value in zip(keys, entries, values):
-            if key in self._loaded or is_value_list(value):
+            if key in self._live.loaded or is_value_list(value):
                 continue
-            check_npy(self.path / DATA / entry.file, entry.dtype, entry.shape)  # damaged: refuse
+            entry.check_value(self.path / DATA)  # a damaged file: refuse
             array = as_numpy(value)
             if array.shape != tuple(entry.shape):
                 raise ShapeMismatchError(
@@ -244,7 +284,7 @@ class Session(Committer):
         keys = [check_key(k) for k in keys]
         if devices < 1:
             raise KeyTypeError(f"--devices must be at least 1, not {devices}")
-        with self._transaction(write=False) as txn:
+        with self._committer.transaction(write=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
             store = self._store_for(manifest, keys)
@@ -258,11 +298,11 @@ class Session(Committer):
         A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The
         optimizer state starts afresh.
         """
-        spec = _absolute_python_spec(spec.strip())
-        with self._transaction(write=True, create=True) as txn:
+        spec = absolute_python_spec(spec.strip())
+        with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             store = self._store_for(manifest, [])
-            python = _python_spec(spec)
+            python = python_spec(spec)
             if python is not None:  # the user names this file now: record what it is
                 from kvcli.optim.spec import python_updater
                 from kvcli.session.trust import trust_file
@@ -276,7 +316,7 @@ class Session(Committer):
             manifest.updater = new_spec
             manifest.updater_trust = trust
             manifest.optimizer_state = None
-            self._updater_sig = self._updater_signature(manifest)
+            self._live.updater_sig = self._live.updater_signature(manifest)
             txn.dirty = True
             txn.save_state = False
         return str(new_spec)
@@ -284,17 +324,17 @@ class Session(Committer):
     def set_compression(self, spec: str | None) -> str | None:
         """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
         off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
-        with self._transaction(write=True, create=True) as txn:
+        with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             store = self._store_for(manifest, [])
-            self._sync_compression(manifest)
+            self._live.sync_compression(manifest)
             store.set_gradient_compression(spec)
             active = store.gradient_compression
             manifest.compression = None if active is None else active.spec
             if active is None:  # off: the residuals are gone (on again starts from zero)
                 for entry in manifest.keys.values():
                     entry.residual = None
-                self._residuals = {}
+                self._live.residuals = {}
                 txn.all_rows = True
             txn.dirty = True
         return manifest.compression
@@ -304,43 +344,43 @@ class Session(Committer):
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
         keys = [check_key(k) for k in keys]
-        with self._transaction(write=True, create=False) as txn:
+        with self._committer.transaction(write=True, create=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
             store = self._store_for(manifest, [])
             if manifest.optimizer_state:
-                self._sync_updater(manifest)
+                self._live.sync_updater(manifest)
             for key in keys:
                 if store.has(key):
                     store.delete(key)
-                    self._loaded.pop(key, None)
+                    self._live.loaded.pop(key, None)
                 else:
                     reset = getattr(store.updater, "reset", None)
                     if reset is not None:
                         reset(key)
-                self._residuals.pop(key, None)
+                self._live.residuals.pop(key, None)
                 del manifest.keys[key]
                 txn.deleted.append(key)
             txn.dirty = True
-            txn.save_state = self._stateful(manifest)
+            txn.save_state = self._live.stateful(manifest)
         return entries
 
     def keys(self) -> list[Key]:
         """The session's keys, in the order they were first initialised."""
-        with self._transaction(write=False) as txn:
+        with self._committer.transaction(write=False) as txn:
             return list(txn.manifest.keys)
 
     def entries(self) -> list[KeyEntry]:
         """The manifest entry of every key."""
-        with self._transaction(write=False) as txn:
+        with self._committer.transaction(write=False) as txn:
             return list(txn.manifest.keys.values())
 
     def describe(self) -> dict[str, Any]:
         """Everything ``kvcli show`` prints: store, updater, and each key's entry."""
-        with self._transaction(write=False) as txn:
+        with self._committer.transaction(write=False) as txn:
             m = txn.manifest
             warnings = []
-            python = _python_spec(m.updater)
+            python = python_spec(m.updater)
             if python is not None:
                 problem = self.updater_problem(m)
                 warnings.append(
@@ -369,13 +409,13 @@ class Session(Committer):
         Works on a damaged session too (the manifest is not read, except for its store type).
         """
         if store_type:
-            self.requested_type = _normal_type(store_type)
+            self.requested_type = normal_type(store_type)
             self.requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
-            _check_options(self.requested_type, self.requested_options)
-        with self._locked(shared=False, create=True):
+            check_options(self.requested_type, self.requested_options)
+        with self._committer.locked(shared=False, create=True):
             old = None
             try:
-                old = self._read_manifest()
+                old = self._committer.read_manifest()
             except SessionError:
                 pass
             if self.requested_type:
@@ -386,25 +426,25 @@ class Session(Committer):
                 store_type_, options = "local", {}
             # a new generation: every cached copy of the old manifest is stale
             manifest = Manifest(store_type_, options, generation=(old.generation + 1 if old else 0))
-            self._close_store_if_changed(manifest)
-            self._loaded.clear()
-            self._residuals = {}
-            if self._store is not None:
-                for key in list(self._store.keys()):
-                    self._store.delete(key)
-                self._store.set_updater(None)
-                self._store.set_gradient_compression(None)
-            self._updater_sig = None
+            self._live.close_if_changed(manifest)
+            self._live.loaded.clear()
+            self._live.residuals = {}
+            if self._live.store is not None:
+                for key in list(self._live.store.keys()):
+                    self._live.store.delete(key)
+                self._live.store.set_updater(None)
+                self._live.store.set_gradient_compression(None)
+            self._live.updater_sig = None
             try:
-                self._write_manifest(manifest)
+                self._committer.write_manifest(manifest)
             except DiskError as error:
                 if not error.no_space:
                     raise
                 # A full disk: every key goes anyway, so free their files first. A crash in
                 # between leaves a session without files, which `reset` repairs.
-                self._collect_garbage(Manifest(store_type_, options))
-                self._write_manifest(manifest)
-            self._collect_garbage(manifest)
+                self._committer.collect_garbage(Manifest(store_type_, options))
+                self._committer.write_manifest(manifest)
+            self._committer.collect_garbage(manifest)
         from kvcli.session import cluster
 
         cluster.expire_kept(self.home, self.path)  # the home's cluster stops the kept servers
@@ -415,16 +455,21 @@ class Session(Committer):
         folder = Path(folder).expanduser()
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
             raise SessionError(f"export folder {folder} exists and is not empty: choose a new folder")
-        with self._transaction(write=False) as txn:
+        with self._committer.transaction(write=False) as txn:
             manifest = txn.manifest
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
             (folder / DATA).mkdir(parents=True, exist_ok=True)
             for name in sorted(manifest.files()):
-                _copy_file(self.path / DATA / name, folder / DATA / name)
-            _write_json(folder / MANIFEST, manifest.to_json())
-            _fsync_dir(folder / DATA)
-            _fsync_dir(folder)
+                copy_file(self.path / DATA / name, folder / DATA / name)
+            for entry in manifest.keys.values():  # an export holds every value as a file
+                if entry.inline:
+                    write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
+            exported = manifest.to_json()
+            exported["format_version"] = EXPORT_FORMAT_VERSION
+            write_json(folder / MANIFEST, exported)
+            fsync_dir(folder / DATA)
+            fsync_dir(folder)
         return folder
 
     def import_(self, folder: str | Path) -> Manifest:
@@ -434,25 +479,32 @@ class Session(Committer):
         keeps its own store type.
         """
         folder = Path(folder).expanduser()
-        source = _load_manifest_file(folder / MANIFEST)
+        source = load_manifest_file(folder / MANIFEST)
         if source is None:
             raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
-        for entry in source.keys.values():
-            read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
-        code = _python_spec(source.updater) is not None
+        small: dict[Key, np.ndarray] = {}  # values held in their row once imported
+        for key, entry in source.keys.items():
+            array = read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
+            if entry.nbytes <= INLINE_BYTES:
+                small[key] = np.array(array)
+        code = python_spec(source.updater) is not None
         if source.optimizer_state:
             state_path = folder / DATA / source.optimizer_state
-            _check_regular(state_path, "the optimizer state file")
+            check_regular(state_path, "the optimizer state file")
             if not code:  # a python updater is dropped below, its state with it, unread
                 self._check_imported_state(folder, source, state_path)
-        with self._transaction(write=True, create=True) as txn:
+        with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             manifest.keys = {}
             txn.all_rows = True
             for key, entry in source.keys.items():
-                name = _new_file(".npy")
-                _copy_file(folder / DATA / entry.file, self.path / DATA / name)
-                manifest.keys[key] = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
+                name = new_file_name(".npy")
+                new = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
+                if key in small:
+                    new.hold(small[key])
+                else:
+                    copy_file(folder / DATA / entry.file, self.path / DATA / name)
+                manifest.keys[key] = new
             manifest.updater = source.updater
             manifest.updater_trust = None
             self.notices = []
@@ -466,8 +518,8 @@ class Session(Committer):
                 )
             manifest.optimizer_state = None
             if source.optimizer_state and manifest.updater != "assign":
-                manifest.optimizer_state = _new_file(".npz")
-                _copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
+                manifest.optimizer_state = new_file_name(".npz")
+                copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
             txn.dirty = True
         return manifest
 
@@ -547,7 +599,7 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
     private_dir(root, "sessions folder")
     found = []
     for folder in sorted(root.iterdir()):
-        if not folder.is_dir() or not _SESSION_RE.fullmatch(folder.name):
+        if not folder.is_dir() or not SESSION_RE.fullmatch(folder.name):
             continue
         row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
         try:

@@ -7,7 +7,11 @@
   plus ``epoch``, a random id of this database (a cached manifest is reused only while
   ``(epoch, generation)`` is unchanged);
 * ``keys``: one row per key, in the order keys were first initialised: the key (an SQLite
-  integer or text), value file, dtype, shape (JSON list), version, spare and residual files.
+  integer or text), value file, dtype, shape (JSON list), version, spare and residual files,
+  and ``data``: the value's bytes (little-endian, C order) when it is small enough to live
+  in the row (:data:`kvcli.session.names.INLINE_BYTES`); its ``file`` is then only a unique
+  name of that value (no such file exists). A database written before ``data`` existed
+  gets the column from its first writing command; readers treat it as absent until then.
 
 Rows are read back into the same dictionary as the old ``manifest.json`` and checked by the
 one validator (:func:`kvcli.session.schema.validate`): nothing in the database is trusted.
@@ -37,13 +41,26 @@ DB = "session.db"
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS keys (pos INTEGER PRIMARY KEY, key UNIQUE NOT NULL, file TEXT NOT NULL,"
-    " dtype TEXT NOT NULL, shape TEXT NOT NULL, version INTEGER NOT NULL, spare TEXT, residual TEXT)",
+    " dtype TEXT NOT NULL, shape TEXT NOT NULL, version INTEGER NOT NULL, spare TEXT, residual TEXT, data BLOB)",
     # a key's row is checked against every other row naming one of its files (one use per file)
     "CREATE INDEX IF NOT EXISTS keys_file ON keys (file)",
     "CREATE INDEX IF NOT EXISTS keys_spare ON keys (spare)",
     "CREATE INDEX IF NOT EXISTS keys_residual ON keys (residual)",
 )
-KEY_COLUMNS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
+KEY_COLUMNS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
+
+
+def has_data_column(conn: sqlite3.Connection) -> bool:
+    """Whether the ``keys`` table has the ``data`` column (a database of an older kvcli has
+    not, until a writing command adds it)."""
+    return any(row[1] == "data" for row in conn.execute("PRAGMA table_info(keys)").fetchall())
+
+
+def key_select(conn: sqlite3.Connection) -> str:
+    """The column list that reads :data:`KEY_COLUMNS` from this database (``data`` as NULL
+    where the table has no such column)."""
+    columns = KEY_COLUMNS if has_data_column(conn) else (*KEY_COLUMNS[:-1], "NULL")
+    return ", ".join(columns)
 
 
 def db_path(folder: Path) -> Path:
@@ -101,8 +118,10 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
                 conn.execute("PRAGMA journal_mode=WAL")
             for statement in SCHEMA:
                 conn.execute(statement)
+            if not has_data_column(conn):  # a database of an older kvcli: small values move inline
+                conn.execute("ALTER TABLE keys ADD COLUMN data BLOB")
     except sqlite3.DatabaseError as error:
-        raise _db_error(path, error) from None
+        raise db_error(path, error) from None
     except OSError as error:
         raise disk_error(path, error) from None
     return conn
@@ -112,7 +131,7 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
 _BUSY, _LOCKED, _IOERR, _FULL, _CANTOPEN, _READONLY, _PERM = 5, 6, 10, 13, 14, 8, 3
 
 
-def _db_error(path: Path, error: sqlite3.Error) -> SessionError:
+def db_error(path: Path, error: sqlite3.Error) -> SessionError:
     """The one-line error for an SQLite failure: busy, a full or failing disk, no permission,
     or (anything else) a damaged database."""
     import errno
@@ -167,7 +186,7 @@ def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
     try:
         rows = dict(conn.execute("SELECT name, value FROM meta WHERE name IN ('epoch', 'generation')").fetchall())
     except sqlite3.Error as error:
-        raise _db_error(path, error) from None
+        raise db_error(path, error) from None
     if "epoch" not in rows:
         return None
     try:
@@ -182,9 +201,9 @@ def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
     if data is None:
         return None
     try:
-        rows = conn.execute(f"SELECT {', '.join(KEY_COLUMNS)} FROM keys ORDER BY pos").fetchall()
+        rows = conn.execute(f"SELECT {key_select(conn)} FROM keys ORDER BY pos").fetchall()
     except sqlite3.Error as error:
-        raise _db_error(path, error) from None
+        raise db_error(path, error) from None
     data["keys"] = [row_entry(row, path) for row in rows]
     return data
 
@@ -194,7 +213,7 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
     try:
         meta = conn.execute("SELECT name, value FROM meta").fetchall()
     except sqlite3.Error as error:
-        raise _db_error(path, error) from None
+        raise db_error(path, error) from None
     if not meta:
         return None
     data: dict[str, Any] = {}
@@ -213,7 +232,7 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
 
 def row_entry(row: tuple[Any, ...], path: Path) -> dict[str, Any]:
     """A ``keys`` row as the manifest entry dictionary the validator checks."""
-    key, file, dtype, shape, version, spare, residual = row
+    key, file, dtype, shape, version, spare, residual, data = row
     entry: dict[str, Any] = {"key": key, "file": file, "dtype": dtype, "version": version}
     try:
         entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
@@ -223,6 +242,8 @@ def row_entry(row: tuple[Any, ...], path: Path) -> dict[str, Any]:
         entry["spare"] = spare
     if residual is not None:
         entry["residual"] = residual
+    if data is not None:
+        entry["data"] = data
     return entry
 
 
@@ -237,7 +258,7 @@ def _bind(value: Any) -> Any:
 def key_row(entry: dict[str, Any]) -> tuple[Any, ...]:
     shape = entry.get("shape")
     return (_bind(entry.get("key")), _bind(entry.get("file")), _bind(entry.get("dtype")), json.dumps(shape),
-            _bind(entry.get("version")), _bind(entry.get("spare")), _bind(entry.get("residual")))
+            _bind(entry.get("version")), _bind(entry.get("spare")), _bind(entry.get("residual")), _bind(entry.get("data")))
 
 
 def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
@@ -248,9 +269,9 @@ def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
 def upsert_keys(conn: sqlite3.Connection, entries: Iterable[dict[str, Any]]) -> None:
     """Insert or update key rows; an updated key keeps its position."""
     conn.executemany(
-        "INSERT INTO keys (key, file, dtype, shape, version, spare, residual) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "INSERT INTO keys (key, file, dtype, shape, version, spare, residual, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(key) DO UPDATE SET file=excluded.file, dtype=excluded.dtype, shape=excluded.shape, "
-        "version=excluded.version, spare=excluded.spare, residual=excluded.residual",
+        "version=excluded.version, spare=excluded.spare, residual=excluded.residual, data=excluded.data",
         [key_row(entry) for entry in entries],
     )
 
@@ -301,7 +322,7 @@ def create_from(folder: Path, data: dict[str, Any], timeout: float, before_repla
         fsync_dir(folder)
     except sqlite3.Error as error:
         _remove(temp)
-        raise _db_error(path, error) from None
+        raise db_error(path, error) from None
     except OSError as error:
         _remove(temp)
         raise disk_error(path, error) from None

@@ -15,7 +15,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import SessionError
-from kvcli.osutil import PRIVATE_FILE, fsync_dir, private_dir
+from kvcli.osutil import PRIVATE_FILE, private_dir
 from kvcli.arrays.npyio import (
     NOFOLLOW,
     NpyError,
@@ -108,7 +108,7 @@ class _FileLock:
         )
 
 
-def _lock_timeout() -> float:
+def lock_timeout() -> float:
     return float(config.get(config.LOCK_TIMEOUT))
 
 
@@ -118,7 +118,7 @@ def session_lock(folder: Path, timeout: float | None = None) -> _FileLock:
     ``timeout`` defaults to ``KVCLI_LOCK_TIMEOUT``; 0 fails at once when another holds it."""
     from kvcli.session.names import LOCK
 
-    return _FileLock(folder / LOCK, _lock_timeout() if timeout is None else timeout)
+    return _FileLock(folder / LOCK, lock_timeout() if timeout is None else timeout)
 
 
 def private_session(home: Path, name: str, create: bool) -> Path:
@@ -147,18 +147,14 @@ def private_session(home: Path, name: str, create: bool) -> Path:
 
 
 # ---------------------------------------------------------------------- file helpers
-def _fsync_dir(path: Path) -> None:
-    fsync_dir(path)
-
-
-def _remove_empty_dir(path: Path) -> None:
+def remove_empty_dir(path: Path) -> None:
     try:
         path.rmdir()
     except OSError:  # not empty, or not there: keep it
         pass
 
 
-def _crash_point(name: str) -> None:
+def crash_point(name: str) -> None:
     """Test hook: ``KVCLI_TEST_CRASH_POINT=name`` kills this process here (as SIGKILL would)."""
     if config.raw(config.CRASH_POINT) == name:
         import signal
@@ -266,7 +262,7 @@ def _pickled(path: Path) -> SessionError:
     return SessionError(f"{found}: call Session.reset() to start the session over", problem=found, remedy="reset")
 
 
-def _same_size(path: Path, other: Path) -> bool:
+def same_size(path: Path, other: Path) -> bool:
     """Both are regular files (not symlinks) of the same size: the spare can be reused."""
     import stat as stat_
 
@@ -277,11 +273,11 @@ def _same_size(path: Path, other: Path) -> bool:
     return stat_.S_ISREG(first.st_mode) and stat_.S_ISREG(second.st_mode) and first.st_size == second.st_size
 
 
-def _new_file(suffix: str) -> str:
+def new_file_name(suffix: str) -> str:
     return uuid.uuid4().hex + suffix
 
 
-def _copy_file(source: Path, target: Path) -> None:
+def copy_file(source: Path, target: Path) -> None:
     """Copy a regular file (a symlink in the source is refused) into a new file."""
     import shutil
     import stat as stat_
@@ -308,7 +304,7 @@ def _copy_file(source: Path, target: Path) -> None:
             raise disk_error(target, error, info.st_size) from None
 
 
-def _check_regular(path: Path, what: str) -> None:
+def check_regular(path: Path, what: str) -> None:
     """``path`` is a regular file, not a symlink (files read by name, such as the optimizer
     state's zip archive, get this check instead of O_NOFOLLOW)."""
     import stat as stat_

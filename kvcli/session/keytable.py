@@ -17,7 +17,7 @@ from kvcli.errors import KeyTypeError
 from kvcli.session import db
 from kvcli.session.files import corrupted
 from kvcli.session.names import Key, check_key
-from kvcli.session.schema import ManifestProblem, _key_entry, _short, validate
+from kvcli.session.schema import ManifestProblem, check_key_entry, short, validate
 
 if TYPE_CHECKING:  # manifest imports this module
     from kvcli.session.manifest import KeyEntry
@@ -33,42 +33,53 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         self._cache: dict[Key, KeyEntry] = {}
         self._absent: set[Key] = set()  # asked for and not in the table (or deleted)
         self._full = False
-        #: key -> the committed row as read: (file, spare, residual, dtype, shape)
+        self._select: tuple[sqlite3.Connection, str] | None = None
+        #: key -> the committed row as read: (file, spare, residual, dtype, shape), file None
+        #: for a value held in the row
         self.original: dict[Key, tuple[Any, ...]] = {}
+
+    def _columns(self) -> str:
+        """The SELECT list of a row for this connection (an older database has no ``data``)."""
+        if self._select is None or self._select[0] is not self._conn:
+            try:
+                self._select = (self._conn, db.key_select(self._conn))
+            except sqlite3.Error as error:
+                raise db.db_error(self._path, error) from None
+        return self._select[1]
 
     # ------------------------------------------------------------------ one row
     def _fetch(self, key: Key) -> "KeyEntry | None":
         try:
-            rows = self._conn.execute(f"SELECT {', '.join(db.KEY_COLUMNS)} FROM keys WHERE key = ?", (key,)).fetchall()
+            rows = self._conn.execute(f"SELECT {self._columns()} FROM keys WHERE key = ?", (key,)).fetchall()
         except sqlite3.Error as error:
-            raise db._db_error(self._path, error) from None
+            raise db.db_error(self._path, error) from None
         if not rows:
             return None
         raw = db.row_entry(rows[0], self._path)
         try:
-            _key_entry(raw)
+            check_key_entry(raw)
             found = check_key(raw["key"])
         except ManifestProblem as problem:
             raise corrupted(self._path, str(problem)) from None
         except KeyTypeError as error:
             raise corrupted(self._path, f"a key entry is malformed ({error})") from None
         if found != key or type(found).__name__ != self.kind:
-            raise corrupted(self._path, f"key_kind says {self.kind!r} but key {_short(found)} is not of that kind")
+            raise corrupted(self._path, f"key_kind says {self.kind!r} but key {short(found)} is not of that kind")
         names = [raw[name] for name in ("file", "spare", "residual") if raw.get(name) is not None]
         if len(set(names)) != len(names) or self._state in names:
-            raise corrupted(self._path, f"key {_short(key)} names one file twice: each file has one use")
+            raise corrupted(self._path, f"key {short(key)} names one file twice: each file has one use")
         marks = ", ".join("?" * len(names))
         try:
             other = self._conn.execute(
                 f"SELECT key FROM keys WHERE key != ? AND (file IN ({marks}) OR spare IN ({marks}) "
                 f"OR residual IN ({marks})) LIMIT 1", (key, *names, *names, *names)).fetchone()
         except sqlite3.Error as error:
-            raise db._db_error(self._path, error) from None
+            raise db.db_error(self._path, error) from None
         if other is not None:
-            raise corrupted(self._path, f"key {_short(key)} and key {_short(other[0])} name the same file: "
+            raise corrupted(self._path, f"key {short(key)} and key {short(other[0])} name the same file: "
                                         "each file has one use")
         entry = self._make(raw)
-        self.original[key] = (entry.file, entry.spare, entry.residual, entry.dtype, tuple(entry.shape))
+        self.original[key] = entry.files_row()
         return entry
 
     # ------------------------------------------------------------------ every row
@@ -76,9 +87,9 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         if self._full:
             return
         try:
-            rows = self._conn.execute(f"SELECT {', '.join(db.KEY_COLUMNS)} FROM keys ORDER BY pos").fetchall()
+            rows = self._conn.execute(f"SELECT {self._columns()} FROM keys ORDER BY pos").fetchall()
         except sqlite3.Error as error:
-            raise db._db_error(self._path, error) from None
+            raise db.db_error(self._path, error) from None
         raws = [db.row_entry(row, self._path) for row in rows]
         try:
             validate({**self._meta, "keys": raws})
@@ -100,7 +111,7 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
                 table[key] = self._cache[key]
             else:
                 entry = self._make(raw)
-                self.original[key] = (entry.file, entry.spare, entry.residual, entry.dtype, tuple(entry.shape))
+                self.original[key] = entry.files_row()
                 table[key] = entry
         if len(kinds) > 1 or (kinds and self.kind not in kinds):
             raise corrupted(self._path, f"key_kind says {self.kind!r} but the keys are {sorted(kinds)}")
@@ -159,13 +170,15 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         try:
             row = self._conn.execute("SELECT 1 FROM keys LIMIT 1").fetchone()
         except sqlite3.Error as error:
-            raise db._db_error(self._path, error) from None
+            raise db.db_error(self._path, error) from None
         return self.kind if row is not None else None
 
     def file_count(self) -> int:
-        """How many files the committed rows name (the garbage check's cheap count)."""
+        """How many files the committed rows name (the garbage check's cheap count): a value
+        held in its row names none."""
+        inline = "count(data)" if "data" in self._columns().split(", ") else "0"
         try:
-            row = self._conn.execute("SELECT count(file) + count(spare) + count(residual) FROM keys").fetchone()
+            row = self._conn.execute(f"SELECT count(file) - {inline} + count(spare) + count(residual) FROM keys").fetchone()
         except sqlite3.Error as error:
-            raise db._db_error(self._path, error) from None
+            raise db.db_error(self._path, error) from None
         return int(row[0])

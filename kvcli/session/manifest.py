@@ -17,7 +17,7 @@ import numpy as np
 from kvcli.errors import KeyTypeError, SessionError
 from kvcli.arrays.npyio import NOFOLLOW
 from kvcli.osutil import atomic_write
-from kvcli.session.files import corrupted, disk_error
+from kvcli.session.files import check_npy, corrupted, disk_error, read_npy
 from kvcli.session.keytable import KeyTable
 from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
 from kvcli.session.schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
@@ -38,6 +38,38 @@ class KeyEntry:
     spare: str | None = None
     #: The gradient-compression residuals of the key (an .npz), once a compressed push ran.
     residual: str | None = None
+    #: The value's bytes (little-endian, C order) when it is held in the database row (at
+    #: most :data:`~kvcli.session.names.INLINE_BYTES`); ``file`` then only names the value.
+    data: bytes | None = None
+
+    @property
+    def inline(self) -> bool:
+        """Whether the value is held in the key's row rather than in a file."""
+        return self.data is not None
+
+    def files_row(self) -> tuple[str | None, str | None, str | None, str, tuple[int, ...]]:
+        """The files this entry names and its layout: ``(file, spare, residual, dtype, shape)``,
+        ``file`` None for a value held in the row (no file to keep or remove)."""
+        return None if self.inline else self.file, self.spare, self.residual, self.dtype, tuple(self.shape)
+
+    def value(self, data_folder: Path) -> np.ndarray:
+        """The committed value: decoded from the row, or read from its file in ``data_folder``."""
+        if self.data is not None:
+            little = np.dtype(self.dtype).newbyteorder("<")
+            return np.frombuffer(self.data, dtype=little).astype(self.dtype).reshape(self.shape)
+        return read_npy(data_folder / self.file, self.dtype, tuple(self.shape))
+
+    def check_value(self, data_folder: Path) -> None:
+        """Refuse a damaged value file (a row's bytes were checked when the row was read)."""
+        if self.data is None:
+            check_npy(data_folder / self.file, self.dtype, tuple(self.shape))
+
+    def hold(self, array: np.ndarray) -> None:
+        """Hold ``array`` (of this entry's dtype and shape) in the row (the caller gives the
+        value its new name in ``file``)."""
+        little = np.dtype(self.dtype).newbyteorder("<")
+        self.data = np.ascontiguousarray(array, dtype=little).tobytes()
+        self.spare = None
 
     @property
     def nbytes(self) -> int:
@@ -53,12 +85,17 @@ class KeyEntry:
         """What identifies this committed value (files are reused, versions are not)."""
         return self.file, self.version
 
-    def to_json(self) -> dict[str, Any]:
-        data = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape), "version": self.version}
+    def to_json(self, with_data: bool = False) -> dict[str, Any]:
+        """The entry as the manifest's JSON object; ``with_data``: with the row's value bytes
+        (for the database; JSON never holds them)."""
+        data: dict[str, Any] = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape),
+                                "version": self.version}
         if self.spare:
             data["spare"] = self.spare
         if self.residual:
             data["residual"] = self.residual
+        if with_data and self.data is not None:
+            data["data"] = self.data
         return data
 
 
@@ -95,15 +132,16 @@ class Manifest:
         return {key: tuple(entry.shape) for key, entry in self.keys.items()}
 
     def files(self) -> set[str]:
-        names = {entry.file for entry in self.keys.values()}
+        """The names of every file the manifest needs (a value held in its row has none)."""
+        names = {entry.file for entry in self.keys.values() if not entry.inline}
         names.update(entry.spare for entry in self.keys.values() if entry.spare)
         names.update(entry.residual for entry in self.keys.values() if entry.residual)
         if self.optimizer_state:
             names.add(self.optimizer_state)
         return names
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self.meta_json(), "keys": [entry.to_json() for entry in self.keys.values()]}
+    def to_json(self, with_data: bool = False) -> dict[str, Any]:
+        return {**self.meta_json(), "keys": [entry.to_json(with_data) for entry in self.keys.values()]}
 
     def meta_json(self) -> dict[str, Any]:
         """Every field but the keys (what a commit that changes a few keys rewrites)."""
@@ -168,9 +206,7 @@ class Manifest:
             if key in manifest.keys:
                 raise bad(f"key {key!r} has a repeated entry")
             kinds.add(type(key))
-            manifest.keys[key] = KeyEntry(
-                key, raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"], raw.get("spare"), raw.get("residual")
-            )
+            manifest.keys[key] = _entry_from(raw)
         if len(kinds) > 1:
             raise bad("it mixes int and str keys")
         if data.get("key_kind") not in (None, manifest.key_kind):
@@ -183,11 +219,11 @@ class Manifest:
 def _entry_from(raw: dict[str, Any]) -> KeyEntry:
     """A checked entry dictionary as a :class:`KeyEntry`."""
     return KeyEntry(check_key(raw["key"]), raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"],
-                    raw.get("spare"), raw.get("residual"))
+                    raw.get("spare"), raw.get("residual"), raw.get("data"))
 
 
 # ---------------------------------------------------------------------- helpers
-def _load_manifest_file(path: Path) -> Manifest | None:
+def load_manifest_file(path: Path) -> Manifest | None:
     """The manifest at ``path`` (None if there is none), validated; never follows a symlink."""
     try:
         fd = os.open(path, os.O_RDONLY | NOFOLLOW)
@@ -235,7 +271,7 @@ def _read_compression(raw: Any, bad: Callable[[str], SessionError]) -> str | Non
     return spec.spec
 
 
-def _write_json(path: Path, payload: Any, before_replace: Callable[[], None] | None = None) -> None:
+def write_json(path: Path, payload: Any, before_replace: Callable[[], None] | None = None) -> None:
     """Replace ``path`` by ``payload`` as JSON, whole or not at all (a private temporary file,
     fsynced, renamed over it: :func:`kvcli.osutil.atomic_write`); on failure nothing is left
     behind and the error names the path and the space needed."""

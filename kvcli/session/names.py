@@ -23,7 +23,13 @@ from kvcli.arrays.core import Key as Key  # re-exported: the session's modules r
 FORMAT = "kvcli-session"
 
 
-FORMAT_VERSION = 1
+#: 2: a key's value may be held in its database row (``data``) instead of a file; a kvcli
+#: that reads only 1 refuses such a session with "upgrade kvcli" rather than calling its
+#: values missing. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
+FORMAT_VERSION = 2
+
+
+EXPORT_FORMAT_VERSION = 1
 
 
 MANIFEST = "manifest.json"
@@ -47,7 +53,15 @@ DEFAULT_LOCK_TIMEOUT = config.LOCK_TIMEOUT.default
 RECYCLE_BYTES = 1 << 20
 
 
-_SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+#: Values of at most this many bytes of data are held in their key's database row, so that
+#: writing one is a single SQLite transaction (one fsync, no file, no folder fsync) and
+#: 10,000 small keys take a few MB rather than a 4 KiB block each; bigger values are files
+#: beside the database, written and fsynced before the transaction that names them commits.
+INLINE_BYTES = 4096
+assert INLINE_BYTES < RECYCLE_BYTES  # an inline value never takes part in spare recycling
+
+
+SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 
@@ -58,7 +72,7 @@ _STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 
 
-_SAFE_DTYPES = frozenset(DTYPES)
+SAFE_DTYPES = frozenset(DTYPES)
 
 
 KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', '-' (e.g. fc1.weight)"
@@ -95,7 +109,7 @@ def session_folder(home: str | os.PathLike[str] | None, name: str | None = None)
 
 def check_session_name(name: str) -> str:
     """Session names become folder names, so they are strict."""
-    if not isinstance(name, str) or not _SESSION_RE.fullmatch(name):
+    if not isinstance(name, str) or not SESSION_RE.fullmatch(name):
         shown = repr(name) if len(str(name)) <= 40 else repr(str(name)[:37] + "...")
         raise SessionError(
             f"session name {shown} is not allowed: use 1-64 letters, digits, '_', '.', '-' "
@@ -116,7 +130,7 @@ def check_key(key: Any) -> Key:
     raise KeyTypeError(f"key {shown} is not allowed: {KEY_RULE}")
 
 
-def _normal_type(store_type: str) -> str:
+def normal_type(store_type: str) -> str:
     """The canonical name of a store type (the registry in :mod:`kvcli.store` decides)."""
     from kvcli.errors import StoreError
     from kvcli.store import resolve
@@ -127,7 +141,7 @@ def _normal_type(store_type: str) -> str:
         raise SessionError(str(error)) from None
 
 
-def _check_options(store_type: str, options: dict[str, Any]) -> None:
+def check_options(store_type: str, options: dict[str, Any]) -> None:
     from kvcli.store import REGISTRY
 
     allowed = REGISTRY[store_type].session_options
@@ -142,13 +156,13 @@ def _check_options(store_type: str, options: dict[str, Any]) -> None:
 
 def check_store_request(store_type: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """Normalise and check a requested store type and its options."""
-    kind = _normal_type(store_type)
+    kind = normal_type(store_type)
     given = {k: v for k, v in (options or {}).items() if v is not None}
-    _check_options(kind, given)
+    check_options(kind, given)
     return kind, given
 
 
-def _python_spec(spec: str) -> tuple[str, str] | None:
+def python_spec(spec: str) -> tuple[str, str] | None:
     """``(path, function)`` of a ``python:PATH:FUNC`` spec, else None."""
     name, sep, rest = spec.partition(":")
     if name.strip().lower() != "python" or not sep:
@@ -159,15 +173,15 @@ def _python_spec(spec: str) -> tuple[str, str] | None:
     return path, function
 
 
-def _absolute_python_spec(spec: str) -> str:
+def absolute_python_spec(spec: str) -> str:
     """A ``python:`` spec with its path resolved now, against the caller's directory."""
-    python = _python_spec(spec)
+    python = python_spec(spec)
     if python is None:
         return spec
     return f"python:{Path(python[0]).expanduser().resolve()}:{python[1]}"
 
 
-def _is_local_address(address: str) -> bool:
+def is_local_address(address: str) -> bool:
     """Whether a Ray address stays on this machine: ``auto``/``local``, a loopback host, or
     an address of this machine's own interfaces (Ray names a local cluster by the node's
     IP when the machine has a network, by 127.0.0.1 when it has none)."""

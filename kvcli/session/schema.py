@@ -40,8 +40,9 @@ OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
 FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",
           "updater_trust", "optimizer_state", "compression", "key_kind", "keys")
 OPTIONAL = ("created", "updated", "updater_trust", "compression", "key_kind")
-KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual")
-KEY_OPTIONAL = ("spare", "residual")
+KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
+#: ``data``: the value's bytes when it is held in its database row (never in JSON)
+KEY_OPTIONAL = ("spare", "residual", "data")
 TRUST_FIELDS = ("path", "sha256", "mac")
 
 
@@ -55,7 +56,7 @@ def validate(data: Any) -> None:
         raise ManifestProblem("it is not a JSON object")
     unknown = [name for name in data if name not in FIELDS]
     if unknown:
-        raise ManifestProblem(f"it has unknown fields {_short(unknown)}")
+        raise ManifestProblem(f"it has unknown fields {short(unknown)}")
     missing = [name for name in FIELDS if name not in data and name not in OPTIONAL]
     if missing:
         raise ManifestProblem(f"field {missing[0]!r} is missing")
@@ -71,15 +72,15 @@ def validate(data: Any) -> None:
         _trust(data["updater_trust"])
     state = data["optimizer_state"]
     if state is not None and (not isinstance(state, str) or not FILE_RE.fullmatch(state) or not state.endswith(".npz")):
-        raise ManifestProblem(f"optimizer_state {_short(state)} is not a session file name")
+        raise ManifestProblem(f"optimizer_state {short(state)} is not a session file name")
     kind = data.get("key_kind")
     if kind not in (None, "int", "str"):
-        raise ManifestProblem(f"key_kind {_short(kind)} is not 'int', 'str' or null")
+        raise ManifestProblem(f"key_kind {short(kind)} is not 'int', 'str' or null")
     keys = data["keys"]
     if not isinstance(keys, list) or len(keys) > MAX_KEYS:
         raise ManifestProblem(f"keys must be a list of at most {MAX_KEYS:,} entries")
     for entry in keys:
-        _key_entry(entry)
+        check_key_entry(entry)
     _files_belong_to_one_place(keys, state)
 
 
@@ -87,7 +88,7 @@ def _files_belong_to_one_place(keys: list[dict[str, Any]], state: str | None) ->
     """No two places name one file: a key's spare that is another key's value (or a residual
     file that is the optimizer state) would be overwritten by the next push of the first."""
     owners: dict[str, str] = {}
-    places = [(entry[name], f"key {_short(entry['key'])}'s {what}")
+    places = [(entry[name], f"key {short(entry['key'])}'s {what}")
               for entry in keys for name, what in (("file", "value"), ("spare", "spare"), ("residual", "residuals"))
               if entry.get(name) is not None]
     if state is not None:
@@ -98,36 +99,45 @@ def _files_belong_to_one_place(keys: list[dict[str, Any]], state: str | None) ->
         owners[name] = place
 
 
-def _key_entry(entry: Any) -> None:
+def check_key_entry(entry: Any) -> None:
     if not isinstance(entry, dict):
         raise ManifestProblem(f"a key entry is a {type(entry).__name__}, not an object")
     extra = [name for name in entry if name not in KEY_FIELDS]
     missing = [name for name in KEY_FIELDS if name not in entry and name not in KEY_OPTIONAL]
     if extra or missing:
-        raise ManifestProblem(f"a key entry has {'unknown' if extra else 'missing'} fields {_short(extra or missing)}")
+        raise ManifestProblem(f"a key entry has {'unknown' if extra else 'missing'} fields {short(extra or missing)}")
     key = entry["key"]
     if isinstance(key, bool) or not isinstance(key, (int, str)):
         raise ManifestProblem(f"a key is a {type(key).__name__}, not a whole number or a name")
-    shown = _short(key)
+    shown = short(key)
     for name in ("file", "spare") if entry.get("spare") is not None else ("file",):
         value = entry[name]
         if not isinstance(value, str) or not FILE_RE.fullmatch(value) or not value.endswith(".npy"):
-            raise ManifestProblem(f"key {shown} names the file {_short(value)}, which is not a session file name")
+            raise ManifestProblem(f"key {shown} names the file {short(value)}, which is not a session file name")
     residual = entry.get("residual")
     if residual is not None and (not isinstance(residual, str) or not FILE_RE.fullmatch(residual)
                                  or not residual.endswith(".npz")):
-        raise ManifestProblem(f"key {shown} names the residual file {_short(residual)}, which is not a session file name")
+        raise ManifestProblem(f"key {shown} names the residual file {short(residual)}, which is not a session file name")
     dtype = entry["dtype"]
     if dtype not in DTYPES:
-        raise ManifestProblem(f"key {shown} has dtype {_short(dtype)}, which kvcli does not load")
+        raise ManifestProblem(f"key {shown} has dtype {short(dtype)}, which kvcli does not load")
     shape = entry["shape"]
     if not isinstance(shape, list) or len(shape) > MAX_NDIM or not all(
         isinstance(n, int) and not isinstance(n, bool) and 0 <= n < MAX_DIM for n in shape
     ):
-        raise ManifestProblem(f"key {shown} has a malformed shape {_short(shape)}")
+        raise ManifestProblem(f"key {shown} has a malformed shape {short(shape)}")
     itemsize = 1 if dtype in ("int8", "uint8", "bool") else int(re.sub(r"\D", "", dtype)) // 8
     if math.prod(shape) * itemsize > MAX_BYTES:
-        raise ManifestProblem(f"key {shown} has an impossible size (shape {_short(shape)})")
+        raise ManifestProblem(f"key {shown} has an impossible size (shape {short(shape)})")
+    data = entry.get("data")
+    if data is not None:
+        if not isinstance(data, bytes):
+            raise ManifestProblem(f"key {shown} holds its value as a {type(data).__name__}, not bytes")
+        if len(data) != math.prod(shape) * itemsize:
+            raise ManifestProblem(f"key {shown} holds {len(data)} bytes of value, not the "
+                                  f"{math.prod(shape) * itemsize} of shape {short(shape)} and dtype {dtype}")
+        if entry.get("spare") is not None:
+            raise ManifestProblem(f"key {shown} holds its value in its row and names a spare file")
     _int(entry["version"], f"key {shown}'s version", 0, MAX_COUNTER - 1)
 
 
@@ -136,13 +146,13 @@ def _store(store: Any) -> None:
         raise ManifestProblem("store must be an object with 'type' and 'options'")
     kind, options = store["type"], store["options"]
     if kind not in OPTION_RULES:
-        raise ManifestProblem(f"store type {_short(kind)} is not known")
+        raise ManifestProblem(f"store type {short(kind)} is not known")
     if not isinstance(options, dict):
         raise ManifestProblem("store options must be an object")
     rules = OPTION_RULES[kind]
     for name, value in options.items():
         if name not in rules:
-            raise ManifestProblem(f"store option {_short(name)} does not apply to the {kind!r} store")
+            raise ManifestProblem(f"store option {short(name)} does not apply to the {kind!r} store")
         expected, low, high = rules[name]
         if expected is int:
             _int(value, f"store option {name}", low, high)
@@ -161,28 +171,28 @@ def _trust(trust: Any) -> None:
 
 def _int(value: Any, what: str, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ManifestProblem(f"{what} must be a whole number from {low} to {high}, not {_short(value)}")
+        raise ManifestProblem(f"{what} must be a whole number from {low} to {high}, not {short(value)}")
 
 
 def _time(value: Any, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
         math.isfinite(value) and 0 <= value <= MAX_TIME
     ):
-        raise ManifestProblem(f"{what} must be a time in seconds since 1970, not {_short(value)}")
+        raise ManifestProblem(f"{what} must be a time in seconds since 1970, not {short(value)}")
 
 
 def _text(value: Any, what: str, longest: int) -> None:
     if not isinstance(value, str) or not 1 <= len(value) <= longest:
-        raise ManifestProblem(f"{what} must be a string of 1 to {longest} characters, not {_short(value)}")
+        raise ManifestProblem(f"{what} must be a string of 1 to {longest} characters, not {short(value)}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ManifestProblem(f"{what} {_short(value)} is not valid Unicode (a lone surrogate)") from None
+        raise ManifestProblem(f"{what} {short(value)} is not valid Unicode (a lone surrogate)") from None
     if any(ord(c) < 32 for c in value):
-        raise ManifestProblem(f"{what} {_short(value)} holds control characters")
+        raise ManifestProblem(f"{what} {short(value)} holds control characters")
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
     """A bounded ``repr`` (a 4000-digit integer or a huge list must not flood the message)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
         return f"<a {len(str(abs(value)))}-digit integer>"

@@ -1,26 +1,32 @@
-"""Record sessions in the format of kvcli before SQLite (``manifest.json`` + ``data/*.npy``).
+"""Record sessions in the formats of older kvcli releases, to test that today's reads them.
 
-Run with the *old* release's kvcli importable (a checkout of the last commit before the
-session moved to SQLite, e.g. ``git archive 1b07402``), from the repository root::
+Run with the *old* release's kvcli importable, from the repository root::
 
-    PYTHONPATH=/path/to/old/checkout python tests/data/make_legacy_session.py
+    PYTHONPATH=/path/to/old/checkout python tests/data/make_legacy_session.py [NAME]
 
-It writes ``tests/data/legacy_sessions/`` (a home with two sessions) and
-``tests/data/legacy_sessions.json`` (what each key must hold after the migration).
-tests/session/test_migration.py opens copies of these folders with today's kvcli.
+* ``legacy_sessions`` (the default NAME), with a checkout of the last commit before the
+  session moved to SQLite (``git archive 1b07402``): ``manifest.json`` + ``data/*.npy``;
+* ``legacy_db_sessions``, with a checkout of the last commit before small values moved
+  into their database rows (``git archive 95293e0``): ``session.db`` without the ``data``
+  column, every value a ``data/*.npy`` file however small.
+
+It writes ``tests/data/NAME/`` (a home with two sessions) and ``tests/data/NAME.json``
+(what each key must hold after the migration). tests/session/test_migration.py opens copies
+of these folders with today's kvcli.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from kvcli.session import Session
 
-OUT = Path(__file__).parent / "legacy_sessions"
+OUT = Path(__file__).parent / (sys.argv[1] if len(sys.argv) > 1 else "legacy_sessions")
 
 
 def main() -> None:
@@ -41,7 +47,7 @@ def main() -> None:
         expected["ints"] = {str(key): session.pull([key])[0][0].tolist() for key in session.keys()}
     for lock in OUT.rglob(".lock"):
         lock.unlink()
-    (OUT.parent / "legacy_sessions.json").write_text(json.dumps(expected, indent=1) + "\n")
+    (OUT.parent / f"{OUT.name}.json").write_text(json.dumps(expected, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,24 @@ def write_legacy(folder: Path, manifest: dict[str, Any] | str | bytes) -> Path:
             pass
     path = folder / MANIFEST
     if isinstance(manifest, dict):
-        manifest = json.dumps(manifest)
+        manifest = json.dumps(legacy_form(folder, manifest))
     if isinstance(manifest, str):
         manifest = manifest.encode("utf-8", "surrogatepass")
     path.write_bytes(manifest)
     return path
+
+
+def legacy_form(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest`` as an old session held it: a value held in its database row (``data``,
+    bytes JSON cannot carry) becomes the ``.npy`` file its entry names, as before SQLite."""
+    import numpy as np
+
+    keys = []
+    for entry in manifest.get("keys", []):
+        if isinstance(entry, dict) and isinstance(entry.get("data"), bytes):
+            entry = dict(entry)
+            array = np.frombuffer(entry.pop("data"), dtype=np.dtype(entry["dtype"]).newbyteorder("<"))
+            np.save(folder / "data" / entry["file"], array.reshape(entry["shape"]), allow_pickle=False)
+        keys.append(entry)
+    return {**manifest, "keys": keys} if "keys" in manifest else manifest
+

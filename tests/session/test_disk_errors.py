@@ -16,6 +16,7 @@ import pytest
 import kvcli.arrays.npyio as npy
 from kvcli.errors import SessionError
 from kvcli.session import DATA, Session
+from kvcli.session.names import INLINE_BYTES
 
 
 def failing_write(code: int):
@@ -27,6 +28,9 @@ def failing_write(code: int):
         raise OSError(code, os.strerror(code))
 
     return real, write_array
+
+
+BIG = INLINE_BYTES // 4 + 1  # float32 elements of a value kept in a file
 
 
 def data_files(session: Session) -> set[str]:
@@ -61,7 +65,7 @@ def test_failed_init_is_one_line_names_the_path_and_leaves_no_orphan(
 
 def test_failed_push_of_several_keys_removes_every_file_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Session("s", tmp_path) as session:
-        session.init([1, 2, 3], [np.zeros(8, np.float32)] * 3)
+        session.init([1, 2, 3], [np.zeros(BIG, np.float32)] * 3)  # values in files
         before = data_files(session)
         real, fake = failing_write(errno.ENOSPC)
         calls = []
@@ -75,10 +79,10 @@ def test_failed_push_of_several_keys_removes_every_file_it_wrote(tmp_path: Path,
         monkeypatch.setattr(npy, "_write_array", second_fails)
         session.set_updater("sum")
         with pytest.raises(SessionError, match="no space left"):
-            session.push([1, 2, 3], [np.ones(8, np.float32)] * 3)
+            session.push([1, 2, 3], [np.ones(BIG, np.float32)] * 3)
         assert data_files(session) == before
         monkeypatch.undo()
-        assert [session.pull([k])[0][0].tolist() for k in (1, 2, 3)] == [[0.0] * 8] * 3
+        assert [session.pull([k])[0][0].tolist() for k in (1, 2, 3)] == [[0.0] * BIG] * 3
 
 
 def test_failed_manifest_write_removes_the_new_value_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -109,7 +109,7 @@ def test_npy_header_with_an_empty_dimension_that_fits_still_loads(tmp_path: Path
 
 def test_session_file_with_an_impossible_header_is_corrupted_not_a_traceback(tmp_path: Path) -> None:
     with Session("s", tmp_path / "home") as session:
-        session.init(["k"], [np.zeros((0, 4), np.float32)])
+        session.init(["k"], [np.zeros((2, 2048), np.float32)])  # a value file (a small value has none)
     entry = read_manifest(session.path)["keys"][0]
     (session.path / "data" / entry["file"]).write_bytes(npy_header((0, 1 << 62, 1 << 62), "<f4"))
     with Session("s", tmp_path / "home") as session:

@@ -16,13 +16,14 @@ import pytest
 
 from kvcli.errors import SessionError
 from kvcli.session import Session, list_sessions
-from tests.session.legacy import read_manifest, write_legacy
+from tests.session.legacy import legacy_form, read_manifest, write_legacy
 
 
 def good_manifest(home: Path, name: str = "bad") -> dict:
     with Session(name, home) as session:
         session.init(["w"], [np.ones(3, np.float32)])
-    return read_manifest(home / "sessions" / name)
+    folder = home / "sessions" / name
+    return legacy_form(folder, read_manifest(folder))  # planted as an old manifest.json below
 
 
 def damage(data: dict, how: str) -> str:
@@ -142,10 +143,10 @@ def test_manifest_only_remote_ray_address_is_refused(tmp_path: Path, address: st
 def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) -> None:
     dist_manifest(tmp_path, "10.1.2.3:6379")
     session = Session("dist", tmp_path, store_type="dist_sync", store_options={"address": "10.1.2.3:6379"})
-    manifest = session._read_manifest()
-    session._check_ray_address(manifest)  # --ray-address names it: confirmed
+    manifest = session._committer.read_manifest()
+    session._live.check_ray_address(manifest)  # --ray-address names it: confirmed
     monkeypatch.setenv("KVCLI_RAY_ADDRESS", "10.1.2.3:6379")
-    Session("dist", tmp_path)._check_ray_address(manifest)
+    Session("dist", tmp_path)._live.check_ray_address(manifest)
 
 
 @pytest.mark.parametrize("address, local", [
@@ -154,16 +155,16 @@ def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) 
     ("ray://localhost.evil.com:1", False), ("192.168.1.2", False),
 ])
 def test_local_addresses(address: str, local: bool) -> None:
-    from kvcli.session import _is_local_address
+    from kvcli.session import is_local_address
 
-    assert _is_local_address(address) is local
+    assert is_local_address(address) is local
 
 
 def test_an_address_of_this_machine_counts_as_local() -> None:
     """Ray names a local cluster by the node's IP when there is a network (192.0.2.2 here)."""
     import socket
 
-    from kvcli.session import _is_local_address
+    from kvcli.session import is_local_address
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
@@ -171,5 +172,5 @@ def test_an_address_of_this_machine_counts_as_local() -> None:
             own = probe.getsockname()[0]
         except OSError:
             own = "127.0.0.1"  # no network: the loopback address is the node's address
-    assert _is_local_address(f"{own}:6379") is True
-    assert _is_local_address("203.0.113.7:6379") is False  # TEST-NET-3: never this machine's
+    assert is_local_address(f"{own}:6379") is True
+    assert is_local_address("203.0.113.7:6379") is False  # TEST-NET-3: never this machine's

@@ -101,8 +101,73 @@ def test_a_kill_during_the_migration_leaves_a_session_that_loads(home: Path, poi
         assert values(session) == expected
         session.push([3], [np.full(4, 6, np.int32)])  # migrates if needed, collects leftovers
         assert session.pull([3])[0][0].tolist() == [6] * 4
-        referenced = {name for e in session.entries() for name in (e.file, e.spare) if name}
+        referenced = {name for e in session.entries() for name in e.files_row()[:3] if name}
     assert not (folder / MANIFEST).exists() and (folder / DB).exists()
     assert set(os.listdir(folder / "data")) == referenced
     assert sorted(os.listdir(folder)) == sorted(n for n in (DB, f"{DB}-wal", f"{DB}-shm", ".lock", "data")
                                                 if (folder / n).exists())
+
+
+# ---------------------------------------------------------------------- session.db of before inline values
+LEGACY_DB = Path(__file__).parents[1] / "data" / "legacy_db_sessions"
+EXPECTED_DB = json.loads((LEGACY_DB.parent / "legacy_db_sessions.json").read_text())
+
+
+@pytest.fixture
+def db_home(tmp_path: Path) -> Path:
+    """A private copy of the home written by the kvcli that kept every value in a file."""
+    home = tmp_path / "db-home"
+    shutil.copytree(LEGACY_DB, home)
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    return home
+
+
+def test_a_database_without_inline_values_is_read_and_its_small_values_move_inline_on_write(db_home: Path) -> None:
+    """Issue 22 item 1: a session.db of the kvcli before inline values (no ``data`` column,
+    every small value in a file) reads as it is; a write adds the column, and each key it
+    writes moves into its row, its old file removed after the commit."""
+    model = db_home / "sessions" / "model"
+    files_before = sorted(os.listdir(model / "data"))
+    with Session("model", db_home) as session:
+        assert values(session) == EXPECTED_DB["model"]
+        assert not any(entry.inline for entry in session.entries())
+    assert sorted(os.listdir(model / "data")) == files_before
+    # momentum state came along: 0.9 * (-1) - 0.5 * 1 = -1.4 added to -1 (without it: -1.5)
+    with Session("model", db_home) as session:
+        session.push(["fc1.bias"], [np.ones(3, np.float32)])
+        assert session.pull(["fc1.bias"])[0][0].tolist() == pytest.approx([-2.4] * 3)
+        inline = {entry.key: entry.inline for entry in session.entries()}
+        assert inline == {"fc1.weight": False, "fc1.bias": True, "out": False}  # only the key written moved
+    with Session("model", db_home) as session:  # a new process reads rows of both kinds
+        expected = dict(EXPECTED_DB["model"], **{"fc1.bias": pytest.approx([-2.4] * 3)})
+        assert values(session) == expected
+        remaining = {entry.file for entry in session.entries() if not entry.inline}
+    names = set(os.listdir(model / "data"))
+    assert remaining <= names and len(names) == len(remaining) + 1  # + the optimizer state
+    with Session("ints", db_home) as session:
+        session.init([3], [np.full(4, 4, np.int32)])
+        session.push([7], [np.full(2, 9, np.float16)])
+        assert values(session) == {"3": [4] * 4, "7": [9.0, 9.0]}
+        assert all(entry.inline for entry in session.entries())
+    assert os.listdir(db_home / "sessions" / "ints" / "data") == []
+
+
+@pytest.mark.parametrize("point", ["after-data", "before-manifest", "after-manifest"])
+def test_a_kill_during_the_first_write_of_a_database_without_inline_values(db_home: Path, point: str) -> None:
+    """The first write to an old database adds the ``data`` column and moves the written
+    value into its row: a kill anywhere in it leaves the old value (its file) or the new one
+    (its row), and the next write removes the file the rows no longer name."""
+    folder = db_home / "sessions" / "ints"
+    env = dict(os.environ, KVCLI_TEST_CRASH_POINT=point)
+    proc = subprocess.run([sys.executable, "-c", MIGRATE, str(db_home)], env=env, capture_output=True)
+    assert proc.returncode == -9, proc.stderr
+    with Session("ints", db_home) as session:
+        expected = dict(EXPECTED_DB["ints"])
+        if point == "after-manifest":
+            expected["3"] = [5] * 4
+        assert values(session) == expected
+        session.push([7], [np.full(2, 6, np.float16)])  # the next commit collects leftovers
+        assert values(session)["7"] == [6.0, 6.0]
+        named = {name for e in session.entries() for name in e.files_row()[:3] if name}
+    assert set(os.listdir(folder / "data")) == named

@@ -15,10 +15,12 @@ import pytest
 
 from kvcli.errors import SessionError
 from kvcli.session import DATA, RECYCLE_BYTES, Session
+from kvcli.session.names import INLINE_BYTES
 from kvcli.session.db import DB
 from tests.session.legacy import read_manifest
 
 N = RECYCLE_BYTES // 4  # float32 elements of a value big enough to keep a spare
+SMALL_FILE = INLINE_BYTES // 4 + 1  # float32 elements of a value in a file that keeps no spare
 
 
 def manifest_entry(session: Session, key) -> dict:
@@ -48,7 +50,7 @@ def test_spare_replaced_by_a_symlink_is_never_written_through(tmp_path: Path) ->
 
 def test_value_file_replaced_by_a_symlink_is_refused(tmp_path: Path) -> None:
     with Session("s", tmp_path / "home") as session:
-        session.init(["w"], [np.arange(4, dtype=np.float32)])
+        session.init(["w"], [np.arange(SMALL_FILE, dtype=np.float32)])  # a value file, no spare
         file = session.path / DATA / manifest_entry(session, "w")["file"]
         outside = tmp_path / "elsewhere.npy"
         shutil.move(file, outside)
@@ -57,7 +59,7 @@ def test_value_file_replaced_by_a_symlink_is_refused(tmp_path: Path) -> None:
         with pytest.raises(SessionError, match="symbolic link"):
             session.pull(["w"])
         with pytest.raises(SessionError, match="symbolic link"):
-            session.push(["w"], [np.zeros(4, np.float32)])  # a replacing push checks the file first
+            session.push(["w"], [np.zeros(SMALL_FILE, np.float32)])  # a replacing push checks the file first
 
 
 def test_manifest_and_data_folder_symlinks_are_refused(tmp_path: Path) -> None:

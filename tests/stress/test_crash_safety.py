@@ -10,8 +10,10 @@ that value V must be A or A+1 where A counts the pushes committed so far (acknow
 exit 0, or killed after their commit point). Leftover files of killed commands must be
 removed by the next command that commits.
 
-A shorter run does the same with a 2 MiB value, big enough for the session to rewrite an
-older file in place (its "spare") instead of creating a new one.
+The 4-element value is held in its database row (a value of at most INLINE_BYTES has no
+file: its push is the one SQLite transaction). Shorter runs do the same with a 64 KiB value
+(a new file per push, fsynced before the COMMIT that names it) and with a 2 MiB value, big
+enough for the session to rewrite an older file in place (its "spare") instead.
 
 The RNG is seeded (``KVCLI_STRESS_SEED`` overrides the seed) so a failing run can be replayed.
 """
@@ -212,6 +214,24 @@ def test_push_survives_sigkill_at_random_moments(home: Path) -> None:
     assert run.killed >= ITERATIONS // 3, run.killed
     assert run.committed_when_killed >= 10, run.committed_when_killed
     finish_cleanly(home, push, run, 4)
+
+
+MID = 1 << 14  # float32 elements: 64 KiB, a value file (above INLINE_BYTES, below the reuse threshold)
+MID_ITERATIONS = 50
+
+
+def test_file_value_push_survives_sigkill(home: Path) -> None:
+    from kvcli.session.names import INLINE_BYTES, RECYCLE_BYTES
+
+    assert INLINE_BYTES < 4 * MID < RECYCLE_BYTES
+    push = [str(KVCLI), "push", "k", f"ones({MID})"]
+    run = crash_loop(home, push, pull_npy, MID, MID_ITERATIONS, SEED + 2)
+    print(f"\n64 KiB value: {run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
+          f"({run.killed} killed, {run.acknowledged} finished, {run.committed_when_killed} after the commit point)")
+    assert not run.problems, "\n".join(run.problems[:20])
+    assert run.crashes == MID_ITERATIONS and run.corrupt == 0 and run.lost == 0
+    assert run.killed >= MID_ITERATIONS // 3
+    finish_cleanly(home, push, run, MID)
 
 
 BIG = 1 << 19  # float32 elements: 2 MiB, above the session's mmap and file-reuse thresholds
