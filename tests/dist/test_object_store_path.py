@@ -3,6 +3,8 @@ pushes answered later, and step results handed back with a push's answer."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,33 @@ def test_two_workers_sum_exactly_through_the_object_store(ray_cluster):
     for result in results:
         assert result["sums"] == [[3.0 * step + 2 * k for k in range(30)] for step in range(1, 5)]
         assert result["segments"] == []  # no shared memory at all on this path
+
+
+def test_a_restarted_server_is_reported_by_the_call_after_the_push(ray_cluster, no_shm):
+    """A push that reaches a server Ray restarted (empty) fails; the store's next call says
+    so, and a collective re-init then restores service as on the shared-memory path."""
+    ray = ray_cluster
+    with kvcli.create("dist_sync", timeout=10) as kv:
+        kv.set_updater("sum")
+        kv.init("w", np.ones(4))
+        kv.push("w", np.ones(4))
+        assert (kv.pull("w") == 2).all()
+        server = kv._group.servers[0]
+        ray.kill(server, no_restart=False)  # a crash; Ray restarts it (max_restarts=1)
+
+        def restarted() -> bool:
+            try:
+                return bool(kv._call(server.ping.remote(), "ping")["restarted"])
+            except DistributedError:  # still restarting
+                return False
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not restarted():
+            time.sleep(0.2)
+        assert restarted()
+        kv.push("w", np.ones(4))  # handed over; the restarted server refuses it
+        with pytest.raises(DistributedError, match="restarted by Ray"):
+            kv.pull("w")
+        kv.init("w", np.ones(4))  # re-init: rank 0 also re-sends the 'sum' updater
+        kv.push("w", np.full(4, 2.0))
+        assert (kv.pull("w") == 3).all()

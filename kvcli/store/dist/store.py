@@ -66,7 +66,8 @@ with its answer: that pull then makes no call of its own.
 Ray restarts a dead server with no values and no updater. Any operation that was in flight
 when it died raises ``DistributedError`` ("... died or is restarting"); afterwards every
 push or pull of a key it held raises ``DistributedError`` ("... was restarted by Ray and lost
-its values ...: call init(...) again on every worker") — never a stale or zero value. Calling
+its values ...: call init(...) again on every worker"; a push to another node: at the store's
+next call) — never a stale or zero value. Calling
 ``init`` again for those keys on every worker restores service: rank 0 re-sends the updater
 to the restarted server, and the keys' optimizer state starts afresh, as for any re-init.
 """
