@@ -11,7 +11,7 @@ over all workers. Not a test: it prints a table.
 
     python bench/dist.py [--kib 16384] [--keys 1] [--workers 1 2 4] [--steps 20]
                          [--servers 1] [--mxnet-python PY] [--json]
-                         [--nodes N [--rate 10gbit]]
+                         [--object-store-mib MIB] [--nodes N [--rate 10gbit]]
 
 ``--nodes N`` (root) runs both on N network namespaces joined by links shaped to
 ``--rate`` (bench/netns.py), a Ray node in each: servers (and ps-lite's scheduler) from
@@ -38,14 +38,15 @@ import numpy as np
 import kvcli
 
 
-def dist_worker(elements: int, steps: int, count: int) -> list[float]:
-    """One rank: per-step seconds of push + pull of ``count`` keys (dist_sync keeps lockstep)."""
+def dist_worker(elements: int, steps: int, count: int, warmup: int = 3) -> list[float]:
+    """One rank: per-step seconds of push + pull of ``count`` keys (dist_sync keeps lockstep),
+    after ``warmup`` untimed steps."""
     with kvcli.create("dist_sync") as kv:
         keys = list(range(count))
         values = [np.full(elements, 1.0, np.float32) for _ in keys]
         outs = [np.empty_like(v) for v in values]
         kv.init(keys, [np.zeros_like(v) for v in values])
-        for _ in range(3):  # warm-up: object store pages, actor code paths
+        for _ in range(warmup):  # warm-up: object store pages, actor code paths
             kv.push(keys, values)
             kv.pull(keys, out=outs)
         kv.barrier()
@@ -60,8 +61,24 @@ def dist_worker(elements: int, steps: int, count: int) -> list[float]:
         return times
 
 
+def warmup_steps(object_store_mib: int | None, workers: int, elements: int, count: int) -> int:
+    """Untimed steps before the timed ones: 3, or with a known object store size enough
+    to fill it once, so the timed steps run in the steady state of a long job.
+
+    Why: Ray's object store keeps the objects of past steps (freed, not yet evicted) until
+    it is full, so until then every ``ray.put`` lands in pages never touched before (a page
+    fault per 4 KiB: a 16 MiB put takes ~10 ms instead of ~3). Once the store has been
+    filled, puts reuse its pages for the rest of the job. A step puts about W + 1 values
+    per node (W pushes and the server's result).
+    """
+    if not object_store_mib:
+        return 3
+    per_step = (workers + 1) * elements * 4 * count
+    return 3 + -(-(object_store_mib << 20) // per_step)
+
+
 def run_dist(
-    workers: int, servers: int, elements: int, steps: int, count: int, nodes: int = 0
+    workers: int, servers: int, elements: int, steps: int, count: int, nodes: int = 0, warmup: int = 3
 ) -> float:
     """Median step time over the workers (they run in lockstep). With ``nodes``, the
     servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
@@ -74,7 +91,7 @@ def run_dist(
             "server_resources": [{f"node{n}": 0.01} for n in server_nodes],
             "worker_resources": [{f"node{n}": 0.01} for n in worker_nodes],
         }
-    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count), **where)
+    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count, warmup), **where)
     return statistics.median(max(times) for times in zip(*per_rank))
 
 
@@ -204,7 +221,8 @@ def inner(args: argparse.Namespace) -> None:
     root = str(Path(__file__).resolve().parents[1])
     ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root}})
     elements = args.kib * 1024 // 4
-    seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes)
+    warmup = warmup_steps(args.object_store_mib, args.workers[0], elements, args.keys)
+    seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes, warmup=warmup)
     print(json.dumps({"seconds": seconds}))
 
 
@@ -214,7 +232,8 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
     from bench.netns import RAY_ENV, link_bound, netns_cluster
 
     rows = []
-    with netns_cluster(args.nodes, rate=args.rate) as cluster:
+    store_mib = args.object_store_mib or 600
+    with netns_cluster(args.nodes, rate=args.rate, object_store_mib=store_mib) as cluster:
         tcp = tcp_probe(cluster)
         for workers in args.workers:
             load = _load()
@@ -223,7 +242,7 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
             bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit)
             argv = [sys.executable, __file__, "--inner", cluster.ray_address, "--nodes", str(args.nodes),
                     "--workers", str(workers), "--servers", str(args.servers), "--steps", str(args.steps),
-                    "--kib", str(args.kib), "--keys", str(args.keys)]
+                    "--kib", str(args.kib), "--keys", str(args.keys), "--object-store-mib", str(store_mib)]
             done = cluster.run(0, argv, capture_output=True, text=True, timeout=900,
                                env={**os.environ, **RAY_ENV})
             if done.returncode != 0:
@@ -258,6 +277,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=0,
                         help="run on N network namespaces joined by shaped links (root; see bench/netns.py)")
     parser.add_argument("--rate", default="10gbit", help="the emulated link rate of --nodes (default 10gbit)")
+    parser.add_argument("--object-store-mib", type=int, default=None,
+                        help="Ray object store size per node (default: Ray's own locally, 600 with --nodes); "
+                        "given, the warm-up fills it once, for the steady state of a long job")
     parser.add_argument("--inner", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
@@ -287,13 +309,15 @@ def main() -> None:
 
     from kvcli.store.dist.group import ray_init_options
 
-    ray.init(**ray_init_options("local"))  # as kvcli starts Ray (its workers at nice 0)
+    store = {"object_store_memory": args.object_store_mib << 20} if args.object_store_mib else {}
+    ray.init(**ray_init_options("local"), **store)  # as kvcli starts Ray (its workers at nice 0)
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:
         load = _load()
         pushed = args.kib * 1024 * args.keys * workers
-        dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys)
+        warmup = warmup_steps(args.object_store_mib, workers, elements, args.keys)
+        dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys, warmup=warmup)
         device_seconds = run_device(workers, elements, args.steps, args.keys)
         mxnet_seconds = (
             run_mxnet(args.mxnet_python, workers, args.servers, elements, args.steps, args.keys)
@@ -317,7 +341,8 @@ def main() -> None:
         return
     size = f"{args.keys} key(s) of {args.kib} KiB"
     shm = "object store (KVCLI_DIST_NO_SHM)" if os.environ.get("KVCLI_DIST_NO_SHM") else "shared memory"
-    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), {shm}, median of {args.steps} steps")
+    warm = f"object store {args.object_store_mib} MiB, filled once before timing" if args.object_store_mib else "3 warm-up steps"
+    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), {shm}, {warm}, median of {args.steps} steps")
     print(f"{'W':>3} {'dist ms':>9} {'MiB/s':>9} {'device ms':>10} {'MXNet ms':>9} {'MXNet/dist':>11}  load")
     for r in rows:
         def cell(value: float | None, width: int) -> str:

@@ -156,6 +156,11 @@ class _Slot:
         return self.value
 
 
+def _holds_ref(item: Any) -> bool:
+    """Whether an item of a push or pull answer carries ``[ObjectRef]`` (of a big value)."""
+    return isinstance(item, list) or (isinstance(item, tuple) and any(isinstance(x, list) for x in item))
+
+
 def _decoded(packed: np.ndarray, compressed: tuple[tuple[int, ...], Any]) -> np.ndarray:
     """A worker's float32 part from its 2-bit codes (``compressed`` = (shape, threshold))."""
     from kvcli.store.compression import dequantize
@@ -246,7 +251,7 @@ class KeyServer:
         if method not in PACKED_METHODS:
             raise DistributedError(f"{self._name()}: {method!r} cannot be called packed (only {sorted(PACKED_METHODS)})")
         answer = getattr(self, method)(*pickle.loads(blob))
-        if any(isinstance(item, list) for item in answer):  # [ObjectRef] of a big value
+        if any(_holds_ref(item) for item in answer):  # [ObjectRef] of a big value
             return answer
         return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -350,8 +355,12 @@ class KeyServer:
         self._mapped.pop(rank, None)
 
     def push_many(
-        self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None = None
-    ) -> list[tuple[int, ShmPart | None]]:
+        self,
+        rank: int,
+        items: list[tuple[Key, int, Any, Any]],
+        retired: list[str] | None = None,
+        want: list[bool] | None = None,
+    ) -> list[tuple[int, ShmPart | None, Any]]:
         """Rank ``rank``'s pushes of one step to the keys held here, in one call.
 
         Each item is ``(key, seq, value, compressed)``: the ``seq``-th push of ``key``
@@ -366,6 +375,11 @@ class KeyServer:
         without asking again. ``retired`` names push segments the worker has freed.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
+
+        ``want[i]`` (dist_sync): the worker will pull item ``i``'s key next. When this push
+        completed the step, the answer's third element is the step's result as a pull
+        would answer it (inline, or ``[ObjectRef]`` of the copy every puller shares), so
+        that pull needs no call of its own; else None.
         """
         refs = [item[2][0] for item in items if isinstance(item[2], list)]
         if refs:  # fetched before taking the lock: other calls go on meanwhile
@@ -375,7 +389,34 @@ class KeyServer:
         else:
             resolved = iter(())
         with self._changes.lock:
-            return self._push_locked(rank, items, retired, resolved)
+            applied = self._push_locked(rank, items, retired, resolved)
+            wanted = want or [False] * len(items)
+            return [
+                (count, where, self._handed(item[0], rank, item[1]) if asked else None)
+                for (count, where), item, asked in zip(applied, items, wanted)
+            ]
+
+    def _handed(self, key: Key, rank: int, seq: int) -> Any:
+        """The result of the step rank ``rank``'s push ``seq`` of ``key`` is in, when that
+        step has been applied (dist_sync, dense values); else None."""
+        slot = self.slots.get(key)
+        if (
+            self.mode != "sync" or slot is None or slot.applied[rank] != seq
+            or seq in slot.errors or not isinstance(slot.value, np.ndarray)
+        ):
+            return None
+        return self._result(slot)
+
+    def _result(self, slot: _Slot) -> Any:
+        """A dense value as a pull answers it: a copy inline when small, else ``[ObjectRef]``
+        of a copy put once per version (taken before any later push changes the value)."""
+        import ray
+
+        if isinstance(slot.value, np.ndarray) and slot.value.nbytes <= INLINE_BYTES:
+            return slot.value.copy()  # a later push must not change what we send
+        if slot.snapshot is None or slot.snapshot[0] != slot.version:
+            slot.snapshot = (slot.version, ray.put(slot.value))
+        return [slot.snapshot[1]]
 
     def _push_locked(
         self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None, resolved: Any
@@ -510,20 +551,13 @@ class KeyServer:
         worker that pulls the same step. A ``local`` worker (on this node) gets a
         :class:`ShmPart` for a value held in shared memory and copies it out itself.
         """
-        import ray
-
         results: list[Any] = []
         for key, need in needs:
             slot = self._applied_slot(key, rank, need, timeout)
             if local and slot.shm is not None:
                 results.append(slot.shm)
                 continue
-            if isinstance(slot.value, np.ndarray) and slot.value.nbytes <= INLINE_BYTES:
-                results.append(slot.value.copy())  # a later push must not change what we send
-                continue
-            if slot.snapshot is None or slot.snapshot[0] != slot.version:
-                slot.snapshot = (slot.version, ray.put(slot.value))
-            results.append([slot.snapshot[1]])
+            results.append(self._result(slot))
         return results
 
     @_locked

@@ -38,6 +38,7 @@ class DistRowSparse:
         def _read(self, key: Key) -> Any: ...
         def _call(self, ref: Any, what: str, lost: str = ...) -> Any: ...
         def _invoke(self, server: int, method: str, *args: Any) -> Any: ...
+        def _settle_pushes(self) -> None: ...
 
     def _write_sparse(self, key: Key, value: RowSparse) -> None:
         self._write(key, value)  # the layout and init calls are the same as a dense key's
@@ -60,6 +61,7 @@ class DistRowSparse:
             self._outbox.setdefault(server, []).append((key, seq, [self._ray.put(part)], None))
 
     def _read_rows(self, key: Key, rows: list[np.ndarray]) -> list[RowSparse]:
+        self._settle_pushes()  # this worker's pushes to other nodes are answered first
         need = self._seq.get(key, 0)
         shape = self._info[key].shape
         calls = []

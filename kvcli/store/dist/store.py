@@ -56,13 +56,18 @@ this off. Otherwise (other nodes, ``dist_async`` pulls, row-sparse and compresse
 values travel through Ray's object store: a push puts the array there (``ray.put``) and
 hands the server a reference; a pull gets back a reference to a copy the server put
 there — one copy per step, shared by every worker that pulls it. Small values travel
-inline in the calls.
+inline in the calls. Such a push returns once its values are handed over (MXNet's push is
+asynchronous too): the store's next operation waits for the server's answer and raises
+the push's error, if any. When a worker pulled a key after its last push, its next push
+asks the server for the step's result, and the push that completes the step gets it back
+with its answer: that pull then makes no call of its own.
 
 **Server restarts.** Servers are started with ``max_restarts=server_restarts`` (default 1).
 Ray restarts a dead server with no values and no updater. Any operation that was in flight
 when it died raises ``DistributedError`` ("... died or is restarting"); afterwards every
 push or pull of a key it held raises ``DistributedError`` ("... was restarted by Ray and lost
-its values ...: call init(...) again on every worker") — never a stale or zero value. Calling
+its values ...: call init(...) again on every worker"; a push to another node: at the store's
+next call) — never a stale or zero value. Calling
 ``init`` again for those keys on every worker restores service: rank 0 re-sends the updater
 to the restarted server, and the keys' optimizer state starts afresh, as for any re-init.
 """
@@ -205,6 +210,14 @@ class DistStore(DistState, DistRowSparse, KVStore):
         #: Pushes queued by :meth:`_apply` per server, sent together by :meth:`_send_pushes`.
         self._outbox: dict[int, list[tuple[Key, int, Any, Any]]] = {}
         self._prefetched: dict[Key, np.ndarray] = {}
+        #: Pushes to servers on other nodes, sent and not answered yet: (ObjectRef, what it
+        #: is, server, keys). :meth:`_settle_pushes` waits for them (see :meth:`push`).
+        self._unsettled: list[tuple[Any, str, int, list[Key]]] = []
+        #: Step results a server handed back with a push's answer, by (key, server):
+        #: (the step, the value or ``[ObjectRef]``); the next pull of the step uses them.
+        self._handed: dict[tuple[Key, int], tuple[int, Any]] = {}
+        #: Keys pulled since their last push: their next push asks for the step's result.
+        self._pulled_keys: set[Key] = set()
         self._barriers = 0
         #: Push segments per server on this node (servers elsewhere have none).
         self._pools: dict[int, PushPool] = {}
@@ -272,6 +285,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
     def barrier(self) -> None:
         """Wait until every worker calls ``barrier()`` (DistributedError after ``timeout``)."""
         self._check_open()
+        with self._lock:
+            self._settle_pushes()
         if self._num_workers == 1:
             return
         self._barriers += 1
@@ -288,6 +303,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         """
         with self._lock:
             self._check_open()
+            self._settle_pushes()
             try:
                 super()._set_values(key, value, reset)
             finally:
@@ -303,19 +319,33 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 self._check_servers_hold([k if isinstance(k, str) else int(k) for k in keys])  # type: ignore[arg-type]
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
-        """Push (see :meth:`KVStore.push`); returns once every server has the values."""
+        """Push (see :meth:`KVStore.push`).
+
+        Returns once the values are handed over: copied into shared memory or Ray's object
+        store, the calls sent. A server on this node has applied them by then (its answer
+        says which push segments are free again); a server on another node answers later,
+        as MXNet's push is asynchronous: the next operation of this store (a pull, a push,
+        a barrier, ...) waits for that answer first and raises the push's error if it failed.
+        """
         with self._lock:
+            self._settle_pushes()
             sent: dict[int, list[Key]] = {}
             try:
                 super().push(key, value, priority)
                 sent = self._send_pushes()
             finally:
                 self._outbox = {}
+                calls, self._inflight = self._inflight, []
+                for ref, what, server in calls:  # pushes to other nodes: answered at the next operation
+                    if server in sent and server not in self._pools:
+                        self._unsettled.append((ref, what, server, sent[server]))
+                    else:
+                        self._inflight.append((ref, what, server))
                 answers = self._wait_inflight()
             for server, applied in answers:  # push segments the servers are done with
                 pool = self._pools.get(server)
                 if pool is not None and server in sent:
-                    for pushed, (count, where) in zip(sent[server], applied):
+                    for pushed, (count, where, _) in zip(sent[server], applied):
                         pool.settle(pushed, count)
                         if where is not None:
                             # a dist_sync result stays put until this worker pushes again: the
@@ -346,6 +376,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
     def save_optimizer_states(self, fname: Any, dump_optimizer: bool = False) -> None:
         """Gather the optimizer state from the servers and write it (see the base class)."""
         with self._lock:
+            self._settle_pushes()
             updater = self._stateful_updater("save")
             states = [
                 self._call(server.get_state.remote(), f"gathering optimizer state from kvcli server {index}")
@@ -363,6 +394,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         for pool in self._pools.values():  # the servers drop pending pushes of a re-init key
             pool.forget(key)
         self._results.forget(key)
+        self._forget_handed(key)
         if self._rank != 0:
             return
         for server, rows in layout:
@@ -439,14 +471,23 @@ class DistStore(DistState, DistRowSparse, KVStore):
             retired: list[str] = []
             if pool is not None:
                 retired, pool.retired = pool.retired, []
+            # A server elsewhere hands back the step's result of a key this worker pulled
+            # after its last push (it will likely pull again): that pull then needs no call.
+            want = None
+            if pool is None and self._mode == "sync":
+                want = [item[0] in self._pulled_keys for item in items]
+            for item in items:
+                self._handed.pop((item[0], server), None)
             keys = ", ".join(repr(item[0]) for item in items[:3]) + (", ..." if len(items) > 3 else "")
             self._inflight.append(
                 (
-                    self._invoke(server, "push_many", self._rank, items, retired),
+                    self._invoke(server, "push_many", self._rank, items, retired, want),
                     f"push of key{'s' * (len(items) > 1)} {keys} to kvcli server {server}",
                     server,
                 )
             )
+        for items in outbox.values():
+            self._pulled_keys.difference_update(item[0] for item in items)
         return {server: [item[0] for item in items] for server, items in outbox.items()}
 
     def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
@@ -464,6 +505,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         return self._fetch([key])[key]
 
     def _updater_changed(self) -> None:
+        self._settle_pushes()
         if self._rank == 0:
             self._ship_updater(range(self._num_servers))
         if self._num_workers > 1:
@@ -489,6 +531,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         for pool in self._pools.values():
             pool.forget(key)
         self._results.forget(key)
+        self._forget_handed(key)
         if self._rank != 0:
             return
         for server, _ in layout:
@@ -499,6 +542,14 @@ class DistStore(DistState, DistRowSparse, KVStore):
 
     def _shutdown(self) -> None:
         self._inflight.clear()
+        self._handed.clear()
+        try:
+            self._settle_pushes()  # a failed last push still says so, after the cleanup
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Unmap and close this worker's shared memory; stop the group it owns."""
         for server, pool in self._pools.items():
             pool.close()
             if not self._group.owned:  # the group lives on: let the server unmap them now
@@ -516,14 +567,18 @@ class DistStore(DistState, DistRowSparse, KVStore):
         One call per server asks for all of its keys; big values come back as references,
         fetched together (zero-copy, read-only, from this node's object store).
         """
+        self._settle_pushes()
         asked: dict[int, list[tuple[Key, int]]] = {}
         wanted = [(key, server, self._seq.get(key, 0)) for key in dict.fromkeys(keys) for server, _ in self._layouts[key]]
         # results on this node that are (or within moments will be) applied: read in place
         parts = self._results.ready([w for w in wanted if w[1] in self._pools], self._num_workers)
         mapped = {self._results.where(key, server).name for key, server in parts}
+        handed: dict[tuple[Key, int], Any] = {}
         for key, server, need in wanted:
             if (key, server) in parts:
                 self._pools[server].settle(key, need)
+            elif (result := self._handed.pop((key, server), None)) is not None and result[0] == need:
+                handed[key, server] = result[1]  # the push's answer carried this step's result
             else:
                 asked.setdefault(server, []).append((key, need))
         calls = [
@@ -532,6 +587,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         ]
         answers = {server: unpacked(self._call(ref, f"pull from kvcli server {server}")) for server, ref in calls}
         refs = [a[0] for server in answers for a in answers[server] if isinstance(a, list)]
+        refs += [a[0] for a in handed.values() if isinstance(a, list)]
         fetched = iter(self._call(refs, "pull") if refs else [])
         for server, needs in asked.items():
             pool = self._pools.get(server)
@@ -544,6 +600,9 @@ class DistStore(DistState, DistRowSparse, KVStore):
                     parts[key, server] = next(fetched) if isinstance(answer, list) else answer
                 if pool is not None:  # applied: the push segment holding it is free again
                     pool.settle(key, need)
+        for where, answer in handed.items():
+            parts[where] = next(fetched) if isinstance(answer, list) else answer
+        self._pulled_keys.update(keys)
         self._pulled.keep_only(mapped, limit=64)
         values: dict[Key, Any] = {}
         for key in dict.fromkeys(keys):
@@ -567,6 +626,28 @@ class DistStore(DistState, DistRowSparse, KVStore):
         if packed:
             return call.remote(method, pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL))
         return call.remote(*args)
+
+    def _settle_pushes(self) -> None:
+        """Wait for the answers of pushes sent to other nodes (see :meth:`push`); keep the
+        step results they hand back; raise the first push's error."""
+        calls, self._unsettled = self._unsettled, []
+        first_error: BaseException | None = None
+        for ref, what, server, keys in calls:  # wait for all; raise the first error
+            try:
+                answer = unpacked(self._call(ref, what))
+            except BaseException as error:
+                first_error = first_error or error
+                continue
+            for key, (count, _, result) in zip(keys, answer):
+                if result is not None:
+                    self._handed[key, server] = (count, result)
+        if first_error is not None:
+            raise first_error
+
+    def _forget_handed(self, key: Key) -> None:
+        self._pulled_keys.discard(key)
+        for where in [w for w in self._handed if w[0] == key]:
+            del self._handed[where]
 
     def _wait_inflight(self) -> list[tuple[int, Any]]:
         """Wait for the calls queued by the hooks; returns (server, answer) pairs."""
@@ -608,6 +689,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
 
     def server_stats(self) -> list[dict[Key, dict[str, Any]]]:
         """Per server: the keys it holds, their shapes and push counters (for debugging)."""
+        with self._lock:
+            self._settle_pushes()
         return [self._call(s.stats.remote(), f"stats of kvcli server {i}") for i, s in enumerate(self._servers)]
 
     def __repr__(self) -> str:

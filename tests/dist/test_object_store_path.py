@@ -1,0 +1,111 @@
+"""The object-store path (servers on other nodes; here forced with KVCLI_DIST_NO_SHM):
+pushes answered later, and step results handed back with a push's answer."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
+
+import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the Ray workers too)
+
+import kvcli  # noqa: E402
+from kvcli.errors import DistributedError  # noqa: E402
+from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.dist.server import INLINE_BYTES  # noqa: E402
+
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def no_shm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVCLI_DIST_NO_SHM", "1")
+
+
+def test_a_push_returns_before_its_answer_and_its_error_comes_at_the_next_call(ray_cluster, no_shm):
+    with kvcli.create("dist_sync") as kv:
+        assert not kv._pools  # every server counts as on another node
+        kv.set_updater("scale-add:0.5")
+        kv.init(50, np.zeros(2, np.int64))
+        kv.push(50, np.ones(2, np.int64))  # handed over; the server's updater fails later
+        with pytest.raises(Exception, match="scale-add"):
+            kv.pull(50)
+        with pytest.raises(DistributedError, match="updater failed"):
+            kv.pull(50)  # the step stays failed for every later pull
+        kv.push(50, np.ones(2, np.int64))
+        with pytest.raises(Exception, match="scale-add"):
+            kv.barrier()  # any next call says so, not only a pull of the key
+
+
+def test_a_failed_last_push_is_raised_by_close(ray_cluster, no_shm):
+    kv = kvcli.create("dist_sync")
+    kv.set_updater("scale-add:0.5")
+    kv.init(50, np.zeros(2, np.int64))
+    kv.push(50, np.ones(2, np.int64))
+    with pytest.raises(Exception, match="scale-add"):
+        kv.close()
+    assert kv._group.owned and not kv._pools  # closed all the same: a second close is quiet
+    kv.close()
+
+
+def test_pulls_after_pushes_take_the_result_the_push_brought_back(ray_cluster, no_shm):
+    big = INLINE_BYTES // 4 + 1000  # float32 elements: travels by reference
+    with kvcli.create("dist_sync", num_servers=2, bigarray_bound=big) as kv:
+        kv.set_updater(shm_workers.accumulate)
+        keys = ["big", "small", "split"]
+        shapes = [(big,), (10,), (2 * big + 10,)]  # "split" is cut by rows over both servers
+        kv.init(keys, [np.zeros(s, np.float32) for s in shapes])
+        asked = shm_workers.pull_spy(kv)
+        outs = [np.empty(s, np.float32) for s in shapes]
+        for step in range(1, 5):
+            kv.push(keys, [np.full(s, step, np.float32) for s in shapes])
+            kv.pull(keys, out=outs)
+            total = step * (step + 1) / 2
+            assert [float(o.min()) for o in outs] == [total] * 3
+            assert [float(o.max()) for o in outs] == [total] * 3
+        # only the first step's pull asks (one call per server): later pushes bring the result
+        assert len(asked) == 2
+        kv.push(keys, [np.full(s, 1, np.float32) for s in shapes])
+        kv.push(keys, [np.full(s, 1, np.float32) for s in shapes])  # no pull between: asked again
+        assert [float(v[0]) for v in kv.pull(keys)] == [12.0] * 3
+        assert len(asked) == 4
+
+
+def test_two_workers_sum_exactly_through_the_object_store(ray_cluster):
+    results = launch(shm_workers.lockstep, 2, args=(4,), env={"KVCLI_DIST_NO_SHM": "1"})
+    for result in results:
+        assert result["sums"] == [[3.0 * step + 2 * k for k in range(30)] for step in range(1, 5)]
+        assert result["segments"] == []  # no shared memory at all on this path
+
+
+def test_a_restarted_server_is_reported_by_the_call_after_the_push(ray_cluster, no_shm):
+    """A push that reaches a server Ray restarted (empty) fails; the store's next call says
+    so, and a collective re-init then restores service as on the shared-memory path."""
+    ray = ray_cluster
+    with kvcli.create("dist_sync", timeout=10) as kv:
+        kv.set_updater("sum")
+        kv.init("w", np.ones(4))
+        kv.push("w", np.ones(4))
+        assert (kv.pull("w") == 2).all()
+        server = kv._group.servers[0]
+        ray.kill(server, no_restart=False)  # a crash; Ray restarts it (max_restarts=1)
+
+        def restarted() -> bool:
+            try:
+                return bool(kv._call(server.ping.remote(), "ping")["restarted"])
+            except DistributedError:  # still restarting
+                return False
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not restarted():
+            time.sleep(0.2)
+        assert restarted()
+        kv.push("w", np.ones(4))  # handed over; the restarted server refuses it
+        with pytest.raises(DistributedError, match="restarted by Ray"):
+            kv.pull("w")
+        kv.init("w", np.ones(4))  # re-init: rank 0 also re-sends the 'sum' updater
+        kv.push("w", np.full(4, 2.0))
+        assert (kv.pull("w") == 3).all()
