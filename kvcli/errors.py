@@ -158,3 +158,67 @@ class LayoutTimeoutError(SymbolError):
 
 class GraphvizMissingError(SymbolError):
     """graphviz's ``dot`` program is not installed (the .dot source was written instead)."""
+
+
+class ShapeSpecError(ShapeInferenceError):
+    """A ``shape`` spec (``--shape`` of the CLI) does not parse or names no variable of the graph."""
+
+
+class ParamsFileError(KVCliError, ValueError):
+    """A ``.params`` file is damaged, truncated or not an MXNet NDArray file, or data cannot
+    be written in that format."""
+
+
+class NDArrayError(KVCliError, ValueError):
+    """An ``nd`` operation was given operands it cannot combine (dtypes, shapes)."""
+
+
+class DiskError(SessionError):
+    """A session file could not be written (a full, read-only or failing disk)."""
+
+    def __init__(self, message: str, errno_: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno_
+
+    @property
+    def no_space(self) -> bool:
+        import errno
+
+        return self.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+class CompressionError(StoreError, ValueError):
+    """Gradient compression parameters are malformed."""
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout left (``kvcli pull w | head``): the command ends quietly, exit 0.
+    Not an ``OSError``, so click does not turn it into its own exit 1 on the way out."""
+
+
+# ---------------------------------------------------------------------- internal problems
+# Raised and caught inside kvcli, then reworded with the file or message they are about
+# (a user sees a SymbolError, SessionError or DeviceError, never these).
+
+
+class AttrError(ValueError):
+    """An attribute value does not have the type its operator expects."""
+
+
+class NpyError(Exception):
+    """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
+    ``size`` (a ``.npz`` member declares too many bytes), ``timeout``, ``mismatch``, ``io``
+    (reading failed) or ``bad``; ``str()`` is the problem, without the file name."""
+
+    def __init__(self, problem: str, kind: str = "bad") -> None:
+        super().__init__(problem)
+        self.kind = kind
+
+
+class ManifestProblem(ValueError):
+    """What is wrong with a manifest (one line, without the file name)."""
+
+
+class ProtocolError(ValueError):
+    """A message that is not a JSON array of the expected shape."""
+

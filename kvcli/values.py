@@ -26,8 +26,8 @@ from typing import IO, Any
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import ValueLanguageError
-from kvcli.arrays.npyio import DTYPES, NpyError, read_array
+from kvcli.errors import ValueLanguageError, NpyError
+from kvcli.arrays.npyio import DTYPES, read_array
 from kvcli.wrapping import cast_problem, int_overflows
 
 DEFAULT_DTYPE = "float32"

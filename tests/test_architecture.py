@@ -238,3 +238,51 @@ def test_the_store_receives_parsed_updaters() -> None:
     bad = sorted(f"{m} -> {t}" for m, targets in graph.items() if _in(m, "kvcli.store")
                  for t in targets if t in SPEC_PARSERS)
     assert not bad, f"the store parses updater specs: {bad}"
+
+
+def _library_strings(package: Path) -> list[tuple[str, str]]:
+    """Every string constant of ``package``'s modules that is not a docstring: (file, text)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                found.append((path.name, node.value))
+    return found
+
+
+@pytest.mark.parametrize("package", ["symbol", "session", "optim", "arrays", "mx"])
+def test_library_messages_name_no_command_line_flag(package: str) -> None:
+    """The library speaks Python (parameters, store options, variables); the CLI words its
+    errors with its flags from the error's fields (kvcli.cli.output). kvcli.store is left
+    out: its messages name other programs' flags (docker's --shm-size, ray start --head)."""
+    import re
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    named = [(name, text) for name, text in _library_strings(ROOT / package) if flag.search(text)]
+    assert named == []
+
+
+def test_every_exception_class_is_declared_in_errors() -> None:
+    """One place lists what kvcli can raise: no module but kvcli/errors.py declares a class
+    derived from an exception (modules import theirs from kvcli.errors); a private class is a
+    module's own control-flow signal (the fast path's "let typer parse it")."""
+    import kvcli.errors
+
+    exceptions = {name for name, value in vars(kvcli.errors).items()
+                  if isinstance(value, type) and issubclass(value, BaseException)}
+    declared = []
+    for name, path in _modules().items():
+        if name == "kvcli.errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):  # a module's own signal
+                bases = {base.id if isinstance(base, ast.Name) else getattr(base, "attr", "") for base in node.bases}
+                if bases & (exceptions | {"Exception", "BaseException", "ValueError", "RuntimeError", "TypeError",
+                                          "KeyError", "OSError", "MemoryError"}):
+                    declared.append(f"{name}.{node.name}")
+    assert declared == []

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from kvcli.errors import NpyError
 from kvcli import config
 from kvcli.osutil import PRIVATE_FILE
 
@@ -50,16 +51,6 @@ DEFAULT_STREAM_TIMEOUT = config.STREAM_TIMEOUT.default
 MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (one copy, not two)
 #: O_NOFOLLOW where the platform has it: a symlink in place of a session file is refused.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-class NpyError(Exception):
-    """A ``.npy`` problem: ``kind`` is ``pickle``, ``missing``, ``not-regular``, ``limit``,
-    ``size`` (a ``.npz`` member declares too many bytes), ``timeout``, ``mismatch``, ``io``
-    (reading failed) or ``bad``; ``str()`` is the problem, without the file name."""
-
-    def __init__(self, problem: str, kind: str = "bad") -> None:
-        super().__init__(problem)
-        self.kind = kind
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def updater_specs(current: str) -> list[str]:
     ends in ``:`` or ``=`` is never offered alone, so a shell adds no space after it: a lone
     optimizer name opens onto its arguments, and a lone argument comes with its default too
     (``adam:lr=`` and ``adam:lr=0.001``)."""
-    from kvcli.optim.spec import builtin_optimizers, params_of
+    from kvcli.optim.spec import builtin_optimizers, params_of, show_value
 
     optimizers = builtin_optimizers()
     if ":" not in current:
@@ -133,19 +133,8 @@ def updater_specs(current: str) -> list[str]:
     params = [p for p in params_of(optimizers[name]) if p.spec.startswith(last) and p.spec not in used]
     found = [f"{prefix}{p.spec}=" for p in params]
     if len(params) == 1:
-        found.append(found[0] + _spec_value(params[0].default))
+        found.append(found[0] + show_value(params[0].default))
     return found
-
-
-def _spec_value(value: Any) -> str:
-    """A default as a spec string writes it (``0.001``, ``true``, ``none``)."""
-    from kvcli.optim.spec import format_number
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "none"
-    return format_number(value) if isinstance(value, (int, float)) else str(value)
 
 
 def typer_completer(kind: str) -> Callable[..., list[str]]:

@@ -9,14 +9,11 @@ import json
 import sys
 from typing import Any, NoReturn, Optional
 
+from kvcli.errors import StdoutClosed as StdoutClosed  # raised where stdout is written, caught by the front ends
+
 EXIT_OK = 0
 EXIT_USER_ERROR = 1
 EXIT_USAGE_ERROR = 2
-
-
-class StdoutClosed(Exception):
-    """The reader of stdout left (``kvcli pull w | head``): the command ends quietly, exit 0.
-    Not an ``OSError``, so click does not turn it into its own exit 1 on the way out."""
 
 
 def stdout_console() -> Any:
@@ -113,6 +110,8 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     if remedy == "missing-session":
         words = f"--session {fields.get('session')} init KEY VALUE"
         return f"pick one with --session NAME, or create it with {command_text(words, where)}"
+    if remedy == "confirm-ray-address":
+        return f"pass --ray-address {fields.get('address')}, or set KVCLI_RAY_ADDRESS"
     if remedy == "input-shapes":
         return "give the input shapes with --shape NAME=D1,D2,... (e.g. --shape data=1,3,224,224)"
     if remedy == "draw-less":  # a picture too big or too slow for graphviz

@@ -17,7 +17,7 @@ import numpy as np
 
 from kvcli.mx.ndarray import array  # re-exported, as MXNet's test_utils does
 from kvcli.mx.ndarray.context import Context, current_context
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 
 #: MXNet's default tolerances for ``assert_almost_equal`` (``get_rtol`` / ``get_atol``).
 DEFAULT_RTOL = 1e-5

@@ -13,8 +13,8 @@ from typing import Any
 
 from kvcli.errors import UpdaterError
 from kvcli.optim.base import Optimizer, check_optimizer
-from kvcli.optim.checks import format_number as format_number  # re-exported: the CLI completes numbers with it
-from kvcli.optim.checks import show_value
+from kvcli.optim.checks import format_number
+from kvcli.optim.checks import show_value as show_value  # re-exported: the CLI completes defaults with it
 from kvcli.optim.lr_scheduler import SCHEDULE_HELP, parse_schedule
 from kvcli.optim.params import COMMON_PARAMS, Param
 from kvcli.optim.registry import builtin_optimizers as builtin_optimizers

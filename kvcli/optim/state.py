@@ -33,8 +33,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.arrays.npyio import NpyError, NpzArchive
+from kvcli.errors import OptimizerStateError, UpdaterError, NpyError
+from kvcli.arrays.npyio import NpzArchive
 from kvcli.optim.checks import check_count, is_builtin
 from kvcli.arrays.core import Key
 

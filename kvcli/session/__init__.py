@@ -49,7 +49,6 @@ was asked for), a :class:`~kvcli.session.live.LiveStore` and a
 from kvcli.session.commit import session_exists
 from kvcli.session.core import Session, ValuesFor, list_sessions
 from kvcli.session.files import (
-    DiskError,
     check_npy,
     corrupted,
     disk_error,
@@ -57,6 +56,7 @@ from kvcli.session.files import (
     session_lock,
     write_npy,
 )
+from kvcli.errors import DiskError
 from kvcli.session.manifest import KeyEntry, Manifest
 from kvcli.session.names import (
     DATA,

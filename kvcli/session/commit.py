@@ -15,13 +15,12 @@ from typing import Iterator
 
 import numpy as np
 
-from kvcli.errors import SessionError
+from kvcli.errors import SessionError, DiskError
 from kvcli.arrays.npyio import remove_quietly
 from kvcli.osutil import fsync_dir
 from kvcli.session import db
 from kvcli.session.db import DB
 from kvcli.session.files import (
-    DiskError,
     lock_timeout,
     crash_point,
     private_session,

@@ -10,12 +10,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import KeyTypeError, SessionError, UnknownKeyError, UnsafePathError
+from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, UnsafePathError, DiskError
 from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
 from kvcli.session.live import LiveStore, Place
 from kvcli.session.files import (
-    DiskError,
     check_regular,
     copy_file,
     new_file_name,
@@ -38,7 +37,8 @@ from kvcli.session.names import (
     python_spec,
     check_key,
     check_session_name,
-    default_home,
+    home_folder,
+    session_folder,
 )
 
 # ---------------------------------------------------------------------- the session
@@ -52,7 +52,7 @@ class Session:
 
     Args:
         name: the session name (default: ``KVCLI_SESSION`` or ``default``).
-        home: the folder holding the sessions (default: :func:`default_home`).
+        home: the folder holding the sessions (default: :func:`~kvcli.session.names.default_home`).
         store_type: the store type a *new* session gets; for an existing session, a
             different type is an error (change it with :meth:`reset`).
         store_options: options of the store (``num_devices``, ``address``, ``num_servers``);
@@ -73,13 +73,13 @@ class Session:
         if name is None:
             name = config.get(config.SESSION) or DEFAULT_SESSION
         name = check_session_name(name)
-        home_ = Path(home).expanduser() if home is not None else default_home()
+        home_ = home_folder(home)
         requested_type = normal_type(store_type) if store_type else None
         requested_options = {k: v for k, v in (store_options or {}).items() if v is not None}
         if requested_type:
             check_options(requested_type, requested_options)
         # the session's parts: where it is, the store it keeps alive, and its transactions
-        self._place = Place(name, home_, home_ / "sessions" / name, requested_type, requested_options)
+        self._place = Place(name, home_, session_folder(home_, name), requested_type, requested_options)
         self._live = LiveStore(self._place)
         self._committer = Committer(self._place, self._live)
         #: what the last operation wants the user to know (e.g. an import that dropped code)
@@ -283,7 +283,7 @@ class Session:
         """Pull each key into ``devices`` outputs; returns, per key, the list of copies."""
         keys = [check_key(k) for k in keys]
         if devices < 1:
-            raise KeyTypeError(f"--devices must be at least 1, not {devices}")
+            raise bad_param(KeyTypeError, "devices", f"must be at least 1, not {devices}")
         with self._committer.transaction(write=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
@@ -592,7 +592,7 @@ class Session:
 # ---------------------------------------------------------------------- listing
 def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
     """Every session under ``home``: name, store type, updater, key count, or its problem."""
-    root = (Path(home).expanduser() if home is not None else default_home()) / "sessions"
+    root = session_folder(home)
     if not root.is_dir():
         return []
     private_dir(root.parent, "home folder")  # another user's home is refused, not listed

@@ -31,9 +31,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
-from kvcli.errors import SessionError
+from kvcli.errors import SessionError, DiskError
 from kvcli.osutil import PRIVATE_FILE
-from kvcli.session.files import DiskError, corrupted, disk_error
+from kvcli.session.files import corrupted, disk_error
 
 DB = "session.db"
 

@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import SessionError
+from kvcli.errors import SessionError, DiskError, NpyError
 from kvcli.osutil import PRIVATE_FILE, private_dir
 from kvcli.arrays.npyio import (
     NOFOLLOW,
-    NpyError,
     check_file,
     read_array,
     remove_quietly,
@@ -131,10 +130,10 @@ def private_session(home: Path, name: str, create: bool) -> Path:
         UnsafePathError: a folder belongs to another user or others may write it.
         SessionError: a folder cannot be created.
     """
-    from kvcli.session.names import DATA
+    from kvcli.session.names import DATA, session_folder
 
-    folder = Path(home) / "sessions" / name
-    levels = [(Path(home), "home folder"), (folder.parent, "sessions folder"), (folder, "session folder")]
+    folder = session_folder(home, name)
+    levels = [(folder.parent.parent, "home folder"), (folder.parent, "sessions folder"), (folder, "session folder")]
     try:
         for path, what in levels:
             private_dir(path, what, create=create)
@@ -170,20 +169,6 @@ _DISK_PROBLEMS = {
     "EROFS": "the file system is read-only",
     "EIO": "an input/output error (a failing disk?)",
 }
-
-
-class DiskError(SessionError):
-    """A session file could not be written (a full, read-only or failing disk)."""
-
-    def __init__(self, message: str, errno_: int | None) -> None:
-        super().__init__(message)
-        self.errno = errno_
-
-    @property
-    def no_space(self) -> bool:
-        import errno
-
-        return self.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
 def disk_error(path: Path, error: OSError, needed: int | None = None) -> DiskError:

@@ -13,11 +13,11 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping
 
-from kvcli.errors import KeyTypeError
+from kvcli.errors import KeyTypeError, ManifestProblem
 from kvcli.session import db
 from kvcli.session.files import corrupted
 from kvcli.session.names import Key, check_key
-from kvcli.session.schema import ManifestProblem, check_key_entry, short, validate
+from kvcli.session.schema import check_key_entry, short, validate
 
 if TYPE_CHECKING:  # manifest imports this module
     from kvcli.session.manifest import KeyEntry

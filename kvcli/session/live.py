@@ -168,16 +168,18 @@ class LiveStore:
 
     def check_ray_address(self, manifest: Manifest) -> None:
         """A Ray address from the manifest alone is used only when it is on this machine:
-        anything else must be confirmed by the caller (``--ray-address`` / the store
-        options asked for, or ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
+        anything else must be confirmed by the caller (the store options asked for, or
+        ``KVCLI_RAY_ADDRESS``), so a folder cannot send pulls anywhere."""
         address = manifest.store_options.get("address")
         if not address or is_local_address(address):
             return
         if address in (self.place.requested_options.get("address"), config.get(config.RAY_ADDRESS)):
             return
+        problem = (f"session {self.place.name!r} names the Ray cluster {address!r}, which is not on this machine; "
+                   "kvcli connects to it only when you confirm it")
         raise SessionError(
-            f"session {self.place.name!r} names the Ray cluster {address!r}, which is not on this machine; kvcli "
-            "connects to it only when you confirm it: pass --ray-address with that address, or set KVCLI_RAY_ADDRESS"
+            f"{problem}: open the session with store option address={address!r}, or set KVCLI_RAY_ADDRESS",
+            problem=problem, remedy="confirm-ray-address", address=address,
         )
 
     def updater_problem(self, manifest: Manifest) -> str | None:

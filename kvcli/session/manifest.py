@@ -14,13 +14,13 @@ from typing import Any, Callable, MutableMapping
 
 import numpy as np
 
-from kvcli.errors import KeyTypeError, SessionError
+from kvcli.errors import KeyTypeError, SessionError, ManifestProblem
 from kvcli.arrays.npyio import NOFOLLOW
 from kvcli.osutil import atomic_write
 from kvcli.session.files import check_npy, corrupted, disk_error, read_npy
 from kvcli.session.keytable import KeyTable
 from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
-from kvcli.session.schema import MAX_MANIFEST_BYTES, ManifestProblem, validate
+from kvcli.session.schema import MAX_MANIFEST_BYTES, validate
 from kvcli.session.trust import Trust
 
 

@@ -15,6 +15,7 @@ import math
 import re
 from typing import Any
 
+from kvcli.errors import ManifestProblem
 from kvcli.arrays.npyio import DTYPES
 from kvcli.store import REGISTRY
 from kvcli.store import SESSION_OPTION_SPECS as SPECS
@@ -44,10 +45,6 @@ KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "
 #: ``data``: the value's bytes when it is held in its database row (never in JSON)
 KEY_OPTIONAL = ("spare", "residual", "data")
 TRUST_FIELDS = ("path", "sha256", "mac")
-
-
-class ManifestProblem(ValueError):
-    """What is wrong with a manifest (one line, without the file name)."""
 
 
 def validate(data: Any) -> None:

@@ -29,7 +29,7 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
-from kvcli.errors import DTypeMismatchError, StoreError, UnsupportedError
+from kvcli.errors import DTypeMismatchError, UnsupportedError, CompressionError
 
 #: Values packed into one 32-bit word (MXNet's ``GetCompressionFactor`` for 2bit).
 FACTOR = 16
@@ -37,10 +37,6 @@ FACTOR = 16
 TYPES = ("2bit",)
 DEFAULT_THRESHOLD = 0.5  # MXNet's default for 2bit
 _POS, _NEG = 0b11, 0b10
-
-
-class CompressionError(StoreError, ValueError):
-    """Gradient compression parameters are malformed."""
 
 
 @dataclass(frozen=True)
@@ -231,7 +227,8 @@ def load_residuals(path: Any, limit: int | None = None) -> list[np.ndarray]:
     most ``limit`` elements (the key's size; default ``KVCLI_MAX_ELEMENTS``), bounded before
     it is unpacked (:class:`kvcli.arrays.npyio.NpzArchive`)."""
     from kvcli import config
-    from kvcli.arrays.npyio import NpyError, NpzArchive
+    from kvcli.arrays.npyio import NpzArchive
+    from kvcli.errors import NpyError
 
     most = int(config.get(config.MAX_ELEMENTS)) if limit is None else limit
     try:

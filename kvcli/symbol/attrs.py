@@ -10,12 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
+from kvcli.errors import AttrError
+
 _INT_RE = re.compile(r"-?\d+")
 _NUM_RE = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-
-
-class AttrError(ValueError):
-    """An attribute value does not have the type its operator expects."""
 
 
 # The names Attrs.int and Attrs.float shadow the builtins inside the class body.

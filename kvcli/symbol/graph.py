@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Union
 
-from kvcli.errors import SymbolError
+from kvcli.errors import SymbolError, AttrError
 from kvcli.symbol import ops
-from kvcli.symbol.attrs import AttrError, Attrs
+from kvcli.symbol.attrs import Attrs
 
 #: ``mxnet_version`` written into saved files (MXNet 1.9.1, the last release).
 MXNET_VERSION = 10901

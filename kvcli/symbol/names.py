@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from kvcli.symbol import ops
-from kvcli.symbol.attrs import AttrError
+from kvcli.errors import AttrError
 from kvcli.symbol.graph import Graph
 
 #: Names longer than this are cut in the middle where they are shown (tables, labels, warnings).

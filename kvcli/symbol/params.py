@@ -80,7 +80,8 @@ class ParamsCheck:
 
 def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
     """The arrays of an MXNet ``.params`` file by name (prefix removed); errors are one line."""
-    from kvcli.mx.ndarray.io import ParamsFileError, load
+    from kvcli.mx.ndarray.io import load
+    from kvcli.errors import ParamsFileError
 
     try:
         loaded = load(path)

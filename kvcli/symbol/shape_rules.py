@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence
 from kvcli.arrays.reshape import reshape_target as shared_reshape_target
-from kvcli.symbol.attrs import AttrError, Attrs
+from kvcli.symbol.attrs import Attrs
+from kvcli.errors import AttrError
 
 
 Shape = tuple[int, ...]

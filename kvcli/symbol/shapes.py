@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from kvcli.errors import ShapeInferenceError
-from kvcli.symbol.attrs import AttrError, Attrs, parse_shape_hint
+from kvcli.errors import ShapeInferenceError, AttrError
+from kvcli.symbol.attrs import Attrs, parse_shape_hint
 from kvcli.symbol.graph import Graph
 
 from kvcli.symbol import ops

@@ -11,17 +11,13 @@ import fnmatch
 import re
 from typing import Iterable
 
-from kvcli.errors import ShapeInferenceError, bad_param
+from kvcli.errors import bad_param, ShapeSpecError
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.shapes import Shape
 
 EXAMPLE = "write NAME=D1,D2,..., e.g. data=1,3,224,224"
 _SPLIT = re.compile(r"[;\s]+")
 _DIM_SEP = re.compile(r"[,x×]")
-
-
-class ShapeSpecError(ShapeInferenceError):
-    """A ``shape`` spec (``--shape`` of the CLI) does not parse or names no variable of the graph."""
 
 
 def parse_shape_specs(values: Iterable[str], source: str = "") -> list[tuple[str, Shape]]:

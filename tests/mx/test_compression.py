@@ -9,10 +9,9 @@ import pytest
 
 import kvcli
 import kvcli.mx as mx
-from kvcli.errors import DTypeMismatchError, UnsupportedError
+from kvcli.errors import DTypeMismatchError, UnsupportedError, CompressionError
 from kvcli.mx import nd
 from kvcli.store.compression import (
-    CompressionError,
     GradientCompression,
     dequantize,
     packed_size,

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvcli.errors import SessionError, UnsupportedError
+from kvcli.errors import SessionError, UnsupportedError, CompressionError
 from kvcli.session import Session
-from kvcli.store.compression import CompressionError
 from tests.session.legacy import read_manifest, write_legacy
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import kvcli.mx as mx
 from kvcli.mx import nd
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 
 
 def test_float64_numpy_input_becomes_float32_and_works_with_a_store() -> None:

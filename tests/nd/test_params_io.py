@@ -17,7 +17,7 @@ import pytest
 import kvcli.mx as mx
 from kvcli.mx.ndarray import io as ndarray_io
 from kvcli.mx import nd
-from kvcli.mx.ndarray.io import ParamsFileError
+from kvcli.errors import ParamsFileError
 
 from .conftest import PARAMS, load_reference
 

@@ -14,7 +14,7 @@ import pytest
 
 import kvcli.mx as mx
 from kvcli.mx import nd
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 
 N = 200_000
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 import kvcli.mx as mx
-from kvcli.mx.ndarray.ops import NDArrayError
-from kvcli.symbol.attrs import AttrError
+from kvcli.errors import NDArrayError, AttrError
 from kvcli.symbol.shape_rules import reshape_target
 
 RECORDED = json.loads((Path(__file__).resolve().parents[1] / "data" / "mxnet_reshape_reference.json").read_text())

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 import kvcli.mx.ndarray as nd
-from kvcli.errors import SessionError, ValueLanguageError
-from kvcli.mx.ndarray.io import ParamsFileError
+from kvcli.errors import SessionError, ValueLanguageError, ParamsFileError
 from kvcli.session import Session
 from kvcli.values import parse_value
 from tests.session.legacy import read_manifest, write_legacy

@@ -137,7 +137,11 @@ def test_manifest_only_remote_ray_address_is_refused(tmp_path: Path, address: st
     with Session("dist", tmp_path) as session:
         with pytest.raises(SessionError, match="not on this machine") as caught:
             session.pull(["w"])
-    assert address in str(caught.value) and "--ray-address" in str(caught.value)
+    message = str(caught.value)
+    assert address in message and f"address={address!r}" in message and "--" not in message
+    from kvcli.cli.output import hint_for
+
+    assert hint_for(caught.value) == f"pass --ray-address {address}, or set KVCLI_RAY_ADDRESS"
 
 
 def test_confirmed_remote_address_passes_the_check(tmp_path: Path, monkeypatch) -> None:

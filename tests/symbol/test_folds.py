@@ -78,35 +78,6 @@ def test_the_library_shows_progress_only_through_the_callers_progress(tmp_path: 
     assert capfd.readouterr().err == ""
 
 
-def _library_strings(package: Path) -> list[tuple[str, str]]:
-    """Every string constant of ``package``'s modules that is not a docstring: (file, text)."""
-    import ast
-
-    found = []
-    for path in sorted(package.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                      and node.body and isinstance(node.body[0], ast.Expr)
-                      and isinstance(node.body[0].value, ast.Constant)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                found.append((path.name, node.value))
-    return found
-
-
-def test_library_messages_name_no_command_line_flag() -> None:
-    """kvcli.symbol speaks Python; the CLI words its errors and notes with its flags."""
-    import re
-
-    import kvcli.symbol
-
-    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
-    named = [(name, text) for name, text in _library_strings(Path(kvcli.symbol.__file__).parent)
-             if flag.search(text)]
-    assert named == []
-
-
 def test_an_error_about_a_parameter_names_it_in_python_and_the_cli_names_the_flag(tmp_path: Path) -> None:
     from kvcli.errors import SymbolError
 

@@ -23,7 +23,8 @@ from kvcli.mx.ndarray import sparse as sparse
 from kvcli.mx.ndarray.functions import *  # noqa: F403 - reductions, maths, shape functions
 from kvcli.mx.ndarray.ndarray import *  # noqa: F403 - NDArray and the creation functions
 from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, DEVICE_MEMORY_MIN_BYTES  # noqa: F401 - read by the device store and tests
-from kvcli.mx.ndarray.ndarray import NDArray, NDArrayError, cpu
+from kvcli.mx.ndarray.ndarray import NDArray, cpu
+from kvcli.errors import NDArrayError
 from kvcli.optim.views import install as _install_optimizer_views
 
 zeros = sparse.nd_zeros  # type: ignore[assignment]  # nd.zeros takes stype= (the dense module's does not)

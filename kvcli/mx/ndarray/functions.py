@@ -25,7 +25,7 @@ from kvcli.mx.ndarray.ndarray import (
     operand_data,
 )
 from kvcli.mx.ndarray.context import Context
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 
 
 def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArray | None = None,

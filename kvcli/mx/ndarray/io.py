@@ -32,7 +32,7 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from kvcli.errors import KVCliError
+from kvcli.errors import ParamsFileError
 from kvcli.mx.ndarray.ndarray import NDArray
 from kvcli.mx.ndarray.context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
 from kvcli.arrays.npyio import impossible_shape
@@ -51,11 +51,6 @@ TYPE_FLAGS: dict[int, np.dtype] = {
 FLAG_OF_DTYPE: dict[np.dtype, int] = {dtype: flag for flag, dtype in TYPE_FLAGS.items()}
 
 Loaded = Union[list[Any], dict[str, Any]]
-
-
-class ParamsFileError(KVCliError, ValueError):
-    """A ``.params`` file is damaged, truncated or not an MXNet NDArray file, or data cannot
-    be written in that format."""
 
 
 class Reader:

@@ -24,7 +24,7 @@ import numpy as np
 
 from kvcli.mx.ndarray import ops as nd_ops
 from kvcli.mx.ndarray.context import Context, cpu, current_context, gpu
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 
 DEFAULT_DTYPE = np.float32
 #: Arrays created on an explicit context from this size up live in shared memory, where the

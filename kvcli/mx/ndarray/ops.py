@@ -20,11 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.arrays.reshape import reshape_target
-from kvcli.errors import KVCliError
-
-
-class NDArrayError(KVCliError, ValueError):
-    """An ``nd`` operation was given operands it cannot combine (dtypes, shapes)."""
+from kvcli.errors import NDArrayError
 
 
 def _divide(x: Any, y: Any) -> Any:

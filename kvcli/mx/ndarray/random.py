@@ -23,7 +23,7 @@ import numpy as np
 
 from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context, as_shape
 from kvcli.mx.ndarray.context import Context
-from kvcli.mx.ndarray.ops import NDArrayError
+from kvcli.errors import NDArrayError
 from kvcli.arrays import random as streams
 
 DEFAULT_SEED = streams.DEFAULT_SEED

@@ -32,10 +32,10 @@ import numpy as np
 
 from kvcli import config
 from kvcli.store.registry import SESSION_OPTION_SPECS
-from kvcli.errors import DeviceError, StoreError, UnsafePathError
+from kvcli.errors import DeviceError, StoreError, UnsafePathError, ProtocolError
 from kvcli.store.base import Key, KVStore
 from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
-from kvcli.store.device.worker import READY, ProtocolError, encode, peer_user, receive, send, send_encoded
+from kvcli.store.device.worker import READY, encode, peer_user, receive, send, send_encoded
 from kvcli.store.interrupts import deferred_interrupts
 from kvcli.store.device.shm import (
     Descriptor,

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from kvcli.errors import ProtocolError
 from kvcli.arrays.summation import sum_into
 from kvcli.store.device.shm import attach
 
@@ -46,10 +47,6 @@ READY = 0
 MAX_MESSAGE = 1 << 24
 #: What a segment name in a request may be (kvcli's own segments, see :mod:`kvcli.store.device.shm`).
 _SEGMENT_RE = re.compile(r"kvcli_[A-Za-z0-9_]{1,200}")
-
-
-class ProtocolError(ValueError):
-    """A message that is not a JSON array of the expected shape."""
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
