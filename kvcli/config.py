@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvcli.errors import BadValueError, ConfigError
 
@@ -24,8 +23,7 @@ from kvcli.errors import BadValueError, ConfigError
 KINDS = ("int", "float", "str", "path", "flag")
 
 
-@dataclass(frozen=True)
-class Variable:
+class Variable(NamedTuple):
     """One environment variable.
 
     Attributes:

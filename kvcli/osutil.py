@@ -17,7 +17,6 @@ This module imports nothing heavy: the one-shot fast path may read it before num
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
@@ -44,6 +43,12 @@ Content = Union[bytes, Callable[[BinaryIO], None]]
 
 
 # ---------------------------------------------------------------------- writing files
+def unique_token(nbytes: int = 16) -> str:
+    """A random hex string for names no other writer picks (a uuid4's 122 random bits at the
+    default 16 bytes; ``os.urandom`` keeps ``uuid`` and ``secrets`` off the start-up path)."""
+    return os.urandom(nbytes).hex()
+
+
 def atomic_write(path: Path, content: Content, mode: int = PRIVATE_FILE, sync: bool = True,
                  before_replace: Callable[[], None] | None = None) -> None:
     """Replace ``path`` by ``content`` (bytes, or a function writing to a binary handle) so a
@@ -57,7 +62,7 @@ def atomic_write(path: Path, content: Content, mode: int = PRIVATE_FILE, sync: b
     write and the rename (a test's crash point).
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{unique_token(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
     try:
         with os.fdopen(fd, "wb") as handle:

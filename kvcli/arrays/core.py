@@ -4,8 +4,7 @@ arrays, per-device lists) and outputs a pull writes into. One set of rules for e
 from __future__ import annotations
 
 
-from dataclasses import dataclass
-from typing import Any, Sequence, Union
+from typing import Any, NamedTuple, Sequence, Union
 
 import numpy as np
 
@@ -36,8 +35,7 @@ def _storable(dtype: np.dtype) -> bool:
     return known
 
 
-@dataclass(frozen=True)
-class ArrayInfo:
+class ArrayInfo(NamedTuple):
     """Shape, dtype and storage type (``"default"`` or ``"row_sparse"``) of a stored value."""
 
     shape: tuple[int, ...]

@@ -25,9 +25,8 @@ import math
 import os
 import select
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,8 +52,7 @@ MMAP_BYTES = 1 << 20  # session files at least this big are mapped, not read (on
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):
     """A parsed ``.npy`` header."""
 
     shape: tuple[int, ...]
@@ -63,12 +61,13 @@ class Header:
     offset: int  # where the data starts
 
     @property
-    def count(self) -> int:
+    def size(self) -> int:
+        """Elements of the array."""
         return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
-        return self.count * self.dtype.itemsize
+        return self.size * self.dtype.itemsize
 
 
 def stream_timeout() -> float:
@@ -209,9 +208,9 @@ def _read_from(
     left = None
     if fd is not None:
         _check_size(handle, header, exact=mappable)
-    if limit is not None and header.count > limit:
+    if limit is not None and header.size > limit:
         raise NpyError(
-            f"holds {header.count:,} elements {header.shape}, more than the limit of {limit:,} "
+            f"holds {header.size:,} elements {header.shape}, more than the limit of {limit:,} "
             "(set KVCLI_MAX_ELEMENTS to raise it)", "limit",
         )
     if fd is None:
@@ -228,7 +227,7 @@ def _read_from(
         # a stream whose length is known (a BytesIO, a .npz member of declared size) holds
         # the body already: read it into place; otherwise grow with what arrives
         data = _read_stream(stream, header.nbytes, known=left is not None)
-    array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.count)
+    array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.size)
     array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
     if not header.dtype.isnative:
         array = array.astype(header.dtype.newbyteorder("="))

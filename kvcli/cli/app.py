@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sys
 from typing import Any, Optional
 
@@ -103,6 +102,8 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
         message = error.format_message().replace("Value error, ", "").rstrip(".")
         value = dash_value(argv, message)
         if value is not None:  # `push 3 '-ones(2)'`: a negative value, read as an option
+            import shlex  # only for this advice: off the start-up path
+
             fixed = [*argv[:argv.index(value)], "--", *argv[argv.index(value):]]
             output.print_error(f"{value!r} is read as an option: put -- before a value that starts with '-'",
                                f"e.g. {output.command_text(shlex.join(fixed), where)}", as_json=as_json)

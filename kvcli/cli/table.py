@@ -12,9 +12,9 @@ with one keyword per :class:`Arg`/:class:`Opt` ``dest``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 from kvcli import config
 from kvcli.errors import BadValueError
@@ -23,8 +23,7 @@ from kvcli.store import REGISTRY, SESSION_OPTION_SPECS
 STORE_TYPES = tuple(REGISTRY)
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(NamedTuple):
     """One ``--option``.
 
     ``kind`` is ``flag``, ``str``, ``int``, ``float``, ``path`` or ``choice``; ``low``/``high``
@@ -105,8 +104,7 @@ def _number(bound: float) -> str:
     return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(NamedTuple):
     """One positional argument (``many``: one or more)."""
 
     dest: str
@@ -118,8 +116,7 @@ class Arg:
     complete: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One command: its words, its implementation and how it may be run."""
 
     name: str
@@ -138,7 +135,8 @@ class Command:
     children: tuple["Command", ...] = ()
     #: everything after the options is the command's (``launch -- python train.py``)
     passthrough: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: read-only settings of one command (``no_session``: why it refuses --session)
+    extra: Mapping[str, Any] = MappingProxyType({})
 
     def option(self, flag: str) -> Optional[Opt]:
         return next((o for o in self.opts if flag in o.flags), None)

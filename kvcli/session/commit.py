@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 
 from kvcli.errors import SessionError, DiskError
 from kvcli.arrays.npyio import remove_quietly
-from kvcli.osutil import fsync_dir
+from kvcli.osutil import fsync_dir, unique_token
 from kvcli.session import db
 from kvcli.session.db import DB
 from kvcli.session.files import (
@@ -398,7 +397,7 @@ class Committer:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if txn.all_rows or epoch is None:
-                    epoch = epoch or uuid.uuid4().hex
+                    epoch = epoch or unique_token()
                     db.write_all(conn, manifest.to_json(with_data=True), epoch)
                 else:
                     db.write_meta(conn, manifest.meta_json())

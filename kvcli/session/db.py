@@ -27,12 +27,11 @@ import json
 import os
 import sqlite3
 import stat as stat_
-import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
 from kvcli.errors import SessionError, DiskError
-from kvcli.osutil import PRIVATE_FILE
+from kvcli.osutil import PRIVATE_FILE, unique_token
 from kvcli.session.files import corrupted, disk_error
 
 DB = "session.db"
@@ -285,7 +284,7 @@ def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None 
     conn.execute("DELETE FROM meta")
     conn.execute("DELETE FROM keys")
     meta = {name: value for name, value in data.items() if name != "keys"}
-    meta["epoch"] = epoch or uuid.uuid4().hex
+    meta["epoch"] = epoch or unique_token()
     write_meta(conn, meta)
     upsert_keys(conn, data.get("keys", []))
 
@@ -296,7 +295,7 @@ def create_from(folder: Path, data: dict[str, Any], timeout: float, before_repla
     from kvcli.osutil import fsync_dir
 
     path = db_path(folder)
-    temp = folder / f".{DB}.{uuid.uuid4().hex}.tmp"
+    temp = folder / f".{DB}.{unique_token()}.tmp"
     try:
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         os.close(fd)

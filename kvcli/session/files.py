@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import SessionError, DiskError, NpyError
-from kvcli.osutil import PRIVATE_FILE, private_dir
+from kvcli.osutil import PRIVATE_FILE, private_dir, unique_token
 from kvcli.arrays.npyio import (
     NOFOLLOW,
     check_file,
@@ -259,7 +258,7 @@ def same_size(path: Path, other: Path) -> bool:
 
 
 def new_file_name(suffix: str) -> str:
-    return uuid.uuid4().hex + suffix
+    return unique_token() + suffix
 
 
 def copy_file(source: Path, target: Path) -> None:

@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, Callable, MutableMapping
 
 import numpy as np
 
@@ -21,7 +21,9 @@ from kvcli.session.files import check_npy, corrupted, disk_error, read_npy
 from kvcli.session.keytable import KeyTable
 from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
 from kvcli.session.schema import MAX_MANIFEST_BYTES, validate
-from kvcli.session.trust import Trust
+
+if TYPE_CHECKING:  # read only for a python: updater (hashlib and hmac stay off a pull's path)
+    from kvcli.session.trust import Trust
 
 
 # ---------------------------------------------------------------------- the manifest
@@ -187,6 +189,8 @@ class Manifest:
             raise bad(str(problem)) from None
         store = data["store"]
         trust = data.get("updater_trust")
+        if trust:
+            from kvcli.session.trust import Trust
         manifest = cls(
             store["type"], dict(store["options"]), data["updater"], data["optimizer_state"], data["generation"],
             created=float(data.get("created", 0)), updated=float(data.get("updated", 0)),

@@ -6,8 +6,7 @@ session remembers. Numpy-free: the CLI's option table reads it at start-up.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kvcli.errors import StoreError, UnsupportedError
 
@@ -15,8 +14,7 @@ if TYPE_CHECKING:  # the registry stays numpy-free: the CLI's option table reads
     from kvcli.store.base import KVStore
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     """The values a store option a session records may take: ``kind`` (int or str) and its
     inclusive range (for a str: its length). Read by the session's manifest check, the
     CLI's option table and the backends, so each range is written once."""
@@ -40,8 +38,7 @@ DIST_OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class StoreType:
+class StoreType(NamedTuple):
     """One backend and the names it answers to.
 
     Attributes:

@@ -31,7 +31,6 @@ import errno
 import mmap
 import os
 import re
-import secrets
 import stat
 import sys
 import weakref
@@ -41,6 +40,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kvcli.errors import SharedMemoryError
+from kvcli.osutil import unique_token
 
 #: Every segment kvcli creates starts with this, so tests can look for leftovers.
 PREFIX = "kvcli_"
@@ -105,7 +105,7 @@ def _owner_tag() -> str:
     pid = os.getpid()
     if _token is not None and _token[0] == pid:
         return _token[1]
-    key = f"{pid}_{secrets.token_hex(4)}"
+    key = f"{pid}_{unique_token(4)}"
     fd = None
     if os.path.isdir(SHM_DIR):  # elsewhere no segment can be listed, so none is ever swept
         import fcntl
@@ -149,7 +149,7 @@ def _map_new(shape: tuple[int, ...], dtype: Any) -> tuple[str, np.ndarray]:
     nbytes = nbytes_of(shape, dtype)
     size = max(nbytes, 1)
     check_space(size, f"an array of shape {shape} and dtype {np.dtype(dtype)}")
-    name = f"{PREFIX}{_owner_tag()}_{secrets.token_hex(4)}"
+    name = f"{PREFIX}{_owner_tag()}_{unique_token(4)}"
     # Made here rather than by SharedMemory(create=True), which maps the segment a second time
     # (twice the address space under ``ulimit -v``) and, when that fails, tells the resource
     # tracker to forget a name it never registered (a traceback from the tracker).
