@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from kvcli.errors import OptimizerStateError, UpdaterError, NpyError
 from kvcli.arrays.npyio import NpzArchive
 from kvcli.optim.checks import check_count, is_builtin
 from kvcli.arrays.core import Key
+from kvcli.osutil import atomic_write
 
 STATE_FORMAT = 1
 #: Arrays one key's state may hold (kvcli's optimizers keep at most four).
@@ -285,20 +285,8 @@ def resolve_updater(
 
 def save_state(updater: Any, path: Path, include_spec: bool = False) -> None:
     """Write ``updater``'s state to ``path`` (``.npz``, pickle-free, atomic replace)."""
-    import tempfile
-
     data = dumps(updater.state_dict(), updater.name, updater.spec if include_spec else None)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(Path(path), data)  # 0600, fsynced
 
 
 def load_state(

@@ -1,6 +1,6 @@
 """Record a small MXNet 1.9.1 checkpoint (symbol + .params) for `kvcli viz/summary --params`.
 
-Run with a Python that has mxnet 1.9.1:  /tmp/mxv/bin/python tests/data/make_mxnet_checkpoint.py
+Run with a Python that has mxnet 1.9.1:  $MXNET_PYTHON tests/data/make_mxnet_checkpoint.py
 Writes into tests/data/mxnet_checkpoint/:
 
 * small_cnn-symbol.json, small_cnn-0000.params: a conv + BatchNorm + FC net saved by

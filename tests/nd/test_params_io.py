@@ -178,3 +178,21 @@ def test_unsavable_data_is_refused_and_no_file_is_written(data: Any, match: str,
     with pytest.raises(ParamsFileError, match=match):
         nd.save(str(tmp_path / "x.params"), data)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_save_gives_a_plain_files_permissions_and_replaces_whole(tmp_path: Path) -> None:
+    """nd.save writes as open() would (0666 less the umask), through a temporary file: a
+    save that fails leaves the old file and no temporary one."""
+    import os
+
+    path = tmp_path / "w.params"
+    old = os.umask(0o022)
+    try:
+        nd.save(str(path), {"w": nd.ones(3)})
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+    with pytest.raises(ParamsFileError):
+        nd.save(str(path), {"w": nd.ones((0,)), "bad": object()})  # refused before the file is touched
+    assert nd.load(str(path))["w"].asnumpy().tolist() == [1, 1, 1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.params"]

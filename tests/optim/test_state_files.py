@@ -278,3 +278,16 @@ def test_fuzzed_state_bytes_are_loaded_or_refused_in_one_line(flips: list[tuple[
     for position, byte in flips:
         blob[position] = byte
     _load(bytes(blob[:cut]) if cut < len(_BASE) // 2 else bytes(blob))
+
+
+def test_state_file_is_private_and_written_whole(tmp_path: Path) -> None:
+    """An optimizer state file is 0600 (it may hold what a model learnt) and replaces the old
+    one whole: no temporary file stays beside it."""
+    with kvcli.create("local") as kv:
+        kv.init("w", np.ones(3, np.float32))
+        kv.set_optimizer(mx.optimizer.create("adam", learning_rate=0.1))
+        kv.push("w", np.ones(3, np.float32))
+        kv.save_optimizer_states(str(tmp_path / "s.npz"))
+        kv.save_optimizer_states(str(tmp_path / "s.npz"))
+    assert (tmp_path / "s.npz").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["s.npz"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import stat
 import struct
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Union
 
@@ -36,6 +35,7 @@ from kvcli.errors import ParamsFileError
 from kvcli.mx.ndarray.ndarray import NDArray
 from kvcli.mx.ndarray.context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
 from kvcli.arrays.npyio import impossible_shape
+from kvcli.osutil import PLAIN_FILE, atomic_write
 
 LIST_MAGIC = 0x112
 MAX_NDIM = 64  # numpy's limit
@@ -274,19 +274,9 @@ def save(fname: str | os.PathLike[str], data: Any) -> None:
     """Write ``data`` to ``fname`` in MXNet's format; the file appears whole or not at all."""
     blob = dumps(data)  # every error is raised before the file is touched
     path = Path(fname)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:  # a plain open()'s permissions, and no fsync, as MXNet's nd.save
+        atomic_write(path, blob, mode=PLAIN_FILE, sync=False)
     except OSError as error:
-        raise ParamsFileError(f"cannot write {path}: {error.strerror or error}") from None
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)  # the permissions a plain open() would give
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.replace(tmp, path)
-    except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
         raise ParamsFileError(f"cannot write {path}: {error.strerror or error}") from None
 
 
