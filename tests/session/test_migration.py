@@ -25,14 +25,18 @@ LEGACY = Path(__file__).parents[1] / "data" / "legacy_sessions"
 EXPECTED = json.loads((LEGACY.parent / "legacy_sessions.json").read_text())
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A private copy of the recorded home (git keeps no modes: 0700 folders, 0600 files)."""
-    home = tmp_path / "home"
-    shutil.copytree(LEGACY, home)
+def private_copy(recorded: Path, home: Path) -> Path:
+    """A private copy of a recorded home (git keeps no modes: 0700 folders, 0600 files)."""
+    shutil.copytree(recorded, home)
     for path in [home, *home.rglob("*")]:
         path.chmod(0o700 if path.is_dir() else 0o600)
     return home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A private copy of the home written by the kvcli that kept a manifest.json."""
+    return private_copy(LEGACY, tmp_path / "home")
 
 
 def values(session: Session) -> dict[str, list]:
@@ -116,11 +120,7 @@ EXPECTED_DB = json.loads((LEGACY_DB.parent / "legacy_db_sessions.json").read_tex
 @pytest.fixture
 def db_home(tmp_path: Path) -> Path:
     """A private copy of the home written by the kvcli that kept every value in a file."""
-    home = tmp_path / "db-home"
-    shutil.copytree(LEGACY_DB, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o700 if path.is_dir() else 0o600)
-    return home
+    return private_copy(LEGACY_DB, tmp_path / "db-home")
 
 
 def test_a_database_without_inline_values_is_read_and_its_small_values_move_inline_on_write(db_home: Path) -> None:

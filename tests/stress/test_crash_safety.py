@@ -217,33 +217,21 @@ def test_push_survives_sigkill_at_random_moments(home: Path) -> None:
 
 
 MID = 1 << 14  # float32 elements: 64 KiB, a value file (above INLINE_BYTES, below the reuse threshold)
-MID_ITERATIONS = 50
+BIG = 1 << 19  # float32 elements: 2 MiB, above the session's mmap and file-reuse thresholds
+FILE_ITERATIONS = 50
 
 
-def test_file_value_push_survives_sigkill(home: Path) -> None:
+@pytest.mark.parametrize("size, label, seed", [(MID, "64 KiB", SEED + 2), (BIG, "2 MiB", SEED + 1)],
+                         ids=["64KiB-file", "2MiB-file"])
+def test_file_value_push_survives_sigkill(home: Path, size: int, label: str, seed: int) -> None:
     from kvcli.session.names import INLINE_BYTES, RECYCLE_BYTES
 
-    assert INLINE_BYTES < 4 * MID < RECYCLE_BYTES
-    push = [str(KVCLI), "push", "k", f"ones({MID})"]
-    run = crash_loop(home, push, pull_npy, MID, MID_ITERATIONS, SEED + 2)
-    print(f"\n64 KiB value: {run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
+    assert INLINE_BYTES < 4 * MID < RECYCLE_BYTES <= 4 * BIG  # the two file paths: new file, reused file
+    push = [str(KVCLI), "push", "k", f"ones({size})"]
+    run = crash_loop(home, push, pull_npy, size, FILE_ITERATIONS, seed)
+    print(f"\n{label} value: {run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
           f"({run.killed} killed, {run.acknowledged} finished, {run.committed_when_killed} after the commit point)")
     assert not run.problems, "\n".join(run.problems[:20])
-    assert run.crashes == MID_ITERATIONS and run.corrupt == 0 and run.lost == 0
-    assert run.killed >= MID_ITERATIONS // 3
-    finish_cleanly(home, push, run, MID)
-
-
-BIG = 1 << 19  # float32 elements: 2 MiB, above the session's mmap and file-reuse thresholds
-BIG_ITERATIONS = 50
-
-
-def test_big_value_push_survives_sigkill(home: Path) -> None:
-    push = [str(KVCLI), "push", "k", f"ones({BIG})"]
-    run = crash_loop(home, push, pull_npy, BIG, BIG_ITERATIONS, SEED + 1)
-    print(f"\n2 MiB value: {run.crashes} crashes, {run.corrupt} corrupt, {run.lost} lost "
-          f"({run.killed} killed, {run.acknowledged} finished, {run.committed_when_killed} after the commit point)")
-    assert not run.problems, "\n".join(run.problems[:20])
-    assert run.crashes == BIG_ITERATIONS and run.corrupt == 0 and run.lost == 0
-    assert run.killed >= BIG_ITERATIONS // 3
-    finish_cleanly(home, push, run, BIG)
+    assert run.crashes == FILE_ITERATIONS and run.corrupt == 0 and run.lost == 0
+    assert run.killed >= FILE_ITERATIONS // 3
+    finish_cleanly(home, push, run, size)
