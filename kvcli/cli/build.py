@@ -22,7 +22,7 @@ import typer
 from typer.core import TyperCommand
 
 from kvcli import __version__
-from kvcli.cli import table
+from kvcli.cli import output, table
 from kvcli.cli.core import GlobalOptions, dispatch, make_global_options
 from kvcli.cli.table import Arg, Command, Opt
 
@@ -160,7 +160,7 @@ def merge_globals(base: GlobalOptions, after: dict[str, Any]) -> GlobalOptions:
     if not given:
         return base
     store_options = dict(base.store_options)
-    for dest, name in (("num_devices", "num_devices"), ("ray_address", "address"), ("num_servers", "num_servers")):
+    for name, dest in output.STORE_OPTION_DESTS.items():
         if dest in given:
             store_options[name] = given[dest]
     return GlobalOptions(
@@ -178,8 +178,6 @@ def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
         # --json anywhere on the line (run_click passes it in ctx.obj: -V is read before it)
         if isinstance(ctx.obj, GlobalOptions) and ctx.obj.json:
-            from kvcli.cli import output
-
             output.print_json({"version": __version__})
         else:
             print(f"kvcli {__version__}")
@@ -339,8 +337,6 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
 def _print_shell_commands(root: Any) -> None:
     """``help`` in the shell: its commands, one a line (no "Usage: kvcli", no global options)."""
     from rich.table import Table
-
-    from kvcli.cli import output
 
     listing = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     for name, command in root.commands.items():

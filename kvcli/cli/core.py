@@ -86,8 +86,7 @@ def require_session(options: GlobalOptions, to_delete: bool = False) -> None:
 def make_global_options(prior: Optional[GlobalOptions], values: dict[str, Any]) -> GlobalOptions:
     """GlobalOptions from the parsed global flags (one value per table dest, None when not
     given); keeps the shell's open session (``prior``)."""
-    store_options = {"num_devices": values.get("num_devices"), "address": values.get("ray_address"),
-                     "num_servers": values.get("num_servers")}
+    store_options = {name: values.get(dest) for name, dest in output.STORE_OPTION_DESTS.items()}
     return GlobalOptions(
         session=values.get("session"),
         home=values.get("home"),

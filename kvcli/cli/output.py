@@ -95,7 +95,7 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
     if remedy == "reset-type":
         options = fields.get("options") or {}
         flags = "".join(
-            f" --{name.replace('_', '-').replace('address', 'ray-address')} {value}"
+            f" {flag_for(name)} {value}"
             for name, value in options.items()
         )
         words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
@@ -149,11 +149,16 @@ def _type_taking(store_type: Any, options: dict[str, Any]) -> Any:
     return next((name for name in REGISTRY if takes(name)), store_type)
 
 
+#: The global flag (its table dest) of each store option a session records: ``--ray-address``
+#: gives the store option ``address``.
+STORE_OPTION_DESTS = {"num_devices": "num_devices", "address": "ray_address", "num_servers": "num_servers"}
+
+
 def flag_for(param: str) -> str:
     """The command-line flag of a library parameter: ``layout_timeout`` -> ``--layout-timeout``
     (the table names each option after its parameter; the tests check every one a library
-    error names)."""
-    return "--" + param.replace("_", "-")
+    error names), a store option's through :data:`STORE_OPTION_DESTS` (``--ray-address``)."""
+    return "--" + STORE_OPTION_DESTS.get(param, param).replace("_", "-")
 
 
 def message_for(error: BaseException) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import KeyTypeError, SessionError
+from kvcli.errors import KeyTypeError, SessionError, bad_param
 from kvcli.arrays.npyio import DTYPES
 from kvcli.osutil import expand_user, user_home
 from kvcli.arrays.core import Key as Key  # re-exported: the session's modules read it here
@@ -147,11 +147,8 @@ def check_options(store_type: str, options: dict[str, Any]) -> None:
     allowed = REGISTRY[store_type].session_options
     for option in options:
         if option not in allowed:
-            flag = "--" + option.replace("_", "-").replace("address", "ray-address")
-            raise SessionError(
-                f"{flag} does not apply to the {store_type!r} store"
-                + (f" (it takes {', '.join(allowed)})" if allowed else "")
-            )
+            takes = f" (it takes {', '.join(allowed)})" if allowed else ""
+            raise bad_param(SessionError, option, f"does not apply to the {store_type!r} store{takes}")
 
 
 def check_store_request(store_type: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:

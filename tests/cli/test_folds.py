@@ -23,3 +23,20 @@ def test_every_front_end_finds_a_session_through_one_path(tmp_path: Path, monkey
     (tmp_path / "h" / "sessions" / "s1").mkdir(parents=True)
     (tmp_path / "h" / "sessions" / "s2").mkdir()
     assert completion.session_names("~/h") == ["s1", "s2"]
+
+
+def test_a_store_option_is_named_in_python_by_the_library_and_by_its_flag_by_the_cli(
+        tmp_path: Path, kv) -> None:
+    """The library says ``address``; the CLI says ``--ray-address`` (output.STORE_OPTION_DESTS)."""
+    from kvcli.errors import SessionError
+    from kvcli.session import Session
+
+    with pytest.raises(SessionError) as caught:
+        Session("x", tmp_path, store_type="local", store_options={"address": "10.0.0.1:6379"})
+    assert str(caught.value) == "address does not apply to the 'local' store"
+    result = kv("--type", "local", "--ray-address", "10.0.0.1:6379", "init", "w", "1")
+    assert result.code == 1 and result.out == ""
+    assert "--ray-address does not apply to the 'local' store" in result.err
+    with pytest.raises(SessionError) as caught:
+        Session("x", tmp_path, store_type="dist_sync", store_options={"num_devices": 2})
+    assert str(caught.value) == "num_devices does not apply to the 'dist_sync' store (it takes address, num_servers)"
