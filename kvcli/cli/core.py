@@ -9,9 +9,9 @@ Nothing here imports typer, rich, prompt_toolkit or numpy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional
 
 from kvcli import config
 from kvcli.cli import output
@@ -21,15 +21,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvcli.cli.table import Command
 
 
-@dataclass
-class GlobalOptions:
-    """Options given before the subcommand, shared by every command."""
+class GlobalOptions(NamedTuple):
+    """Options given before the subcommand, shared by every command (a NamedTuple: no
+    dataclass to create on a one-shot command's start-up)."""
 
     session: Optional[str] = None
     home: Optional[Path] = None
     json: bool = False
     store_type: Optional[str] = None
-    store_options: dict[str, Any] = field(default_factory=dict)
+    #: read-only: each command builds its own from the flags
+    store_options: Mapping[str, Any] = MappingProxyType({})
     #: The session kept open by ``kvcli shell`` (its commands run against it).
     live: Any = None
 

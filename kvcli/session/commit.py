@@ -8,7 +8,6 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -37,24 +36,27 @@ from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
 from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
 
 
-@dataclass
 class _Txn:
-    manifest: Manifest
-    #: values to write as they are, without going through the store (plain replacing pushes)
-    direct: dict[Key, np.ndarray] = field(default_factory=dict)
-    changed: list[Key] = field(default_factory=list)
-    #: keys this transaction removes (their rows and, after the commit, their files)
-    deleted: list[Key] = field(default_factory=list)
-    #: keys the live store may have changed (forgotten if the command fails)
-    at_risk: list[Key] = field(default_factory=list)
-    dirty: bool = False
-    #: every row is rewritten (a new session, an import, compression switched off)
-    all_rows: bool = False
-    save_state: bool = False
-    #: keys whose compression residuals changed (written at commit)
-    residuals: list[Key] = field(default_factory=list)
-    #: the committed optimizer-state file (removed after a commit that replaces it)
-    old_state: str | None = None
+    """What one transaction reads and changes (a plain class: no dataclass to create at
+    start-up)."""
+
+    def __init__(self, manifest: Manifest, all_rows: bool = False, old_state: str | None = None) -> None:
+        self.manifest = manifest
+        #: values to write as they are, without going through the store (plain replacing pushes)
+        self.direct: dict[Key, np.ndarray] = {}
+        self.changed: list[Key] = []
+        #: keys this transaction removes (their rows and, after the commit, their files)
+        self.deleted: list[Key] = []
+        #: keys the live store may have changed (forgotten if the command fails)
+        self.at_risk: list[Key] = []
+        self.dirty = False
+        #: every row is rewritten (a new session, an import, compression switched off)
+        self.all_rows = all_rows
+        self.save_state = False
+        #: keys whose compression residuals changed (written at commit)
+        self.residuals: list[Key] = []
+        #: the committed optimizer-state file (removed after a commit that replaces it)
+        self.old_state = old_state
 
     def touch(self, key: Key) -> None:
         if key not in self.changed:

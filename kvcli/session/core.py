@@ -5,7 +5,7 @@ sessions.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class Session:
         home: str | Path | None = None,
         *,
         store_type: str | None = None,
-        store_options: dict[str, Any] | None = None,
+        store_options: Mapping[str, Any] | None = None,
     ) -> None:
         if name is None:
             name = config.get(config.SESSION) or DEFAULT_SESSION
@@ -409,7 +409,7 @@ class Session:
                 ],
             }
 
-    def reset(self, store_type: str | None = None, store_options: dict[str, Any] | None = None) -> Manifest:
+    def reset(self, store_type: str | None = None, store_options: Mapping[str, Any] | None = None) -> Manifest:
         """Delete every key, the updater and its state; optionally change the store type.
 
         Works on a damaged session too (the manifest is not read, except for its store type).

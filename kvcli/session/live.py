@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,17 +18,21 @@ from kvcli.session.manifest import Manifest
 from kvcli.session.names import DATA, MANIFEST, Key, is_local_address, python_spec
 
 
-@dataclass
 class Place:
     """Where a session is and what its opener asked for: the one record that the
     :class:`~kvcli.session.core.Session`, its live store and its committer share (the
     session owns it; ``reset`` and the shell change the request)."""
 
-    name: str
-    home: Path
-    path: Path
-    requested_type: str | None = None
-    requested_options: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, name: str, home: Path, path: Path, requested_type: str | None = None,
+                 requested_options: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.home = home
+        self.path = path
+        self.requested_type = requested_type
+        self.requested_options: dict[str, Any] = requested_options or {}
+
+    def __repr__(self) -> str:
+        return f"Place({self.name!r}, {str(self.path)!r})"
 
     @property
     def manifest_path(self) -> Path:

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, MutableMapping
 
@@ -27,22 +26,38 @@ if TYPE_CHECKING:  # read only for a python: updater (hashlib and hmac stay off 
 
 
 # ---------------------------------------------------------------------- the manifest
-@dataclass
 class KeyEntry:
-    """What the manifest records about one key."""
+    """What the manifest records about one key.
 
-    key: Key
-    file: str
-    dtype: str
-    shape: tuple[int, ...]
-    version: int = 1
-    #: A file with an older value of the same shape and dtype, overwritten by the next write.
-    spare: str | None = None
-    #: The gradient-compression residuals of the key (an .npz), once a compressed push ran.
-    residual: str | None = None
-    #: The value's bytes (little-endian, C order) when it is held in the database row (at
-    #: most :data:`~kvcli.session.names.INLINE_BYTES`); ``file`` then only names the value.
-    data: bytes | None = None
+    Attributes:
+        key, file, dtype, shape, version: the key, its value's file name, dtype, shape and
+            how many writes it has had.
+        spare: a file with an older value of the same shape and dtype, overwritten by the
+            next write.
+        residual: the gradient-compression residuals of the key (an .npz), once a
+            compressed push ran.
+        data: the value's bytes (little-endian, C order) when it is held in the database
+            row (at most :data:`~kvcli.session.names.INLINE_BYTES`); ``file`` then only
+            names the value.
+    """
+
+    # a plain class, not a dataclass: creating a dataclass costs a one-shot command ~0.4 ms
+    __slots__ = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
+
+    def __init__(self, key: Key, file: str, dtype: str, shape: tuple[int, ...], version: int = 1,
+                 spare: str | None = None, residual: str | None = None, data: bytes | None = None) -> None:
+        self.key = key
+        self.file = file
+        self.dtype = dtype
+        self.shape = shape
+        self.version = version
+        self.spare = spare
+        self.residual = residual
+        self.data = data
+
+    def __repr__(self) -> str:
+        where = f"{len(self.data)} bytes in the row" if self.data is not None else self.file
+        return f"KeyEntry({self.key!r}, {where}, {self.dtype} {tuple(self.shape)}, version {self.version})"
 
     @property
     def inline(self) -> bool:
@@ -101,24 +116,45 @@ class KeyEntry:
         return data
 
 
-@dataclass
 class Manifest:
-    """The committed state of a session (file names, not data)."""
+    """The committed state of a session (file names, not data).
 
-    store_type: str = "local"
-    store_options: dict[str, Any] = field(default_factory=dict)
-    updater: str = "assign"
-    optimizer_state: str | None = None
-    generation: int = 0
-    #: a dict, or a :class:`~kvcli.session.keytable.KeyTable` reading rows as they are asked for
-    keys: MutableMapping[Key, KeyEntry] = field(default_factory=dict)
-    #: gradient compression spec (``"2bit:threshold=0.5"``) or None; each key's residuals
-    #: are in its entry's ``residual`` file.
-    compression: str | None = None
-    created: float = field(default_factory=time.time)
-    updated: float = field(default_factory=time.time)
-    #: for a ``python:`` updater: the file the user named, its sha256 and MAC (see kvcli.session.trust)
-    updater_trust: Trust | None = None
+    Attributes:
+        store_type, store_options: the store the session runs and its recorded options.
+        updater, optimizer_state: the updater's spec and its state file (or None).
+        generation: how many commits the session has had.
+        keys: a dict, or a :class:`~kvcli.session.keytable.KeyTable` reading rows as they
+            are asked for.
+        compression: the gradient compression spec (``"2bit:threshold=0.5"``) or None; each
+            key's residuals are in its entry's ``residual`` file.
+        created, updated: times (seconds since the epoch).
+        updater_trust: for a ``python:`` updater, the file the user named, its sha256 and
+            MAC (see :mod:`kvcli.session.trust`).
+    """
+
+    __slots__ = ("store_type", "store_options", "updater", "optimizer_state", "generation", "keys",
+                 "compression", "created", "updated", "updater_trust")
+
+    def __init__(self, store_type: str = "local", store_options: dict[str, Any] | None = None,
+                 updater: str = "assign", optimizer_state: str | None = None, generation: int = 0,
+                 keys: MutableMapping[Key, KeyEntry] | None = None, compression: str | None = None,
+                 created: float | None = None, updated: float | None = None,
+                 updater_trust: Trust | None = None) -> None:
+        now = time.time()
+        self.store_type = store_type
+        self.store_options: dict[str, Any] = {} if store_options is None else store_options
+        self.updater = updater
+        self.optimizer_state = optimizer_state
+        self.generation = generation
+        self.keys: MutableMapping[Key, KeyEntry] = {} if keys is None else keys
+        self.compression = compression
+        self.created = now if created is None else created
+        self.updated = now if updated is None else updated
+        self.updater_trust = updater_trust
+
+    def __repr__(self) -> str:
+        return (f"Manifest({self.store_type!r}, updater {self.updater!r}, generation {self.generation}, "
+                f"{len(self.keys)} keys)")
 
     @property
     def key_kind(self) -> str | None:

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -151,7 +151,7 @@ def check_options(store_type: str, options: dict[str, Any]) -> None:
             raise bad_param(SessionError, option, f"does not apply to the {store_type!r} store{takes}")
 
 
-def check_store_request(store_type: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+def check_store_request(store_type: str, options: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """Normalise and check a requested store type and its options."""
     kind = normal_type(store_type)
     given = {k: v for k, v in (options or {}).items() if v is not None}
