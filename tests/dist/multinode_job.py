@@ -2,6 +2,7 @@
 own raylet and object store) running a kvcli job; prints one JSON line for the test.
 
     python multinode_job.py results|fault|serverfault FLAG_FILE
+    python multinode_job.py presum|presum2|presum-die   (node-local pre-sums, three nodes)
 """
 
 from __future__ import annotations
@@ -42,6 +43,96 @@ def train(steps: int, flag: str) -> dict:
         return {"rank": kv.rank, "node": node_id(), "seen": seen, "servers": [p["node"] for p in ray.get(servers)]}
 
 
+ROWS, COLS = 300, 1000  # 1.2 MB of float32: through the object stores, not inline
+
+
+def pushed(rank: int, step: int) -> np.ndarray:
+    """What ``rank`` pushes at ``step``: fractions whose float32 sum depends on the order."""
+    values = np.random.default_rng(1000 * step + rank).standard_normal((ROWS, COLS)) * 10 ** (rank % 3)
+    return values.astype(np.float32)
+
+
+def presum(steps: int, die: int) -> dict:
+    """Every rank pushes :func:`pushed` (no optimizer: the step's sum is assigned) and pulls;
+    returns, per step, whether the pull equals the node-grouped sum bit for bit. With
+    ``die`` >= 0 that rank exits before its second push."""
+    import ray
+
+    import kvcli
+
+    with kvcli.create("dist_sync") as kv:
+        kv.init("w", np.zeros((ROWS, COLS), np.float32))
+        nodes = ray.get(kv._group.coordinator.placement.remote(30))
+        groups: dict[str, list[int]] = {}
+        for rank in sorted(nodes):
+            groups.setdefault(nodes[rank], []).append(rank)
+        exact, grouped = [], []
+        for step in range(steps):
+            if step == 1 and kv.rank == die:
+                os._exit(3)  # dies mid-job, after the first step
+            kv.push("w", pushed(kv.rank, step))
+            got = kv.pull("w")
+            # each node's ranks left to right, then the nodes by lowest rank, left to right
+            sums = []
+            for ranks in sorted(groups.values()):
+                total = pushed(ranks[0], step)
+                for rank in ranks[1:]:
+                    total = total + pushed(rank, step)
+                sums.append(total)
+            expected = sums[0]
+            for total in sums[1:]:
+                expected = expected + total
+            flat = pushed(0, step)
+            for rank in range(1, kv.num_workers):
+                flat = flat + pushed(rank, step)
+            exact.append(bool(np.array_equal(got, expected)))
+            grouped.append(bool(not np.array_equal(expected, flat)))  # the grouping shows in the bits
+        kv.barrier()
+        stats = kv.server_stats()
+        return {"rank": kv.rank, "node": node_id(), "exact": exact, "order_matters": grouped,
+                "received": stats[0]["w"]["received"], "applied": stats[0]["w"]["applied"]}
+
+
+def run_presum(mode: str) -> dict:
+    """Servers on the head node; W=4 (ranks 0-1 on node a, 2-3 on node b) with shared
+    memory to the aggregators, or W=2 (both on node a) with KVCLI_DIST_NO_SHM=1; or
+    ``presum-die``: W=4 and rank 3 exits before its second push."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from kvcli.errors import DistributedError
+    from kvcli.store.dist.launch import launch
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "resources": {"servers": 1}, "object_store_memory": 80 << 20},
+    )
+    a = cluster.add_node(num_cpus=1, resources={"a": 4}, object_store_memory=80 << 20)
+    b = cluster.add_node(num_cpus=1, resources={"b": 4}, object_store_memory=80 << 20)
+    ray.init(address=cluster.address, logging_level=logging.WARNING,
+             runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    cluster.wait_for_nodes()
+    report: dict = {"nodes": {"head": ray.get_runtime_context().get_node_id(), "a": a.node_id, "b": b.node_id}}
+    workers = 2 if mode == "presum2" else 4
+    placement = dict(
+        server_resources={"servers": 0.01},
+        worker_resources=[{"a": 0.01}] * 2 + [{"b": 0.01}] * (workers - 2),
+    )
+    env = {"KVCLI_DIST_NO_SHM": "1"} if mode == "presum2" else {}
+    started = time.monotonic()
+    try:
+        report["results"] = launch(presum, workers, args=(3, 3 if mode == "presum-die" else -1), timeout=60,
+                                   env=env, **placement)
+        report["error"] = None
+    except DistributedError as error:
+        report["error"] = str(error)
+    report["seconds"] = time.monotonic() - started
+    print(json.dumps(report), flush=True)
+    ray.shutdown()
+    cluster.shutdown()
+    return report
+
+
 def main(mode: str, flag: str) -> None:
     import ray
     from ray.cluster_utils import Cluster
@@ -52,6 +143,9 @@ def main(mode: str, flag: str) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))
     os.environ["PYTHONPATH"] = path
+    if mode.startswith("presum"):
+        run_presum(mode)
+        return
     head_resources = {"rank0": 1} if mode == "serverfault" else {"servers": 1, "rank0": 1}
     cluster = Cluster(
         initialize_head=True,
