@@ -100,6 +100,8 @@ def test_a_worker_of_a_presumming_node_dying_mid_job_is_a_clear_error() -> None:
     error = report["error"]
     assert error is not None and error.startswith("4 of 4 workers failed: "), error
     for rank in (0, 1, 2):  # rank 2 shares rank 3's aggregator: told the same way
-        assert f"rank {rank}: DistributedError: dist_sync pull of key 'w' cannot complete step 2: rank 3 failed" in error
-    assert "rank 3's worker process died" in error
+        # the missing rank named is 3, or one that failed just before because of it (the
+        # others' errors race); either way rank 3's death is in each message
+        assert f"rank {rank}: DistributedError: dist_sync pull of key 'w' cannot complete step 2: rank " in error
+    assert error.count("rank 3's worker process died") >= 4
     assert report["seconds"] < 45  # told, not left to the 60 s timeout

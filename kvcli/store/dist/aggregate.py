@@ -55,8 +55,12 @@ class _Pending:
     generation: int
     #: Steps summed and sent to the server.
     forwarded: int = 0
-    #: pending[rank][seq]: that rank's push, arrived and not summed yet.
+    #: pending[rank][seq]: that rank's push, arrived and not sent on yet.
     pending: dict[int, dict[int, np.ndarray]] = field(default_factory=dict)
+    #: How many of the node's ranks (in rank order) are in ``total`` for step forwarded + 1.
+    added: int = 0
+    #: The running sum of the next step, reused from step to step (its pages stay mapped).
+    total: np.ndarray | None = None
 
 
 class NodeAggregator:
@@ -89,14 +93,17 @@ class NodeAggregator:
 
     def push(
         self, rank: int, server: int, items: list[tuple[Key, int, int, Any]], retired: list[str]
-    ) -> tuple[list[int], Any]:
+    ) -> tuple[list[int], Any, list[Key]]:
         """Rank ``rank``'s pushes to server ``server``: ``(key, generation, seq, value)`` each,
         ``value`` a :class:`ShmPart` in the worker's push segment, ``[ObjectRef]`` or an array.
 
         Returns, per item, how many of the rank's pushes of the key have been summed (their
         push segments are free again), and, when this call completed a step of some key,
         ``[ObjectRef]`` of the server's answer to the push it sent (the caller waits for it
-        and so hears the server's errors); else None.
+        and so hears the server's errors) and the keys in it; else None and ``[]``. That
+        answer carries the step's result of each key whose step the push completed (see
+        ``want`` of :meth:`KeyServer.push_many`): the caller's next pull needs no call,
+        as on the per-worker path.
         """
         if rank not in self.ranks:
             raise DistributedError(
@@ -129,54 +136,88 @@ class NodeAggregator:
                         "may be using the same rank"
                     )
                 slot.pending.setdefault(rank, {})[seq] = array
-                while all(slot.forwarded + 1 in slot.pending.get(r, {}) for r in self.ranks):
-                    step = slot.forwarded + 1
-                    arrays = [slot.pending[r].pop(step) for r in self.ranks]
-                    complete.append((key, step, self._summed(key, arrays)))
-                    slot.forwarded = step
+                complete.extend((key, step, ref) for step, ref in self._advance(key, slot))
             counts = [self._slots[key, server].forwarded for key, _, _, _ in items]
             if not complete:
-                return counts, None
+                return counts, None, []
             # one object per key and step; the server reads it without a copy
-            travelling = [(key, step, [ray.put(total)], None) for key, step, total in complete]
+            travelling = [(key, step, [ref], None) for key, step, ref in complete]
             self.sent += len(travelling)
-            answer = self.servers[server].push_many.remote(self.ranks, travelling, None, None)
-            return counts, [answer]
+            answer = self.servers[server].push_many.remote(self.ranks, travelling, None, [True] * len(travelling))
+            return counts, [answer], [key for key, _, _ in complete]
 
-    def _summed(self, key: Key, arrays: list[np.ndarray]) -> np.ndarray:
-        """The node's ranks' pushes summed left to right in rank order (a new array)."""
-        first = arrays[0]
-        for other in arrays[1:]:
-            if other.shape != first.shape:
-                raise ShapeMismatchError(
-                    f"push of key {key!r}: the workers on node {self.node} pushed shapes {first.shape} "
-                    f"and {other.shape}; every worker must push the key's shape"
-                )
-            if other.dtype != first.dtype:
-                raise DTypeMismatchError(
-                    f"push of key {key!r}: the workers on node {self.node} pushed dtypes {first.dtype} "
-                    f"and {other.dtype}; every worker must push the key's dtype"
-                )
-        return sum_into(np.empty(first.shape, first.dtype), arrays)
+    def _advance(self, key: Key, slot: _Pending) -> list[tuple[int, Any]]:
+        """Add the pushes that have arrived to the running sum, in rank order, as far as
+        they go; put each completed step's sum in the object store. Returns (step,
+        ObjectRef) per completed step.
+
+        Why a running sum: the additions of early ranks are done while the last ones are
+        still coming, so only the last addition lies between the last push and the send.
+        It is the same left-to-right sum, element by element, as
+        :func:`~kvcli.arrays.summation.sum_into` over all of them (same bits).
+        """
+        import ray
+
+        done: list[tuple[int, Any]] = []
+        while True:
+            step = slot.forwarded + 1
+            while slot.added < len(self.ranks) and step in slot.pending.get(self.ranks[slot.added], {}):
+                array = slot.pending[self.ranks[slot.added]][step]
+                if slot.added == 1:
+                    first = slot.pending[self.ranks[0]][step]
+                    slot.total = self._buffer(key, slot, first)
+                    self._check(key, first, array)
+                    sum_into(slot.total, [first, array])
+                elif slot.added > 1:
+                    assert slot.total is not None
+                    self._check(key, slot.total, array)
+                    sum_into(slot.total, [slot.total, array])
+                slot.added += 1
+            if slot.added < len(self.ranks):
+                return done
+            for rank in self.ranks:  # summed: the push segments may be reused
+                del slot.pending[rank][step]
+            done.append((step, ray.put(slot.total)))  # a copy: the buffer serves the next step
+            slot.forwarded = step
+            slot.added = 0
+
+    @staticmethod
+    def _buffer(key: Key, slot: _Pending, like: np.ndarray) -> np.ndarray:
+        if slot.total is None or slot.total.shape != like.shape or slot.total.dtype != like.dtype:
+            slot.total = np.empty(like.shape, like.dtype)
+        return slot.total
+
+    def _check(self, key: Key, first: np.ndarray, other: np.ndarray) -> None:
+        if other.shape != first.shape:
+            raise ShapeMismatchError(
+                f"push of key {key!r}: the workers on node {self.node} pushed shapes {first.shape} "
+                f"and {other.shape}; every worker must push the key's shape"
+            )
+        if other.dtype != first.dtype:
+            raise DTypeMismatchError(
+                f"push of key {key!r}: the workers on node {self.node} pushed dtypes {first.dtype} "
+                f"and {other.dtype}; every worker must push the key's dtype"
+            )
 
 
 _ACTOR_CLASS: list[Any] = []
 
 
-def start_aggregator(ray: Any, group: str, node: str, ranks: list[int], servers: list[Any]) -> Any:
-    """The aggregator of ``node`` for ``group``: found, or started on that node by the first
-    of its workers to ask (every worker of the node passes the same ``ranks``). It lives as
-    long as the worker process that started it: once any worker of a node has returned from
-    its last pull, every push of the node has been summed."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+def start_aggregator(ray: Any, node: str, ranks: list[int], servers: list[Any]) -> Any:
+    """Start the aggregator of ``node`` in the caller's Ray namespace, or find it there.
 
-    from kvcli.store.dist.group import namespace_of
+    The group's coordinator calls this (:meth:`Coordinator.aggregator`), so that the
+    aggregator lives as long as the group (Ray ends an actor with the process that made
+    it), not as long as one of the node's workers: a worker that dies leaves the others of
+    its node pushing to it, and their error names the rank that died.
+    """
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     if not _ACTOR_CLASS:
         _ACTOR_CLASS.append(ray.remote(**AGGREGATOR_ACTOR_OPTIONS)(NodeAggregator))
     return _ACTOR_CLASS[0].options(
         name=aggregator_name(node),
-        namespace=namespace_of(group),
+        namespace=ray.get_runtime_context().namespace,
         get_if_exists=True,
         num_cpus=0,
         max_restarts=0,

@@ -668,6 +668,8 @@ class Coordinator:
         self.members: dict[int, str] = {}
         #: The Ray node each registered rank runs on (for node-local pre-sums).
         self.nodes: dict[int, str] = {}
+        #: Node aggregators this coordinator started, by node id.
+        self.aggregators: dict[str, Any] = {}
         self.gone: dict[int, str] = {}
         self.arrived: dict[int, set[int]] = {}
         self._changes = _Changes()
@@ -698,6 +700,18 @@ class Coordinator:
             self.nodes[rank] = node
         self._changes.notify()
         return {"num_workers": self.num_workers, "num_servers": self.num_servers}
+
+    async def aggregator(self, node: str, ranks: list[int], servers: list[Any]) -> list[Any]:
+        """``[handle]`` of the node aggregator of ``node`` (started on the first ask, by
+        this actor, so that it lives as long as the group: see
+        :func:`kvcli.store.dist.aggregate.start_aggregator`)."""
+        import ray
+
+        from kvcli.store.dist.aggregate import start_aggregator
+
+        if node not in self.aggregators:
+            self.aggregators[node] = start_aggregator(ray, node, ranks, servers)
+        return [self.aggregators[node]]
 
     async def placement(self, timeout: float) -> dict[int, str]:
         """The Ray node of every rank, once all of them have registered."""

@@ -84,7 +84,6 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, StoreError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.dist.aggregate import start_aggregator
 from kvcli.store.dist.group import (
     DEFAULT_SERVER_RESTARTS,
     DEFAULT_TIMEOUT,
@@ -121,6 +120,11 @@ SERVER_LOST = "a server restarted by Ray has lost its values: call init(...) aga
 COORDINATOR_LOST = (
     "the group's coordinator is gone and is not restarted (it alone knew which ranks joined "
     "and where each barrier stood): stop every worker and launch the job again"
+)
+#: What a dead node aggregator means (it lives as long as the group's coordinator).
+AGGREGATOR_LOST = (
+    "this node's aggregator (kvcli.store.dist.aggregate) is gone with the group's coordinator "
+    "or its node: stop every worker and launch the job again"
 )
 #: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
@@ -499,7 +503,10 @@ class DistStore(DistState, DistRowSparse, KVStore):
         local = sorted(rank for rank, node in nodes.items() if node == here)
         if len(local) < 2:
             return {}
-        aggregator = start_aggregator(self._ray, self._group.id, here, local, self._servers)
+        aggregator = self._call(
+            self._group.coordinator.aggregator.remote(here, local, self._servers),
+            "starting this node's aggregator", COORDINATOR_LOST,
+        )[0]
         if not config.get(config.DIST_NO_SHM):
             self._presum_pool = PushPool()
         return {server: aggregator for server in elsewhere}
@@ -592,7 +599,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         first_error: BaseException | None = None
         for ref, what, server, keys in calls:
             try:
-                counts, upstream = self._call(ref, what)
+                counts, upstream, completed = self._call(ref, what, AGGREGATOR_LOST)
             except BaseException as error:
                 first_error = first_error or error
                 continue
@@ -600,7 +607,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 for key, count in zip(keys, counts):
                     self._presum_pool.settle(key, count)
             if upstream is not None:
-                self._unsettled.append((upstream[0], f"{what} (sent on by the aggregator)", server, []))
+                # its answer hands back the step's results: this worker's next pull makes no call
+                self._unsettled.append((upstream[0], f"{what} (sent on by the aggregator)", server, completed))
         if first_error is not None:
             raise first_error
 
