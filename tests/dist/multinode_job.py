@@ -93,6 +93,23 @@ def presum(steps: int, die: int) -> dict:
                 "received": stats[0]["w"]["received"], "applied": stats[0]["w"]["applied"]}
 
 
+def compressed(steps: int) -> dict:
+    """2-bit compression (threshold 0.5) with several workers per node: each rank pushes
+    0.75 and sends the code of +0.5 (its residual keeps the rest), per worker as in MXNet."""
+    import kvcli
+
+    with kvcli.create("dist_sync") as kv:
+        kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
+        kv.init("c", np.zeros((ROWS, COLS), np.float32))
+        seen = []
+        for _ in range(steps):
+            kv.push("c", np.full((ROWS, COLS), 0.75, np.float32))
+            seen.append(sorted(set(np.unique(kv.pull("c")).tolist())))
+        kv.barrier()
+        stats = kv.server_stats()[0]["c"]
+        return {"rank": kv.rank, "seen": seen, "received": stats["received"], "applied": stats["applied"]}
+
+
 def run_presum(mode: str) -> dict:
     """Servers on the head node; W=4 (ranks 0-1 on node a, 2-3 on node b) with shared
     memory to the aggregators, or W=2 (both on node a) with KVCLI_DIST_NO_SHM=1; or
@@ -123,6 +140,8 @@ def run_presum(mode: str) -> dict:
     try:
         report["results"] = launch(presum, workers, args=(3, 3 if mode == "presum-die" else -1), timeout=60,
                                    env=env, **placement)
+        if mode == "presum":
+            report["compressed"] = launch(compressed, workers, args=(2,), timeout=60, **placement)
         report["error"] = None
     except DistributedError as error:
         report["error"] = str(error)

@@ -83,6 +83,11 @@ def test_each_node_presums_its_workers_and_the_server_gets_one_push_per_node_per
         assert by_rank[rank]["order_matters"] == [True] * 3
         assert by_rank[rank]["received"] == 2 * 3  # 2 nodes x 3 steps, not 4 workers x 3
         assert by_rank[rank]["applied"] == [3, 3, 3, 3]
+    for result in report["compressed"]:
+        # 2-bit pushes stay per worker (each with its own residual; only codes cross):
+        # 4 ranks x +0.5 per step, and the server got 4 pushes per step
+        assert result["seen"] == [[2.0], [2.0]]
+        assert result["received"] == 4 * 2
 
 
 def test_presum_through_the_object_store_two_workers_on_one_node() -> None:

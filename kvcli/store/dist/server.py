@@ -16,7 +16,8 @@ pushes that have arrived and how many it has applied:
 
 * ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
   there — summed in rank order with :func:`kvcli.arrays.summation.sum_into`, then given to the
-  updater once.
+  updater once. A node's pre-summed push (:mod:`kvcli.store.dist.aggregate`) counts for
+  each of its ranks and is summed in the place of the lowest.
 * ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
 
 A pull by rank ``r`` that has pushed a key ``n`` times waits until rank ``r``'s ``n``-th push

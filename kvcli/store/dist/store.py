@@ -37,6 +37,9 @@ Semantics (MXNet's):
 * ``push`` sums a worker's per-device values on the worker, then sends the sum. In
   ``dist_sync`` the server applies the updater once per key per step, on the sum of all
   workers' pushes in rank order; in ``dist_async`` it applies each push as it arrives.
+  In ``dist_sync``, the workers of one node push to a server on another node through their
+  node's aggregator, which sums them first, so one push per node crosses
+  (:mod:`kvcli.store.dist.aggregate`: which pushes, and the order of the sum).
 * ``pull`` waits until this worker's last push to the key has been applied, so ``push;
   pull`` sees the step's result on every worker. Waiting longer than ``timeout`` raises
   :class:`~kvcli.errors.DistributedError` naming the key and the ranks that did not push;
