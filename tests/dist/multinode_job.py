@@ -110,6 +110,28 @@ def compressed(steps: int) -> dict:
         return {"rank": kv.rank, "seen": seen, "received": stats["received"], "applied": stats["applied"]}
 
 
+def sparse_rows(steps: int) -> dict:
+    """A row-sparse key beside a dense one in the same pushes: each rank pushes rows
+    ``rank`` and 10 of ``rank + 1`` (per worker: row-sparse pushes are not pre-summed) and
+    ``rank + 1`` everywhere to the dense key (pre-summed); no optimizer, the sums are kept."""
+    import kvcli
+    from kvcli.arrays.sparse import RowSparse
+
+    with kvcli.create("dist_sync") as kv:
+        kv.init(["s", "d"], [RowSparse.all_rows(np.zeros((12, 5), np.float32)), np.zeros((ROWS, COLS), np.float32)])
+        rows, dense = [], []
+        for _ in range(steps):
+            mine = np.full((2, 5), kv.rank + 1, np.float32)
+            kv.push(["s", "d"], [RowSparse(mine, [kv.rank, 10], (12, 5)), np.full((ROWS, COLS), kv.rank + 1, np.float32)])
+            got = kv.row_sparse_pull("s", row_ids=np.array([10, 0, 1, 2, 3]))
+            rows.append([got.indices.tolist(), got.data[:, 0].tolist()])
+            dense.append(sorted(set(np.unique(kv.pull("d")).tolist())))
+        kv.barrier()
+        stats = kv.server_stats()[0]
+        return {"rank": kv.rank, "rows": rows, "dense": dense,
+                "received": {k: stats[k]["received"] for k in ("s", "d")}}
+
+
 def run_presum(mode: str) -> dict:
     """Servers on the head node; W=4 (ranks 0-1 on node a, 2-3 on node b) with shared
     memory to the aggregators, or W=2 (both on node a) with KVCLI_DIST_NO_SHM=1; or
@@ -142,6 +164,7 @@ def run_presum(mode: str) -> dict:
                                    env=env, **placement)
         if mode == "presum":
             report["compressed"] = launch(compressed, workers, args=(2,), timeout=60, **placement)
+            report["sparse"] = launch(sparse_rows, workers, args=(2,), timeout=60, **placement)
         report["error"] = None
     except DistributedError as error:
         report["error"] = str(error)

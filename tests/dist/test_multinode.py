@@ -88,6 +88,12 @@ def test_each_node_presums_its_workers_and_the_server_gets_one_push_per_node_per
         # 4 ranks x +0.5 per step, and the server got 4 pushes per step
         assert result["seen"] == [[2.0], [2.0]]
         assert result["received"] == 4 * 2
+    for result in report["sparse"]:
+        # row-sparse pushes stay per worker (4 per step), the dense key beside them in the
+        # same push is pre-summed (2 per step); row r holds rank r's r + 1, row 10 all four
+        assert result["rows"] == [[[0, 1, 2, 3, 10], [1.0, 2.0, 3.0, 4.0, 10.0]]] * 2
+        assert result["dense"] == [[10.0], [10.0]]
+        assert result["received"] == {"s": 4 * 2, "d": 2 * 2}
 
 
 def test_presum_through_the_object_store_two_workers_on_one_node() -> None:
