@@ -17,7 +17,9 @@ over all workers. Not a test: it prints a table.
 ``--rate`` (bench/netns.py), a Ray node in each: servers (and ps-lite's scheduler) from
 node 0, workers on the others, so every byte of a step crosses a link. It reports each
 system's throughput and the link bound: the bytes the busiest link direction must carry
-per step ÷ its rate. The ``load`` column is the machine's load average when the row began.
+per step ÷ its rate — both for the per-worker layout (what ps-lite must move) and for
+kvcli's node-local pre-sum (one value per worker node each way; ``KVCLI_DIST_NO_PRESUM=1``
+turns the pre-sum off). The ``load`` column is the machine's load average when the row began.
 """
 
 from __future__ import annotations
@@ -219,7 +221,8 @@ def inner(args: argparse.Namespace) -> None:
     from kvcli.store.dist.group import ray_init_options
 
     root = str(Path(__file__).resolve().parents[1])
-    ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root}})
+    passed = {name: os.environ[name] for name in ("KVCLI_DIST_NO_PRESUM", "KVCLI_DIST_NO_SHM") if name in os.environ}
+    ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root, **passed}})
     elements = args.kib * 1024 // 4
     warmup = warmup_steps(args.object_store_mib, args.workers[0], elements, args.keys)
     seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes, warmup=warmup)
@@ -240,6 +243,8 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
             server_nodes, worker_nodes = placement(args.nodes, args.servers, workers)
             pushed = args.kib * 1024 * args.keys
             bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit)
+            presummed = not os.environ.get("KVCLI_DIST_NO_PRESUM")
+            presum_bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit, presum=presummed)
             argv = [sys.executable, __file__, "--inner", cluster.ray_address, "--nodes", str(args.nodes),
                     "--workers", str(workers), "--servers", str(args.servers), "--steps", str(args.steps),
                     "--kib", str(args.kib), "--keys", str(args.keys), "--object-store-mib", str(store_mib)]
@@ -258,6 +263,9 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "bound_ms": _ms(bound), "dist_ms": _ms(dist_seconds),
                 "dist_MiB_per_s": round(pushed * workers / dist_seconds / 2**20, 1),
                 "dist_vs_bound": round(dist_seconds / bound, 2) if bound else None,
+                "presum": presummed,
+                "presum_bound_ms": _ms(presum_bound),
+                "dist_vs_presum_bound": round(dist_seconds / presum_bound, 2) if presum_bound else None,
                 "mxnet_ms": _ms(mxnet_seconds),
                 "mxnet_MiB_per_s": None if mxnet_seconds is None else round(pushed * workers / mxnet_seconds / 2**20, 1),
                 "dist_vs_mxnet": None if mxnet_seconds is None else round(mxnet_seconds / dist_seconds, 3),
@@ -297,12 +305,14 @@ def main() -> None:
         print(f"dist_sync push+pull across {args.nodes} namespaces ({first['rate']} links, delay "
               f"{first['delay'] or 'not emulated'}; one TCP stream: {first['tcp_MiB_per_s']} MiB/s), "
               f"{args.keys} key(s) of {args.kib} KiB per worker, {args.servers} server(s), median of {args.steps} steps")
-        print(f"{'W':>3} {'bound ms':>9} {'dist ms':>9} {'MiB/s':>8} {'/bound':>7} {'MXNet ms':>9} {'MiB/s':>8} "
-              f"{'MXNet/dist':>11}  load")
+        print("bound: the per-worker layout's link bound (what ps-lite moves); presum bound: with each "
+              "worker node's pushes summed on the node first" + ("" if first["presum"] else " (off: KVCLI_DIST_NO_PRESUM)"))
+        print(f"{'W':>3} {'bound ms':>9} {'presum ms':>9} {'dist ms':>9} {'MiB/s':>8} {'/bound':>7} {'/presum':>8} "
+              f"{'MXNet ms':>9} {'MiB/s':>8} {'MXNet/dist':>11}  load")
         for r in rows:
-            print(f"{r['workers']:>3} {r['bound_ms']:9.2f} {r['dist_ms']:9.2f} {r['dist_MiB_per_s']:8.1f} "
-                  f"{r['dist_vs_bound']:7.2f} {r['mxnet_ms'] or 0:9.2f} {r['mxnet_MiB_per_s'] or 0:8.1f} "
-                  f"{r['dist_vs_mxnet'] or 0:11.2f}  {r['load']}")
+            print(f"{r['workers']:>3} {r['bound_ms']:9.2f} {r['presum_bound_ms']:9.2f} {r['dist_ms']:9.2f} "
+                  f"{r['dist_MiB_per_s']:8.1f} {r['dist_vs_bound']:7.2f} {r['dist_vs_presum_bound']:8.2f} "
+                  f"{r['mxnet_ms'] or 0:9.2f} {r['mxnet_MiB_per_s'] or 0:8.1f} {r['dist_vs_mxnet'] or 0:11.2f}  {r['load']}")
         return
 
     import ray

@@ -258,7 +258,8 @@ def _teardown(cluster: NetCluster, made: list[str], temp: str) -> None:
 
 
 def link_bound(
-    step_bytes: float, worker_nodes: Sequence[int], server_nodes: Sequence[int], gbit: float
+    step_bytes: float, worker_nodes: Sequence[int], server_nodes: Sequence[int], gbit: float,
+    presum: bool = False,
 ) -> float:
     """Seconds one push+pull step needs at least on links of ``gbit`` Gbit/s each way.
 
@@ -266,13 +267,17 @@ def link_bound(
     back; a pushed share crosses the network when worker and server are on different
     nodes, and a pulled one at least once per other node with workers (they can share
     it there, as Ray's object store does). Each node has one uplink and one downlink: the
-    bound is the busiest of them (bytes ÷ rate).
+    bound is the busiest of them (bytes ÷ rate). That is the bound of the per-worker
+    layout, what ps-lite (and kvcli with ``KVCLI_DIST_NO_PRESUM``) must move; with
+    ``presum``, a node's workers' pushes are summed on the node first
+    (:mod:`kvcli.store.dist.aggregate`), so each share crosses once per worker node
+    each way.
     """
     share = step_bytes / len(server_nodes)
     up: dict[int, float] = {}
     down: dict[int, float] = {}
     for s in server_nodes:
-        for w in worker_nodes:  # every worker's push crosses to a server elsewhere
+        for w in (set(worker_nodes) if presum else worker_nodes):  # each push (or node sum) crosses
             if w != s:
                 up[w] = up.get(w, 0.0) + share
                 down[s] = down.get(s, 0.0) + share

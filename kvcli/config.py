@@ -112,6 +112,9 @@ BIGARRAY_BOUND = _declare(Variable("KVCLI_BIGARRAY_BOUND", "int", 1_000_000,
 DIST_NO_SHM = _declare(Variable("KVCLI_DIST_NO_SHM", "flag", False,
                                 "set to send dist values through Ray's object store even between a worker "
                                 "and a server on the same node (default: shared memory there)"))
+DIST_NO_PRESUM = _declare(Variable("KVCLI_DIST_NO_PRESUM", "flag", False,
+                                   "set to send each dist_sync worker's push to a server on another node on "
+                                   "its own (default: the node's workers' pushes are summed there first)"))
 
 
 def raw(variable: Variable) -> str | None:

@@ -54,6 +54,30 @@ def train(steps: int, compressed: bool, flag: str = "") -> dict:
         }
 
 
+def presum(steps: int) -> dict:
+    """Every rank (all on node 1, the server on node 0) pushes fractions of its own; the
+    pull must equal their float32 sum left to right in rank order, bit for bit, and the
+    server must have received one push per step (the node's pre-sum), not one per rank."""
+    import kvcli
+
+    def pushed(rank: int, step: int) -> np.ndarray:
+        values = np.random.default_rng(100 * step + rank).standard_normal((ROWS, COLS)) * 10 ** (rank % 3)
+        return values.astype(np.float32)
+
+    exact = []
+    with kvcli.create("dist_sync") as kv:
+        kv.init("w", np.zeros((ROWS, COLS), np.float32))
+        for step in range(steps):
+            kv.push("w", pushed(kv.rank, step))
+            total = pushed(0, step)
+            for rank in range(1, kv.num_workers):
+                total = total + pushed(rank, step)
+            exact.append(bool(np.array_equal(kv.pull("w"), total)))
+        kv.barrier()
+        stats = kv.server_stats()[0]["w"]
+        return {"rank": kv.rank, "exact": exact, "received": stats["received"], "applied": stats["applied"]}
+
+
 def main(address: str) -> None:
     import ray
 
@@ -79,7 +103,13 @@ def main(address: str) -> None:
             error = str(failure)
         print(json.dumps({"error": error, "seconds": time.monotonic() - started}), flush=True)
         return
+    one_server = {"server_resources": [{"node0": 0.01}]}
     report = {
+        "presum": {
+            workers: launch(presum, workers, args=(3,), timeout=60, worker_resources=[{"node1": 0.01}] * workers,
+                            **one_server)
+            for workers in (2, 4)
+        },
         "nodes": nodes,
         "results": launch(train, 2, num_servers=2, args=(3, False), timeout=60, **placement),
         "compressed": launch(train, 2, num_servers=2, args=(2, True), timeout=60, **placement),

@@ -59,6 +59,14 @@ def test_two_namespaces_exact_sums_and_compressed_codes_across_the_link() -> Non
         # step 2: 0.75 + 0.25 = 1.0 sends +0.5 again (keeping 0.5). Two ranks: 1.0 each step.
         assert result["rank"] == rank and result["servers"] == [head, other]
         assert result["seen"] == [[1.0], [1.0]]
+    for workers, results in report["presum"].items():
+        # W workers on node 1, the server on node 0: node 1 sums its pushes first and one
+        # push per step crosses the link; the sum is the ranks' left to right, bit for bit
+        assert [r["rank"] for r in results] == list(range(int(workers)))
+        for result in results:
+            assert result["exact"] == [True, True, True]
+            assert result["received"] == 3  # 3 steps: one push each, whatever W
+            assert result["applied"] == [3] * int(workers)
 
 
 def test_a_node_cut_off_mid_step_is_a_clear_error_on_every_rank(tmp_path: Path) -> None:

@@ -41,3 +41,12 @@ def test_link_bound_is_the_busiest_link_direction() -> None:
     assert link_bound(MIB16, [1, 2], [0, 1], ten) == pytest.approx(one)
     # everything on one node: nothing crosses
     assert link_bound(MIB16, [0, 0], [0], ten) == 0.0
+
+
+def test_link_bound_with_the_node_local_presum() -> None:
+    one = MIB16 * 8 / 10e9
+    # four workers on node 1 pre-sum there: one 16 MiB value up, one result back
+    assert link_bound(MIB16, [1, 1, 1, 1], [0], 10.0, presum=True) == pytest.approx(one)
+    # two workers on each of nodes 1 and 2: node 0's downlink carries one sum per node
+    assert link_bound(MIB16, [1, 1, 2, 2], [0], 10.0, presum=True) == pytest.approx(2 * one)
+    assert link_bound(MIB16, [1, 1, 2, 2], [0], 10.0) == pytest.approx(4 * one)  # per worker

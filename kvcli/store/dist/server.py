@@ -16,7 +16,8 @@ pushes that have arrived and how many it has applied:
 
 * ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
   there — summed in rank order with :func:`kvcli.arrays.summation.sum_into`, then given to the
-  updater once.
+  updater once. A node's pre-summed push (:mod:`kvcli.store.dist.aggregate`) counts for
+  each of its ranks and is summed in the place of the lowest.
 * ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
 
 A pull by rank ``r`` that has pushed a key ``n`` times waits until rank ``r``'s ``n``-th push
@@ -128,12 +129,15 @@ class _Slot:
     #: applied[r]: how many of rank r's pushes have been applied.
     applied: list[int] = field(default_factory=list)
     #: pending[r][seq]: rank r's push number ``seq``, arrived but not applied yet, with the
-    #: ObjectRef it came in (None when it came inline).
-    pending: list[dict[int, tuple[np.ndarray, Any]]] = field(default_factory=list)
+    #: ObjectRef it came in (None when it came inline); ``(None, None)`` for a rank whose
+    #: push is in a node's pre-sum held at that node's lowest rank.
+    pending: list[dict[int, tuple[np.ndarray | None, Any]]] = field(default_factory=list)
     #: dist_sync: errors the updater raised, by step; a pull that needs the step re-raises
     #: it (in dist_async only the pusher hears of it, from its push).
     errors: dict[int, BaseException] = field(default_factory=dict)
     scratch: np.ndarray | None = None
+    #: Pushes received (a node's pre-summed push counts once), for tests and debugging.
+    received: int = 0
     #: Bumped whenever the value changes; ``snapshot`` is (version, ObjectRef) of the last
     #: copy put in the object store, so W workers pulling one step cost one copy, not W.
     version: int = 0
@@ -356,7 +360,7 @@ class KeyServer:
 
     def push_many(
         self,
-        rank: int,
+        rank: int | tuple[int, ...],
         items: list[tuple[Key, int, Any, Any]],
         retired: list[str] | None = None,
         want: list[bool] | None = None,
@@ -373,6 +377,10 @@ class KeyServer:
         are applied, and where the value lies in shared memory (None when it does not): a
         worker whose push completed the step copies the result from there at its next pull
         without asking again. ``retired`` names push segments the worker has freed.
+
+        ``rank`` is a tuple of ranks when the push is a node's pre-sum of those ranks'
+        pushes (:mod:`kvcli.store.dist.aggregate`, dist_sync only): it stands for every one
+        of them in the step's accounting, and is summed in the place of its lowest rank.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
 
@@ -396,10 +404,11 @@ class KeyServer:
                 for (count, where), item, asked in zip(applied, items, wanted)
             ]
 
-    def _handed(self, key: Key, rank: int, seq: int) -> Any:
+    def _handed(self, key: Key, rank: int | tuple[int, ...], seq: int) -> Any:
         """The result of the step rank ``rank``'s push ``seq`` of ``key`` is in, when that
         step has been applied (dist_sync, dense values); else None."""
         slot = self.slots.get(key)
+        rank = rank[0] if isinstance(rank, tuple) else rank
         if (
             self.mode != "sync" or slot is None or slot.applied[rank] != seq
             or seq in slot.errors or not isinstance(slot.value, np.ndarray)
@@ -419,9 +428,11 @@ class KeyServer:
         return [slot.snapshot[1]]
 
     def _push_locked(
-        self, rank: int, items: list[tuple[Key, int, Any, Any]], retired: list[str] | None, resolved: Any
+        self, rank: int | tuple[int, ...], items: list[tuple[Key, int, Any, Any]], retired: list[str] | None,
+        resolved: Any,
     ) -> list[tuple[int, ShmPart | None]]:
-        mapped = self._mapped.setdefault(rank, Mappings())
+        ranks = self._pushers(rank)
+        mapped = self._mapped.setdefault(ranks[0], Mappings())
         if retired:
             mapped.drop(retired)
         failure: BaseException | None = None
@@ -436,17 +447,30 @@ class KeyServer:
                 try:
                     if compressed is not None:
                         array, ref = _decoded(array, compressed), None
-                    self._record(key, rank, seq, array, ref)
+                    self._record(key, ranks, seq, array, ref)
                 except Exception as error:  # noqa: BLE001 - the others still apply
                     failure = failure or error
         finally:
             self._changes.notify()
         if failure is not None:
             raise failure
-        return [(s.applied[rank], s.shm) if (s := self.slots.get(item[0])) is not None else (0, None) for item in items]
+        return [
+            (s.applied[ranks[0]], s.shm) if (s := self.slots.get(item[0])) is not None else (0, None)
+            for item in items
+        ]
 
-    def _record(self, key: Key, rank: int, seq: int, value: np.ndarray, ref: Any) -> None:
-        """Check and keep one push; apply what it completes."""
+    def _pushers(self, rank: int | tuple[int, ...]) -> tuple[int, ...]:
+        """The ranks a push stands for: one, or a node's pre-summed ranks (dist_sync)."""
+        ranks = rank if isinstance(rank, tuple) else (rank,)
+        if not ranks or any(not 0 <= r < self.num_workers for r in ranks):
+            raise DistributedError(f"push to {self._name()}: ranks {list(ranks)} are not all in 0..{self.num_workers - 1}")
+        if len(ranks) > 1 and self.mode != "sync":
+            raise DistributedError(f"push to {self._name()}: only dist_sync takes a node's pre-summed push")
+        return ranks
+
+    def _record(self, key: Key, ranks: tuple[int, ...], seq: int, value: np.ndarray, ref: Any) -> None:
+        """Check and keep one push (of one rank, or a node's sum of ``ranks``); apply what
+        it completes."""
         slot = self._slot(key, "push")
         if self.needs_updater:
             raise DistributedError(f"push to key {key!r}: {self._name()} {RESTART_HINT}")
@@ -460,22 +484,28 @@ class KeyServer:
                 f"push of key {key!r}: {self._name()} holds dtype {slot.value.dtype}, got {value.dtype}; "
                 "every worker must init the key with the same dtype"
             )
-        if seq <= slot.applied[rank] or seq in slot.pending[rank]:
-            raise DistributedError(
-                f"push of key {key!r}: rank {rank} sent push number {seq} twice; two processes "
-                "may be using the same rank"
-            )
-        slot.pending[rank][seq] = (value, ref)
+        for rank in ranks:
+            if seq <= slot.applied[rank] or seq in slot.pending[rank]:
+                raise DistributedError(
+                    f"push of key {key!r}: rank {rank} sent push number {seq} twice; two processes "
+                    "may be using the same rank"
+                )
+        slot.received += 1
+        slot.pending[ranks[0]][seq] = (value, ref)
+        for rank in ranks[1:]:  # counted in the sum held by ranks[0]
+            slot.pending[rank][seq] = (None, None)
         if self.mode == "sync":
             self._apply_sync(key, slot)
         else:
-            self._apply_async(key, slot, rank)
+            self._apply_async(key, slot, ranks[0])
 
     def _apply_sync(self, key: Key, slot: _Slot) -> None:
         workers = range(self.num_workers)
         while all(slot.applied[r] + 1 in slot.pending[r] for r in workers):
             step = slot.applied[0] + 1
-            pushes = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
+            # a node's pre-sum sits at its lowest rank; its other ranks hold (None, None)
+            popped = [slot.pending[r].pop(slot.applied[r] + 1) for r in workers]
+            pushes = [(array, ref) for array, ref in popped if array is not None]
             for r in workers:
                 slot.applied[r] += 1
             try:
@@ -490,9 +520,10 @@ class KeyServer:
     def _apply_async(self, key: Key, slot: _Slot, rank: int) -> None:
         while slot.applied[rank] + 1 in slot.pending[rank]:
             seq = slot.applied[rank] + 1
-            push = slot.pending[rank].pop(seq)
+            array, ref = slot.pending[rank].pop(seq)
             slot.applied[rank] = seq
-            self._apply(key, slot, [push], None)
+            assert array is not None  # only dist_sync takes a node's pre-summed push
+            self._apply(key, slot, [(array, ref)], None)
 
     def _apply(self, key: Key, slot: _Slot, pushes: list[tuple[np.ndarray, Any]], step: int | None) -> None:
         slot.version += 1
@@ -620,7 +651,10 @@ class KeyServer:
     def stats(self) -> dict[Key, dict[str, Any]]:
         """Per key: the shape held here and the push counters (for tests and debugging)."""
         return {
-            k: {"shape": tuple(s.value.shape), "applied": list(s.applied), "pending": [sorted(p) for p in s.pending]}
+            k: {
+                "shape": tuple(s.value.shape), "applied": list(s.applied),
+                "pending": [sorted(p) for p in s.pending], "received": s.received,
+            }
             for k, s in self.slots.items()
         }
 
@@ -633,6 +667,10 @@ class Coordinator:
         self.num_servers = num_servers
         self.mode: str | None = None
         self.members: dict[int, str] = {}
+        #: The Ray node each registered rank runs on (for node-local pre-sums).
+        self.nodes: dict[int, str] = {}
+        #: Node aggregators this coordinator started, by node id.
+        self.aggregators: dict[str, Any] = {}
         self.gone: dict[int, str] = {}
         self.arrived: dict[int, set[int]] = {}
         self._changes = _Changes()
@@ -641,8 +679,9 @@ class Coordinator:
         """The group's size: ``num_workers`` and ``num_servers``."""
         return {"num_workers": self.num_workers, "num_servers": self.num_servers}
 
-    async def register(self, rank: int, token: str, mode: str) -> dict[str, Any]:
-        """A worker joins as ``rank`` (``token`` tells processes apart); checks the mode."""
+    async def register(self, rank: int, token: str, mode: str, node: str | None = None) -> dict[str, Any]:
+        """A worker joins as ``rank`` (``token`` tells processes apart) from Ray node
+        ``node``; checks the mode."""
         if not 0 <= rank < self.num_workers:
             raise DistributedError(
                 f"rank {rank} is out of range: this group has {self.num_workers} workers (ranks 0..{self.num_workers - 1})"
@@ -658,7 +697,41 @@ class Coordinator:
                 "every worker must create the same store type"
             )
         self.members[rank] = token
+        if node is not None:
+            self.nodes[rank] = node
+        self._changes.notify()
         return {"num_workers": self.num_workers, "num_servers": self.num_servers}
+
+    async def aggregator(self, node: str, ranks: list[int], servers: list[Any]) -> list[Any]:
+        """``[handle]`` of the node aggregator of ``node`` (started on the first ask, by
+        this actor, so that it lives as long as the group: see
+        :func:`kvcli.store.dist.aggregate.start_aggregator`)."""
+        import ray
+
+        from kvcli.store.dist.aggregate import start_aggregator
+
+        if node not in self.aggregators:
+            self.aggregators[node] = start_aggregator(ray, node, ranks, servers)
+        return [self.aggregators[node]]
+
+    async def placement(self, timeout: float) -> dict[int, str]:
+        """The Ray node of every rank, once all of them have registered."""
+        everyone = set(range(self.num_workers))
+
+        def settled() -> bool:
+            return set(self.nodes) >= everyone or any(r in self.gone for r in everyone - set(self.nodes))
+
+        await self._changes.wait_until(settled, time.monotonic() + timeout)
+        missing = sorted(everyone - set(self.nodes))
+        if missing:
+            gone = [r for r in missing if r in self.gone]
+            if gone:
+                raise DistributedError("; ".join(f"rank {r} {self.gone[r]}" for r in gone) + ", before joining")
+            raise DistributedError(
+                f"rank(s) {missing} did not join within {timeout:g}s (a worker died, hangs, or was not "
+                "started); raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
+            )
+        return dict(self.nodes)
 
     async def mark_gone(self, rank: int, reason: str) -> None:
         """Record that ``rank`` has died or exited; barriers waiting for it fail at once."""

@@ -37,6 +37,9 @@ Semantics (MXNet's):
 * ``push`` sums a worker's per-device values on the worker, then sends the sum. In
   ``dist_sync`` the server applies the updater once per key per step, on the sum of all
   workers' pushes in rank order; in ``dist_async`` it applies each push as it arrives.
+  In ``dist_sync``, the workers of one node push to a server on another node through their
+  node's aggregator, which sums them first, so one push per node crosses
+  (:mod:`kvcli.store.dist.aggregate`: which pushes, and the order of the sum).
 * ``pull`` waits until this worker's last push to the key has been applied, so ``push;
   pull`` sees the step's result on every worker. Waiting longer than ``timeout`` raises
   :class:`~kvcli.errors.DistributedError` naming the key and the ranks that did not push;
@@ -121,6 +124,11 @@ COORDINATOR_LOST = (
     "the group's coordinator is gone and is not restarted (it alone knew which ranks joined "
     "and where each barrier stood): stop every worker and launch the job again"
 )
+#: What a dead node aggregator means (it lives as long as the group's coordinator).
+AGGREGATOR_LOST = (
+    "this node's aggregator (kvcli.store.dist.aggregate) is gone with the group's coordinator "
+    "or its node: stop every worker and launch the job again"
+)
 #: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
 #: the server's message (naming the missing ranks) arrives before the worker gives up.
 ANSWER_GRACE = 15.0
@@ -183,7 +191,9 @@ class DistStore(DistState, DistRowSparse, KVStore):
             self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
         try:
             joined = self._call(
-                self._group.coordinator.register.remote(self._rank, member or uuid.uuid4().hex, self._mode),
+                self._group.coordinator.register.remote(
+                    self._rank, member or uuid.uuid4().hex, self._mode, self._ray.get_runtime_context().get_node_id()
+                ),
                 f"joining kvcli group {self._group.id!r}",
                 COORDINATOR_LOST,
             )
@@ -225,9 +235,22 @@ class DistStore(DistState, DistRowSparse, KVStore):
         self._pulled = Mappings()
         #: Where this worker reads dist_sync results on its node without asking.
         self._results = Results(self._pulled)
+        #: dist_sync: the node aggregator each server's pushes go through (servers on
+        #: other nodes, when this node has several workers), decided at the first push.
+        self._presum: dict[int, Any] | None = None
+        #: Push segments for this node's aggregator (None: through the object store).
+        self._presum_pool: PushPool | None = None
+        #: Pushes queued for the aggregator per server, sent by :meth:`_send_pushes`.
+        self._presum_outbox: dict[int, list[tuple[Key, int, int, Any]]] = {}
+        #: How many times each key was initialised: the aggregator tells inits apart by it.
+        self._generation: dict[Key, int] = {}
+        self._server_nodes: list[str] | None = None
+        #: Calls to the aggregator not answered yet: (ObjectRef, what, server, keys).
+        self._presum_calls: list[tuple[Any, str, int, list[Key]]] = []
         if not config.get(config.DIST_NO_SHM):
             here = self._ray.get_runtime_context().get_node_id()
             pings = self._call([s.ping.remote() for s in self._servers], "asking the kvcli servers where they run")
+            self._server_nodes = [ping["node"] for ping in pings]
             self._pools = {i: PushPool() for i, ping in enumerate(pings) if ping["node"] == here}
 
     def _join(self, group: str, num_workers: int | None, num_servers: int, restarts: int) -> Group:
@@ -335,6 +358,12 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 sent = self._send_pushes()
             finally:
                 self._outbox = {}
+                self._presum_outbox = {}
+                presum_error: BaseException | None = None
+                try:
+                    self._settle_presums()
+                except BaseException as error:  # raised once the other calls are waited for
+                    presum_error = error
                 calls, self._inflight = self._inflight, []
                 for ref, what, server in calls:  # pushes to other nodes: answered at the next operation
                     if server in sent and server not in self._pools:
@@ -342,6 +371,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
                     else:
                         self._inflight.append((ref, what, server))
                 answers = self._wait_inflight()
+                if presum_error is not None:
+                    raise presum_error
             for server, applied in answers:  # push segments the servers are done with
                 pool = self._pools.get(server)
                 if pool is not None and server in sent:
@@ -391,7 +422,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
         layout = layout_of(key, array.shape, self._num_servers, self._bound)
         self._layouts[key] = layout
         self._seq[key] = 0
-        for pool in self._pools.values():  # the servers drop pending pushes of a re-init key
+        self._generation[key] = self._generation.get(key, 0) + 1
+        for pool in self._pool_list():  # the servers drop pending pushes of a re-init key
             pool.forget(key)
         self._results.forget(key)
         self._forget_handed(key)
@@ -432,11 +464,55 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 part, decode = packed
             else:
                 decode = None
+            if decode is None and type(part) is np.ndarray and self._presummed(server):
+                # summed with this node's other workers first (see kvcli.store.dist.aggregate)
+                value = part if self._presum_pool is not None else self._travelling(part)
+                self._presum_outbox.setdefault(server, []).append((key, self._generation.get(key, 0), seq, value))
+                continue
             if server in self._pools and decode is None:
                 value = part  # packed into a push segment by _send_pushes
             else:
                 value = self._travelling(part)
             self._outbox.setdefault(server, []).append((key, seq, value, decode))
+
+    def _pool_list(self) -> list[PushPool]:
+        """Every push pool of this worker: per server on this node, and the aggregator's."""
+        return [*self._pools.values(), *([self._presum_pool] if self._presum_pool is not None else [])]
+
+    def _presummed(self, server: int) -> bool:
+        """Whether this worker's dist_sync pushes to ``server`` go through its node's
+        aggregator: the server runs on another node and this node has other workers."""
+        if self._mode != "sync" or self._num_workers == 1:
+            return False
+        if self._presum is None:
+            self._presum = self._plan_presum()
+        return server in self._presum
+
+    def _plan_presum(self) -> dict[int, Any]:
+        """The node aggregator per server (see :mod:`kvcli.store.dist.aggregate`): started
+        (or found) on this node, the same for every worker of the node."""
+        if config.get(config.DIST_NO_PRESUM):
+            return {}
+        here = self._ray.get_runtime_context().get_node_id()
+        if self._server_nodes is None:
+            pings = self._call([s.ping.remote() for s in self._servers], "asking the kvcli servers where they run")
+            self._server_nodes = [ping["node"] for ping in pings]
+        elsewhere = [i for i, node in enumerate(self._server_nodes) if node != here]
+        if not elsewhere:
+            return {}
+        nodes = self._call(
+            self._group.coordinator.placement.remote(self._timeout), "asking where the workers run", COORDINATOR_LOST
+        )
+        local = sorted(rank for rank, node in nodes.items() if node == here)
+        if len(local) < 2:
+            return {}
+        aggregator = self._call(
+            self._group.coordinator.aggregator.remote(here, local, self._servers),
+            "starting this node's aggregator", COORDINATOR_LOST,
+        )[0]
+        if not config.get(config.DIST_NO_SHM):
+            self._presum_pool = PushPool()
+        return {server: aggregator for server in elsewhere}
 
     def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
         return arrays  # compressed after the worker's own sum, per server part (in _apply)
@@ -453,6 +529,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         segment; when every segment of its pool still holds unapplied pushes (this worker
         pushed several steps without pulling), this push goes through the object store.
         """
+        self._send_presums()
         outbox, self._outbox = self._outbox, {}
         for server, items in outbox.items():
             pool = self._pools.get(server)
@@ -489,6 +566,54 @@ class DistStore(DistState, DistRowSparse, KVStore):
         for items in outbox.values():
             self._pulled_keys.difference_update(item[0] for item in items)
         return {server: [item[0] for item in items] for server, items in outbox.items()}
+
+    def _send_presums(self) -> None:
+        """One call per server to this node's aggregator carries every key of this push
+        (their values packed into one push segment, or by reference): queued in
+        :attr:`_presum_calls`, answered (at once: it runs on this node) in :meth:`push`."""
+        outbox, self._presum_outbox = self._presum_outbox, {}
+        pool = self._presum_pool
+        for server, items in outbox.items():
+            if pool is not None:
+                packed = pool.pack([(key, seq, value) for key, _, seq, value in items])
+                if packed is None:  # every segment still holds unsummed pushes
+                    items = [(key, gen, seq, self._travelling(value)) for key, gen, seq, value in items]
+                else:
+                    items = [(key, gen, seq, where) for (key, gen, seq, _), where in zip(items, packed)]
+            retired: list[str] = []
+            if pool is not None:
+                retired, pool.retired = pool.retired, []
+            keys = ", ".join(repr(item[0]) for item in items[:3]) + (", ..." if len(items) > 3 else "")
+            self._presum_calls.append((
+                self._presum[server].push.remote(self._rank, server, items, retired),  # type: ignore[index]
+                f"push of key{'s' * (len(items) > 1)} {keys} to this node's aggregator for kvcli server {server}",
+                server,
+                [item[0] for item in items],
+            ))
+            self._pulled_keys.difference_update(item[0] for item in items)
+            for item in items:
+                self._handed.pop((item[0], server), None)
+
+    def _settle_presums(self) -> None:
+        """Wait for the aggregator's answers to this push: free the push segments it has
+        summed; the server's answer to a push the aggregator sent is waited for like any
+        push to another node (:meth:`_settle_pushes`). Raises the first error."""
+        calls, self._presum_calls = self._presum_calls, []
+        first_error: BaseException | None = None
+        for ref, what, server, keys in calls:
+            try:
+                counts, upstream, completed = self._call(ref, what, AGGREGATOR_LOST)
+            except BaseException as error:
+                first_error = first_error or error
+                continue
+            if self._presum_pool is not None:
+                for key, count in zip(keys, counts):
+                    self._presum_pool.settle(key, count)
+            if upstream is not None:
+                # its answer hands back the step's results: this worker's next pull makes no call
+                self._unsettled.append((upstream[0], f"{what} (sent on by the aggregator)", server, completed))
+        if first_error is not None:
+            raise first_error
 
     def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
         """With gradient compression on: this worker's part compressed with its residual,
@@ -528,7 +653,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
     def _forget(self, key: Key) -> None:
         layout = self._layouts.pop(key, [])
         self._seq.pop(key, None)
-        for pool in self._pools.values():
+        for pool in self._pool_list():
             pool.forget(key)
         self._results.forget(key)
         self._forget_handed(key)
@@ -555,6 +680,11 @@ class DistStore(DistState, DistRowSparse, KVStore):
             if not self._group.owned:  # the group lives on: let the server unmap them now
                 self._servers[server].release.remote(self._rank)
         self._pools = {}
+        if self._presum_pool is not None:
+            self._presum_pool.close()
+            self._presum_pool = None
+        if self._presum:
+            next(iter(self._presum.values())).release.remote(self._rank)
         self._pulled = Mappings()
         self._results = Results(self._pulled)
         if self._group.owned:
@@ -600,6 +730,8 @@ class DistStore(DistState, DistRowSparse, KVStore):
                     parts[key, server] = next(fetched) if isinstance(answer, list) else answer
                 if pool is not None:  # applied: the push segment holding it is free again
                     pool.settle(key, need)
+                elif self._presum_pool is not None and self._presummed(server):
+                    self._presum_pool.settle(key, need)  # applied, so the aggregator summed it
         for where, answer in handed.items():
             parts[where] = next(fetched) if isinstance(answer, list) else answer
         self._pulled_keys.update(keys)
