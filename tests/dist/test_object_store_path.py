@@ -13,6 +13,7 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist
 import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the Ray workers too)
 
 import kvcli  # noqa: E402
+from crashed_server import store_with_a_crashed_server  # noqa: E402  (tests/dist/crashed_server.py)
 from kvcli.errors import DistributedError  # noqa: E402
 from kvcli.store.dist.launch import launch  # noqa: E402
 from kvcli.store.dist.server import INLINE_BYTES  # noqa: E402
@@ -85,13 +86,7 @@ def test_a_restarted_server_is_reported_by_the_call_after_the_push(ray_cluster, 
     """A push that reaches a server Ray restarted (empty) fails; the store's next call says
     so, and a collective re-init then restores service as on the shared-memory path."""
     ray = ray_cluster
-    with kvcli.create("dist_sync", timeout=10) as kv:
-        kv.set_updater("sum")
-        kv.init("w", np.ones(4))
-        kv.push("w", np.ones(4))
-        assert (kv.pull("w") == 2).all()
-        server = kv._group.servers[0]
-        ray.kill(server, no_restart=False)  # a crash; Ray restarts it (max_restarts=1)
+    with store_with_a_crashed_server(ray) as (kv, server):
 
         def restarted() -> bool:
             try:

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
 import kvcli  # noqa: E402
+from crashed_server import store_with_a_crashed_server  # noqa: E402  (tests/dist/crashed_server.py)
 from kvcli.errors import (  # noqa: E402
     ArityError,
     DistributedError,
@@ -156,13 +157,7 @@ def test_restarted_server_refuses_until_init_again(ray_cluster):
     """Documented behaviour: a server Ray restarts comes back empty; the store says so,
     and a collective re-init (plus the updater rank 0 re-sends) restores service."""
     ray = ray_cluster
-    with kvcli.create("dist_sync", timeout=10) as kv:
-        kv.set_updater("sum")
-        kv.init("w", np.ones(4))
-        kv.push("w", np.ones(4))
-        assert (kv.pull("w") == 2).all()
-        server = kv._group.servers[0]
-        ray.kill(server, no_restart=False)  # a crash; Ray restarts it (max_restarts=1)
+    with store_with_a_crashed_server(ray) as (kv, server):
         errors = []
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
