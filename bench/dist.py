@@ -7,11 +7,14 @@ times (default: one key of 16 MiB; the many-small-keys pattern is ``--keys 100 -
 The ``device`` row does the same work in one process. The MXNet row runs ps-lite as MXNet
 users do: a scheduler, ``--servers`` servers and W workers started with the ``DMLC_*``
 variables on 127.0.0.1 (bench/mxnet_dist_worker.py). Throughput is pushed bytes per second
-over all workers. Not a test: it prints a table.
+over all workers. By default the servers keep each step's sum; ``--sgd`` makes both systems'
+servers update the weights by SGD, as training with the optimizer on the store does (then
+every step's result is new weights, put once and sent to every worker). Not a test: it
+prints a table.
 
     python bench/dist.py [--kib 16384] [--keys 1] [--workers 1 2 4] [--steps 20]
                          [--servers 1] [--mxnet-python PY] [--json]
-                         [--object-store-mib MIB] [--nodes N [--rate 10gbit]]
+                         [--object-store-mib MIB] [--nodes N [--rate 10gbit]] [--sgd]
 
 ``--nodes N`` (root) runs both on N network namespaces joined by links shaped to
 ``--rate`` (bench/netns.py), a Ray node in each: servers (and ps-lite's scheduler) from
@@ -40,13 +43,20 @@ import numpy as np
 import kvcli
 
 
-def dist_worker(elements: int, steps: int, count: int, warmup: int = 3) -> list[float]:
+#: ``--sgd``: the optimizer kvcli's servers run on each step's sum (MXNet's get SGD at the same rate).
+SGD_SPEC = "sgd:lr=0.1"
+SGD_LEARNING_RATE = 0.1
+
+
+def dist_worker(elements: int, steps: int, count: int, warmup: int = 3, sgd: bool = False) -> list[float]:
     """One rank: per-step seconds of push + pull of ``count`` keys (dist_sync keeps lockstep),
-    after ``warmup`` untimed steps."""
+    after ``warmup`` untimed steps; with ``sgd`` the servers update the weights by SGD."""
     with kvcli.create("dist_sync") as kv:
         keys = list(range(count))
         values = [np.full(elements, 1.0, np.float32) for _ in keys]
         outs = [np.empty_like(v) for v in values]
+        if sgd:
+            kv.set_optimizer(SGD_SPEC)
         kv.init(keys, [np.zeros_like(v) for v in values])
         for _ in range(warmup):  # warm-up: object store pages, actor code paths
             kv.push(keys, values)
@@ -58,7 +68,11 @@ def dist_worker(elements: int, steps: int, count: int, warmup: int = 3) -> list[
             kv.push(keys, values)
             kv.pull(keys, out=outs)
             times.append(time.perf_counter() - start)
-        assert (outs[0] == kv.num_workers).all(), "dist_sync pull did not see every worker's push"
+        if sgd:  # each step took lr x (the sum of W pushes of 1) off every weight
+            expected = -SGD_LEARNING_RATE * kv.num_workers * (warmup + steps)
+            assert np.allclose(outs[0], expected, rtol=1e-3), "dist_sync pull did not see every step's update"
+        else:
+            assert (outs[0] == kv.num_workers).all(), "dist_sync pull did not see every worker's push"
         kv.barrier()
         return times
 
@@ -70,17 +84,18 @@ def warmup_steps(object_store_mib: int | None, workers: int, elements: int, coun
     Why: Ray's object store keeps the objects of past steps (freed, not yet evicted) until
     it is full, so until then every ``ray.put`` lands in pages never touched before (a page
     fault per 4 KiB: a 16 MiB put takes ~10 ms instead of ~3). Once the store has been
-    filled, puts reuse its pages for the rest of the job. A step puts about W + 1 values
-    per node (W pushes and the server's result).
+    filled, puts reuse its pages for the rest of the job. A step puts W values per node
+    (the pushes; the server's result too when W > 1: counted low, so the store fills).
     """
     if not object_store_mib:
         return 3
-    per_step = (workers + 1) * elements * 4 * count
+    per_step = workers * elements * 4 * count
     return 3 + -(-(object_store_mib << 20) // per_step)
 
 
 def run_dist(
-    workers: int, servers: int, elements: int, steps: int, count: int, nodes: int = 0, warmup: int = 3
+    workers: int, servers: int, elements: int, steps: int, count: int, nodes: int = 0, warmup: int = 3,
+    sgd: bool = False,
 ) -> float:
     """Median step time over the workers (they run in lockstep). With ``nodes``, the
     servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
@@ -93,7 +108,7 @@ def run_dist(
             "server_resources": [{f"node{n}": 0.01} for n in server_nodes],
             "worker_resources": [{f"node{n}": 0.01} for n in worker_nodes],
         }
-    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count, warmup), **where)
+    per_rank = launch(dist_worker, workers, num_servers=servers, args=(elements, steps, count, warmup, sgd), **where)
     return statistics.median(max(times) for times in zip(*per_rank))
 
 
@@ -111,7 +126,8 @@ def _free_port() -> int:
 
 
 def run_mxnet(
-    python: str, workers: int, servers: int, elements: int, steps: int, count: int, cluster: Any = None
+    python: str, workers: int, servers: int, elements: int, steps: int, count: int, cluster: Any = None,
+    sgd: bool = False,
 ) -> float:
     """Median step time of MXNet's ps-lite dist_sync (scheduler + servers + workers here,
     or, given a :class:`bench.netns.NetCluster`, placed on its nodes as :func:`placement`)."""
@@ -140,7 +156,7 @@ def run_mxnet(
     others = [start(0, [python, "-c", "import mxnet"], "scheduler", **quiet)]
     others += [start(node, [python, "-c", "import mxnet"], "server", **quiet) for node in server_nodes]
     ranks = [
-        start(node, [python, script, str(elements), str(steps), str(count)], "worker",
+        start(node, [python, script, str(elements), str(steps), str(count), str(SGD_LEARNING_RATE if sgd else 0)], "worker",
               stdout=subprocess.PIPE, text=True)
         for node in worker_nodes
     ]
@@ -157,7 +173,7 @@ def run_mxnet(
     return statistics.median(max(times) for times in zip(*per_rank))
 
 
-def run_device(workers: int, elements: int, steps: int, count: int) -> float | None:
+def run_device(workers: int, elements: int, steps: int, count: int, sgd: bool = False) -> float | None:
     """Median step time of the ``device`` store doing the same work, or None without it."""
     from kvcli.store.device.shm import device_array
 
@@ -172,6 +188,8 @@ def run_device(workers: int, elements: int, steps: int, count: int) -> float | N
         per_key.append(values if workers > 1 else values[0])
     outs = [[np.empty(elements, np.float32) for _ in range(workers)] for _ in keys]
     with kvcli.create("device", num_devices=max(workers, 1)) as kv:
+        if sgd:
+            kv.set_optimizer(SGD_SPEC)
         kv.init(keys, [np.zeros(elements, np.float32) for _ in keys])
         times = []
         for index in range(steps + 3):
@@ -180,7 +198,7 @@ def run_device(workers: int, elements: int, steps: int, count: int) -> float | N
             kv.pull(keys, out=outs)
             if index >= 3:
                 times.append(time.perf_counter() - start)
-        assert (outs[0][0] == workers).all()
+        assert sgd or (outs[0][0] == workers).all()
     return statistics.median(times)
 
 
@@ -225,7 +243,8 @@ def inner(args: argparse.Namespace) -> None:
     ray.init(**ray_init_options(args.inner), runtime_env={"env_vars": {"PYTHONPATH": root, **passed}})
     elements = args.kib * 1024 // 4
     warmup = warmup_steps(args.object_store_mib, args.workers[0], elements, args.keys)
-    seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes, warmup=warmup)
+    seconds = run_dist(args.workers[0], args.servers, elements, args.steps, args.keys, nodes=args.nodes, warmup=warmup,
+                       sgd=args.sgd)
     print(json.dumps({"seconds": seconds}))
 
 
@@ -247,14 +266,16 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
             presum_bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit, presum=presummed)
             argv = [sys.executable, __file__, "--inner", cluster.ray_address, "--nodes", str(args.nodes),
                     "--workers", str(workers), "--servers", str(args.servers), "--steps", str(args.steps),
-                    "--kib", str(args.kib), "--keys", str(args.keys), "--object-store-mib", str(store_mib)]
+                    "--kib", str(args.kib), "--keys", str(args.keys), "--object-store-mib", str(store_mib),
+                    *(["--sgd"] if args.sgd else [])]
             done = cluster.run(0, argv, capture_output=True, text=True, timeout=900,
                                env={**os.environ, **RAY_ENV})
             if done.returncode != 0:
                 raise SystemExit(f"kvcli on the namespace cluster failed: {done.stderr[-3000:]}")
             dist_seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
             mxnet_seconds = (
-                run_mxnet(args.mxnet_python, workers, args.servers, args.kib * 256, args.steps, args.keys, cluster)
+                run_mxnet(args.mxnet_python, workers, args.servers, args.kib * 256, args.steps, args.keys, cluster,
+                          sgd=args.sgd)
                 if args.mxnet_python else None
             )
             rows.append({
@@ -288,6 +309,9 @@ def main() -> None:
     parser.add_argument("--object-store-mib", type=int, default=None,
                         help="Ray object store size per node (default: Ray's own locally, 600 with --nodes); "
                         "given, the warm-up fills it once, for the steady state of a long job")
+    parser.add_argument("--sgd", action="store_true",
+                        help="the servers update by SGD (lr 0.1) on each step's sum, as training with the "
+                        "optimizer on the store does (default: they keep the sum)")
     parser.add_argument("--inner", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
@@ -304,7 +328,8 @@ def main() -> None:
         first = rows[0]
         print(f"dist_sync push+pull across {args.nodes} namespaces ({first['rate']} links, delay "
               f"{first['delay'] or 'not emulated'}; one TCP stream: {first['tcp_MiB_per_s']} MiB/s), "
-              f"{args.keys} key(s) of {args.kib} KiB per worker, {args.servers} server(s), median of {args.steps} steps")
+              f"{args.keys} key(s) of {args.kib} KiB per worker, {args.servers} server(s), "
+              f"{'SGD on the servers' if args.sgd else 'servers keep the sum'}, median of {args.steps} steps")
         print("bound: the per-worker layout's link bound (what ps-lite moves); presum bound: with each "
               "worker node's pushes summed on the node first" + ("" if first["presum"] else " (off: KVCLI_DIST_NO_PRESUM)"))
         print(f"{'W':>3} {'bound ms':>9} {'presum ms':>9} {'dist ms':>9} {'MiB/s':>8} {'/bound':>7} {'/presum':>8} "
@@ -327,10 +352,10 @@ def main() -> None:
         load = _load()
         pushed = args.kib * 1024 * args.keys * workers
         warmup = warmup_steps(args.object_store_mib, workers, elements, args.keys)
-        dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys, warmup=warmup)
-        device_seconds = run_device(workers, elements, args.steps, args.keys)
+        dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys, warmup=warmup, sgd=args.sgd)
+        device_seconds = run_device(workers, elements, args.steps, args.keys, sgd=args.sgd)
         mxnet_seconds = (
-            run_mxnet(args.mxnet_python, workers, args.servers, elements, args.steps, args.keys)
+            run_mxnet(args.mxnet_python, workers, args.servers, elements, args.steps, args.keys, sgd=args.sgd)
             if args.mxnet_python else None
         )
         rows.append({
@@ -352,7 +377,9 @@ def main() -> None:
     size = f"{args.keys} key(s) of {args.kib} KiB"
     shm = "object store (KVCLI_DIST_NO_SHM)" if os.environ.get("KVCLI_DIST_NO_SHM") else "shared memory"
     warm = f"object store {args.object_store_mib} MiB, filled once before timing" if args.object_store_mib else "3 warm-up steps"
-    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), {shm}, {warm}, median of {args.steps} steps")
+    update = "SGD on the servers" if args.sgd else "servers keep the sum"
+    print(f"dist_sync push+pull, {size} per worker, {args.servers} server(s), {update}, {shm}, {warm}, "
+          f"median of {args.steps} steps")
     print(f"{'W':>3} {'dist ms':>9} {'MiB/s':>9} {'device ms':>10} {'MXNet ms':>9} {'MXNet/dist':>11}  load")
     for r in rows:
         def cell(value: float | None, width: int) -> str:

@@ -4,7 +4,9 @@ Run by MXNet's own Python (never imported by kvcli), with the ``DMLC_*`` variabl
 ps-lite reads; bench/dist.py starts the scheduler, the servers and W of these. Each step
 pushes every key and pulls it back, as the kvcli worker does; prints one JSON line.
 
-    DMLC_ROLE=worker ... python mxnet_dist_worker.py ELEMENTS STEPS KEYS
+    DMLC_ROLE=worker ... python mxnet_dist_worker.py ELEMENTS STEPS KEYS [SGD_LEARNING_RATE]
+
+A learning rate above 0 sets an SGD optimizer on the servers (MXNet's update_on_kvstore).
 """
 
 import json
@@ -16,7 +18,10 @@ import mxnet as mx
 
 def main() -> None:
     elements, steps, count = (int(a) for a in sys.argv[1:4])
+    learning_rate = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     kv = mx.kv.create("dist_sync")
+    if learning_rate > 0:
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=learning_rate))
     keys = list(range(count))
     values = [mx.nd.ones((elements,)) for _ in keys]
     outs = [mx.nd.zeros((elements,)) for _ in keys]

@@ -75,6 +75,39 @@ def test_pulls_after_pushes_take_the_result_the_push_brought_back(ray_cluster, n
         assert len(asked) == 4
 
 
+def test_a_lone_push_comes_back_as_the_pushed_object_and_lands_in_shared_memory(ray_cluster, no_shm):
+    """Without an updater, a step of one push by reference assigns it: pullers get that very
+    object (no copy put: where the pusher runs on another node, the result is already
+    there), and the server's shared-memory copy, which workers on its node read, holds the
+    same numbers. With an updater, each step's new value is put once."""
+    import ray
+
+    from kvcli.store.dist.shm import Mappings
+
+    big = INLINE_BYTES // 4 + 1000  # float32 elements: travels by reference
+    with kvcli.create("dist_sync") as kv:
+        kv.init("w", np.zeros(big, np.float32))
+        out = np.empty(big, np.float32)
+        for step in range(1, 4):
+            value = np.arange(big, dtype=np.float32) * step
+            kv.push("w", value)
+            kv.pull("w", out=out)
+            np.testing.assert_array_equal(out, value)
+        assert kv.server_stats()[0]["w"]["puts"] == 0
+        where = ray.get(kv._servers[0].pull_many.remote(0, [("w", 3)], 5.0, True))[0]
+        mapped = Mappings()
+        np.testing.assert_array_equal(mapped.view(where), np.arange(big, dtype=np.float32) * 3)
+        mapped.drop([where.name])
+
+        kv.set_updater(shm_workers.accumulate)
+        kv.init("u", np.zeros(big, np.float32))
+        for step in range(1, 4):
+            kv.push("u", np.full(big, step, np.float32))
+            kv.pull("u", out=out)
+            assert float(out.min()) == float(out.max()) == step * (step + 1) / 2
+        assert kv.server_stats()[0]["u"]["puts"] == 3
+
+
 def test_two_workers_sum_exactly_through_the_object_store(ray_cluster):
     results = launch(shm_workers.lockstep, 2, args=(4,), env={"KVCLI_DIST_NO_SHM": "1"})
     for result in results:

@@ -12,6 +12,8 @@ the node has pushed step ``n`` of a key, the aggregator sums their pushes in ran
 it to the server as one push standing for all of the node's ranks
 (:meth:`KeyServer.push_many` with a tuple of ranks). The result crosses back once per node
 too: every worker of the node pulls the same object, which Ray fetches to the node once.
+When the servers keep the sum (no updater) and the node's pre-sum is the step's only push,
+the result *is* that pushed object, already on the node: nothing crosses back.
 
 What stays on the per-worker path (:class:`~kvcli.store.dist.store.DistStore` decides):
 ``dist_async`` (each push is applied on its own, as in MXNet), 2-bit compressed pushes

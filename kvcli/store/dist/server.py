@@ -138,6 +138,8 @@ class _Slot:
     scratch: np.ndarray | None = None
     #: Pushes received (a node's pre-summed push counts once), for tests and debugging.
     received: int = 0
+    #: Copies of the value put in the object store for pullers, for tests and debugging.
+    puts: int = 0
     #: Bumped whenever the value changes; ``snapshot`` is (version, ObjectRef) of the last
     #: copy put in the object store, so W workers pulling one step cost one copy, not W.
     version: int = 0
@@ -425,6 +427,7 @@ class KeyServer:
             return slot.value.copy()  # a later push must not change what we send
         if slot.snapshot is None or slot.snapshot[0] != slot.version:
             slot.snapshot = (slot.version, ray.put(slot.value))
+            slot.puts += 1
         return [slot.snapshot[1]]
 
     def _push_locked(
@@ -533,10 +536,15 @@ class KeyServer:
             self._apply_sparse(key, slot, arrays, step)
             return
         if self.updater is None:
-            if len(pushes) == 1 and pushes[0][1] is not None and slot.shm is None:
-                # Assign of one push that came through the object store: that object *is*
-                # the new value; keep it (read-only) and hand it to pullers — no copy at all.
-                slot.value = arrays[0]
+            if len(pushes) == 1 and pushes[0][1] is not None:
+                # Assign of one push that came through the object store (one worker, or
+                # one node's pre-sum): that object *is* the new value, so pullers get it
+                # as it is, with no put; where the pusher's node is another one, the result
+                # is already there. Workers on this node read shared memory: copied there.
+                if slot.shm is None:
+                    slot.value = arrays[0]
+                else:
+                    np.copyto(slot.value, arrays[0])
                 slot.snapshot = (slot.version, pushes[0][1])
                 return
             sum_into(slot.writable_value(), arrays)  # type: ignore[arg-type]  # a dense key here
@@ -649,11 +657,12 @@ class KeyServer:
 
     @_locked
     def stats(self) -> dict[Key, dict[str, Any]]:
-        """Per key: the shape held here and the push counters (for tests and debugging)."""
+        """Per key: the shape held here, the push counters and how many copies of the
+        value were put in the object store for pullers (for tests and debugging)."""
         return {
             k: {
                 "shape": tuple(s.value.shape), "applied": list(s.applied),
-                "pending": [sorted(p) for p in s.pending], "received": s.received,
+                "pending": [sorted(p) for p in s.pending], "received": s.received, "puts": s.puts,
             }
             for k, s in self.slots.items()
         }

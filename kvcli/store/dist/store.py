@@ -58,8 +58,10 @@ calls carry only descriptors (:mod:`kvcli.store.dist.shm`). ``KVCLI_DIST_NO_SHM`
 this off. Otherwise (other nodes, ``dist_async`` pulls, row-sparse and compressed pushes)
 values travel through Ray's object store: a push puts the array there (``ray.put``) and
 hands the server a reference; a pull gets back a reference to a copy the server put
-there — one copy per step, shared by every worker that pulls it. Small values travel
-inline in the calls. Such a push returns once its values are handed over (MXNet's push is
+there — one copy per step, shared by every worker that pulls it (without an updater, a
+step made of one such push, one worker's or one node's pre-sum, is answered with the
+pushed object itself: no copy, and nothing crosses back). Small values travel inline in
+the calls. Such a push returns once its values are handed over (MXNet's push is
 asynchronous too): the store's next operation waits for the server's answer and raises
 the push's error, if any. When a worker pulled a key after its last push, its next push
 asks the server for the step's result, and the push that completes the step gets it back
