@@ -5,17 +5,19 @@ a *client* actor on node 1 (where the workers run) and a *server* actor on node 
 
 * an empty actor call (the round trip every push and pull pays at least once);
 * ``ray.put`` of the value on node 1;
-* the push direction: the server's ``ray.get`` of an object put on node 1 (Ray's object
-  manager carries it across the link);
-* the pull direction: the client's ``ray.get`` of an object the server put on node 0;
+* the push direction: ``ray.put`` on node 1, a call, the server's ``ray.get`` of it (Ray's
+  object manager carries it across the link);
+* the pull direction: a call, the server's ``ray.put`` on node 0, the client's ``ray.get``
+  of it and a copy out;
 * a bare step as kvcli makes one at W=1 (put, call, the server fetches it, copies it into
   its value and puts the result, the client fetches that and copies it out), whole and
   split into ``--chunks`` objects per direction (one call per chunk, served concurrently:
   chunk ``i``'s result can cross back while chunk ``i+1`` still crosses over).
 
 beside one TCP stream over the same link and the link's own time for the bytes (size ÷
-rate). Medians of ``--steps`` runs after a warm-up that fills each node's object store once
-(see bench/dist.py). Not a test: it prints a table.
+rate). Medians of ``--steps`` runs, after a warm-up that fills each node's object store
+once (see bench/dist.py) and a first, untimed pass over every row (the first transfers
+between two nodes are slower). Not a test: it prints a table.
 
     python bench/netns_profile.py [--mib 16] [--steps 10] [--chunks 1 2 4 8] [--rate 10gbit]
 """
@@ -63,10 +65,8 @@ def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: in
         def ping(self) -> None:
             return None
 
-        def fetch_ms(self, refs: list[Any]) -> float:
-            start = time.perf_counter()
+        def fetch(self, refs: list[Any]) -> None:
             ray.get(refs[0])
-            return (time.perf_counter() - start) * 1e3
 
         def put_value(self) -> list[Any]:
             return [ray.put(self.value)]
@@ -97,16 +97,15 @@ def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: in
                 return run
 
             rows = {
-                "actor call (empty)": median_ms(lambda: ray.get(server.ping.remote()), steps),
-                "ray.put on node 1": median_ms(lambda: ray.put(value), steps),
-                "push direction: server's ray.get": statistics.median(
-                    ray.get(server.fetch_ms.remote([ray.put(value)])) for _ in range(steps)
-                ),
-                "pull direction: put, call, ray.get, copy out": median_ms(pull, steps),
+                "actor call (empty)": lambda: ray.get(server.ping.remote()),
+                "ray.put on node 1": lambda: ray.put(value),
+                "push direction: put, call, server's ray.get": lambda: ray.get(server.fetch.remote([ray.put(value)])),
+                "pull direction: call, put, ray.get, copy out": pull,
+                **{f"bare step, {count} chunk(s)": step(count) for count in chunks},
             }
-            for count in chunks:
-                rows[f"bare step, {count} chunk(s)"] = median_ms(step(count), steps)
-            return rows
+            for run in rows.values():  # untimed first pass
+                run()
+            return {name: median_ms(run, steps) for name, run in rows.items()}
 
     server = Server.remote()
     ray.get(server.ping.remote())
