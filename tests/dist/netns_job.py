@@ -57,7 +57,8 @@ def train(steps: int, compressed: bool, flag: str = "") -> dict:
 def presum(steps: int) -> dict:
     """Every rank (all on node 1, the server on node 0) pushes fractions of its own; the
     pull must equal their float32 sum left to right in rank order, bit for bit, and the
-    server must have received one push per step (the node's pre-sum), not one per rank."""
+    server must have received one push per step (the node's pre-sum), not one per rank,
+    and answered each step with that pushed object (no updater): no copy put, none sent back."""
     import kvcli
 
     def pushed(rank: int, step: int) -> np.ndarray:
@@ -75,7 +76,8 @@ def presum(steps: int) -> dict:
             exact.append(bool(np.array_equal(kv.pull("w"), total)))
         kv.barrier()
         stats = kv.server_stats()[0]["w"]
-        return {"rank": kv.rank, "exact": exact, "received": stats["received"], "applied": stats["applied"]}
+        return {"rank": kv.rank, "exact": exact, "received": stats["received"], "applied": stats["applied"],
+                "puts": stats["puts"]}
 
 
 def main(address: str) -> None:

@@ -67,6 +67,7 @@ def test_two_namespaces_exact_sums_and_compressed_codes_across_the_link() -> Non
             assert result["exact"] == [True, True, True]
             assert result["received"] == 3  # 3 steps: one push each, whatever W
             assert result["applied"] == [3] * int(workers)
+            assert result["puts"] == 0  # each step's result is the node's pre-sum, already there
 
 
 def test_a_node_cut_off_mid_step_is_a_clear_error_on_every_rank(tmp_path: Path) -> None:
