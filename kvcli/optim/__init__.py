@@ -6,6 +6,7 @@ every optimizer 1.9.1 registers, learning-rate schedules, spec strings and state
 ``views``                   the NDArray views the MXNet layer installs for user optimizers
 ``per_index``               one state per index (the core of MXNet's Updater)
 ``base``                    Optimizer and register
+``blocks``                  elementwise kernels run in cache-sized blocks (same bits, no page faults)
 ``registry``                registered / create: the built-ins and the user's optimizers
 ``updater``                 MXNet's Updater (get_updater): per-index state as bytes
 ``sgd``                     sgd (ccsgd), nag, signum, lars, lbsgd, dcasgd, sgld, test

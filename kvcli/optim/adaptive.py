@@ -10,6 +10,7 @@ import numpy as np
 
 from kvcli.errors import UpdaterError
 from kvcli.optim.base import Key, f32, register, sum_sq
+from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_number, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
 from kvcli.optim.sgd import NumpyOptimizer, update_rows
@@ -49,7 +50,7 @@ class Adam(NumpyOptimizer):
         if is_row_sparse(grad) and self.lazy_update:
             update_rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), mean, var)
         else:
-            kernel(weight, self._dense(grad, weight), mean, var)
+            blockwise(kernel, weight, self._dense(grad, weight), mean, var)
 
 
 @register

@@ -12,6 +12,7 @@ from kvcli.errors import OptimizerStateError
 from kvcli.arrays.npyio import DTYPES
 from kvcli.arrays import random as random_streams
 from kvcli.optim.base import Key, Optimizer, f32, register, sum_sq
+from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_count, check_number, densify, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
 
@@ -96,7 +97,7 @@ def sgd_step(opt: NumpyOptimizer, index: Key, weight: np.ndarray, grad: Any, mom
         update_rows(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), rows, weight,
               np.asarray(grad.data, dtype=weight.dtype), mom)
     else:
-        sgd_kernel(opt, weight, opt._dense(grad, weight), mom, lr, wd, momentum)
+        blockwise(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), weight, opt._dense(grad, weight), mom)
 
 
 @register
