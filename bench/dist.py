@@ -43,9 +43,19 @@ import numpy as np
 import kvcli
 
 
-#: ``--sgd``: the optimizer kvcli's servers run on each step's sum (MXNet's get SGD at the same rate).
-SGD_SPEC = "sgd:lr=0.1"
+#: ``--sgd``: the learning rate of the SGD both systems' servers run on each step's sum.
 SGD_LEARNING_RATE = 0.1
+SGD_SPEC = f"sgd:lr={SGD_LEARNING_RATE}"
+
+
+def check_pulled(pulled: np.ndarray, workers: int, updates: int, sgd: bool) -> None:
+    """What every step pulls back after ``updates`` steps of W pushes of ones: their sum,
+    or with ``sgd`` the weights SGD made of those sums (float32 steps: close, not exact)."""
+    if sgd:
+        expected = -SGD_LEARNING_RATE * workers * updates
+        assert np.allclose(pulled, expected, rtol=1e-3), "dist_sync pull did not see every step's update"
+    else:
+        assert (pulled == workers).all(), "dist_sync pull did not see every worker's push"
 
 
 def dist_worker(elements: int, steps: int, count: int, warmup: int = 3, sgd: bool = False) -> list[float]:
@@ -68,11 +78,7 @@ def dist_worker(elements: int, steps: int, count: int, warmup: int = 3, sgd: boo
             kv.push(keys, values)
             kv.pull(keys, out=outs)
             times.append(time.perf_counter() - start)
-        if sgd:  # each step took lr x (the sum of W pushes of 1) off every weight
-            expected = -SGD_LEARNING_RATE * kv.num_workers * (warmup + steps)
-            assert np.allclose(outs[0], expected, rtol=1e-3), "dist_sync pull did not see every step's update"
-        else:
-            assert (outs[0] == kv.num_workers).all(), "dist_sync pull did not see every worker's push"
+        check_pulled(outs[0], kv.num_workers, warmup + steps, sgd)
         kv.barrier()
         return times
 
@@ -198,7 +204,7 @@ def run_device(workers: int, elements: int, steps: int, count: int, sgd: bool = 
             kv.pull(keys, out=outs)
             if index >= 3:
                 times.append(time.perf_counter() - start)
-        assert sgd or (outs[0][0] == workers).all()
+        check_pulled(outs[0][0], workers, steps + 3, sgd)
     return statistics.median(times)
 
 
@@ -206,7 +212,7 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1e3, 2)
 
 
-def _load() -> str:
+def load_averages() -> str:
     """The machine's load averages (``uptime``), printed with every figure."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -258,7 +264,7 @@ def run_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
     with netns_cluster(args.nodes, rate=args.rate, object_store_mib=store_mib) as cluster:
         tcp = tcp_probe(cluster)
         for workers in args.workers:
-            load = _load()
+            load = load_averages()
             server_nodes, worker_nodes = placement(args.nodes, args.servers, workers)
             pushed = args.kib * 1024 * args.keys
             bound = link_bound(pushed, worker_nodes, server_nodes, cluster.gbit)
@@ -349,7 +355,7 @@ def main() -> None:
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:
-        load = _load()
+        load = load_averages()
         pushed = args.kib * 1024 * args.keys * workers
         warmup = warmup_steps(args.object_store_mib, workers, elements, args.keys)
         dist_seconds = run_dist(workers, args.servers, elements, args.steps, args.keys, warmup=warmup, sgd=args.sgd)

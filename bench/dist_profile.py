@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -76,7 +78,10 @@ def main() -> None:
         # the pull's cost is the difference
         rows["store pull (step - push)"] = rows["store push + pull (one step)"] - rows["store push (put + call + server sum)"]
     ray.shutdown()
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.dist import load_averages
+
+    load = load_averages()
     print(f"{args.kib} KiB, median of {args.steps}, object store {args.object_store_mib or 'default'} MiB, load {load}")
     for name, ms in rows.items():
         print(f"{name:42} {ms:8.2f} ms")

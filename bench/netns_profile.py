@@ -15,9 +15,9 @@ a *client* actor on node 1 (where the workers run) and a *server* actor on node 
   chunk ``i``'s result can cross back while chunk ``i+1`` still crosses over).
 
 beside one TCP stream over the same link and the link's own time for the bytes (size ÷
-rate). Medians of ``--steps`` runs, after a warm-up that fills each node's object store
-once (see bench/dist.py) and a first, untimed pass over every row (the first transfers
-between two nodes are slower). Not a test: it prints a table.
+rate). Medians of ``--steps`` runs (``bench.dist_profile.timed``), after a warm-up that
+fills each node's object store once (see bench/dist.py) and a first, untimed pass over every
+row (the first transfers between two nodes are slower). Not a test: it prints a table.
 
     python bench/netns_profile.py [--mib 16] [--steps 10] [--chunks 1 2 4 8] [--rate 10gbit]
 """
@@ -27,25 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-
-
-def median_ms(run: Callable[[], Any], steps: int) -> float:
-    """Median milliseconds of ``run()`` over ``steps`` runs, after two warm-ups."""
-    run()
-    run()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1e3, 2)
 
 
 def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: int) -> dict[str, float]:
@@ -54,7 +40,8 @@ def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: in
 
     import ray
 
-    ray.init(address=address, logging_level=logging.ERROR)
+    root = str(Path(__file__).resolve().parents[1])  # the actors import bench.dist_profile
+    ray.init(address=address, logging_level=logging.ERROR, runtime_env={"env_vars": {"PYTHONPATH": root}})
     elements = mib << 18  # float32
 
     @ray.remote(resources={"node0": 0.01}, max_concurrency=max(chunks))
@@ -79,6 +66,8 @@ def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: in
     @ray.remote(resources={"node1": 0.01})
     class Client:
         def run(self, server: Any) -> dict[str, float]:
+            from bench.dist_profile import timed
+
             value = np.ones(elements, np.float32)
             out = np.empty_like(value)
             for _ in range(store_mib // mib + 2):  # fill both object stores once
@@ -105,7 +94,7 @@ def measure(address: str, mib: int, steps: int, chunks: list[int], store_mib: in
             }
             for run in rows.values():  # untimed first pass
                 run()
-            return {name: median_ms(run, steps) for name, run in rows.items()}
+            return {name: round(timed(steps, run), 2) for name, run in rows.items()}
 
     server = Server.remote()
     ray.get(server.ping.remote())
@@ -126,13 +115,13 @@ def main() -> None:
         print(json.dumps(measure(args.inner, args.mib, args.steps, args.chunks, args.object_store_mib)))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from bench.dist import tcp_probe
+    from bench.dist import load_averages, tcp_probe
     from bench.netns import RAY_ENV, netns_cluster, unavailable
 
     reason = unavailable()
     if reason is not None:
         raise SystemExit(f"cannot run: {reason}")
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_averages()
     with netns_cluster(2, rate=args.rate, object_store_mib=args.object_store_mib) as cluster:
         tcp = tcp_probe(cluster)
         argv = [sys.executable, __file__, "--inner", cluster.ray_address, "--mib", str(args.mib),
