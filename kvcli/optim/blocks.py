@@ -4,9 +4,10 @@ A numpy kernel such as SGD's ``w += -(lr*wd)*w - lr*g`` makes a temporary the si
 weight for each operation. Temporaries that big come from fresh memory (glibc's allocator
 maps anything from 128 KiB on anew), and touching it costs page faults on every step; in
 blocks of :data:`BLOCK_BYTES` per array the temporaries are reused from the heap and stay
-in the cache. On 4 Mi float32 (one process each, medians of 27 steps): SGD 11.3 ms whole,
-4.9-6.0 ms in blocks; Adam 30.3 ms whole, 12.8-18.8 ms in blocks. Each element goes through
-the same operations in the same order either way, so the results are bit for bit the same.
+in the cache. On 4 Mi float32 (one process per figure, medians of 27 steps, two runs each):
+SGD 8.2-11.3 ms whole, 3.7-5.4 ms in blocks; Adam 30.3-37.5 ms whole, 13.3-18.8 ms in
+blocks. Each element goes through the same operations in the same order either way, so the
+results are bit for bit the same.
 Only for kernels that work element by element (no norms, no broadcasting).
 """
 
