@@ -80,8 +80,8 @@ def _make_math(kind: str) -> Callable[..., NDArray]:
     return function
 
 
-#: Every element-wise maths function, one per entry of :data:`kvcli.mx.ndarray.ops.MATH`, and ``relu``.
-MATH_NAMES = (*nd_ops.MATH, "relu")
+#: Every element-wise maths function, one per entry of :data:`kvcli.mx.ndarray.ops.MATH`.
+MATH_NAMES = nd_ops.MATH
 for _name in MATH_NAMES:
     globals()[_name] = _make_math(_name)
 

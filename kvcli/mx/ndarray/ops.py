@@ -10,6 +10,7 @@
 * integer division truncates toward zero (C), while ``%`` follows Python's sign rule.
 * comparisons give 0/1 in the operand's dtype, not bool.
 * ``sqrt`` of an integer array truncates; integer overflow wraps.
+* element-wise maths and ``**`` are MXNet's kernels, value for value (:mod:`~kvcli.mx.ndarray.umath`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from kvcli.arrays.reshape import reshape_target
 from kvcli.errors import NDArrayError
+from kvcli.mx.ndarray import umath
 
 
 def _divide(x: Any, y: Any) -> Any:
@@ -31,6 +33,33 @@ def _divide(x: Any, y: Any) -> Any:
     return np.true_divide(x, y)
 
 
+def _mod(x: Any, y: Any) -> Any:
+    """MXNet's ``mod``: the remainder with the divisor's sign, computed in double (C's
+    ``fmod`` plus the divisor where the signs differ); ``x % 0`` is 0."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if np.result_type(x, y).kind == "u":
+        return np.where(b == 0, 0.0, np.fmod(a, np.where(b == 0, 1.0, b)))
+    r = np.fmod(np.abs(a), np.abs(b))  # fmod(+-a, +-b) of C, both taken positive
+    negative_a = a < 0
+    result = np.where(negative_a, -r, r)
+    differ = negative_a != (b < 0)
+    # C adds ``r != 0 ? b : 0``, so a zero remainder comes out +0 here (-0.0 + 0.0)
+    result = np.where(differ, result + np.where(r != 0, b, 0.0), result)
+    return np.where(b == 0, 0.0, result)
+
+
+def _maximum(x: Any, y: Any) -> Any:
+    """MXNet's ``maximum``: ``x`` if it is NaN, else ``x > y ? x : y``."""
+    x, y = np.asarray(x), np.asarray(y)
+    return np.where((x != x) | (x > y), x, y)
+
+
+def _minimum(x: Any, y: Any) -> Any:
+    """MXNet's ``minimum``: ``x`` if it is NaN, else ``x < y ? x : y``."""
+    x, y = np.asarray(x), np.asarray(y)
+    return np.where((x != x) | (x < y), x, y)
+
+
 #: Binary operations by the name of their Python operator (``__add__`` -> "add").
 ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "add": np.add,
@@ -38,11 +67,14 @@ ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "mul": np.multiply,
     "truediv": _divide,
     "floordiv": np.floor_divide,  # not in MXNet's nd; kept for kvcli code, same dtype rules
-    "mod": np.mod,
-    "pow": np.power,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
+    "mod": _mod,
+    "pow": np.power,  # numbers only: arrays go through umath.power (MXNet's powf / pow)
+    "maximum": _maximum,
+    "minimum": _minimum,
 }
+#: Operations whose scalar form keeps the array as the first operand even when the number
+#: is written first (MXNet's ``_maximum_scalar``: ``maximum(2, a)`` is ``maximum(a, 2)``).
+_SCALAR_ARRAY_FIRST = frozenset({"maximum", "minimum"})
 COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "eq": np.equal,
     "ne": np.not_equal,
@@ -119,23 +151,19 @@ def binary_inplace(name: str, lhs: np.ndarray, rhs: Any) -> None:
         raise NDArrayError(f"in-place {name}: the result has shape {shape}, not this array's {lhs.shape}")
     func = ARITHMETIC[name]
     with np.errstate(all="ignore"):
-        if isinstance(func, np.ufunc):
+        if isinstance(func, np.ufunc) and name != "pow":
             func(lhs, other, out=lhs)
-        else:  # integer division truncating toward zero
-            lhs[...] = np.asarray(func(lhs, other)).astype(lhs.dtype, copy=False)
+        else:  # MXNet's own kernels (power, mod, division truncating toward zero ...)
+            lhs[...] = binary(name, lhs, other)
+
+
+#: The element-wise functions NDArray's own module defines (``nd.sqrt``, ``abs(x)``, ``-x``).
+UNARY = ("sqrt", "square", "sign", "abs", "negative")
 
 
 def unary(name: str, data: np.ndarray) -> np.ndarray:
-    """``sqrt``, ``square``, ``sign``, ``abs`` or ``negative`` of ``data``, keeping its dtype."""
-    with np.errstate(all="ignore"):
-        if name == "sqrt":
-            return np.sqrt(data).astype(data.dtype, copy=False)  # integers truncate
-        return np.asarray(UNARY[name](data))
-
-
-UNARY: dict[str, Callable[[Any], Any]] = {
-    "sqrt": np.sqrt, "square": np.square, "sign": np.sign, "abs": np.abs, "negative": np.negative,
-}
+    """MXNet's ``name`` (a key of :data:`kvcli.mx.ndarray.umath.UNARY`) of ``data``, keeping its dtype."""
+    return umath.unary(name, data)
 
 
 def dot(lhs: np.ndarray, rhs: np.ndarray, transpose_a: bool = False, transpose_b: bool = False) -> np.ndarray:
@@ -195,44 +223,10 @@ def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = Fals
 
 
 # ---------------------------------------------------------------------- element-wise maths
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    """C's ``round``: halves go away from zero (numpy's ``round`` goes to even)."""
-    whole = np.trunc(x)
-    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
-
-
-def _rint_half_down(x: np.ndarray) -> np.ndarray:
-    """MXNet's ``rint``: the nearer integer, halves going down (1.5 -> 1, -0.5 -> -1)."""
-    low, high = np.floor(x), np.ceil(x)
-    return np.where(x - low > high - x, high, low)
-
-
-#: MXNet's element-wise maths by name. Float inputs are computed in their own dtype
-#: (float16 in float32); integer inputs are computed in float64 and cast back, as MXNet
-#: does (``exp`` of int32 7 is 1096, ``log`` of a negative int is INT_MIN).
-MATH: dict[str, Callable[[Any], Any]] = {
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
-    "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil, "round": _round_half_away,
-    "rint": _rint_half_down, "trunc": np.trunc, "fix": np.fix,
-}
-#: Ops that give an integer input back unchanged (no float round trip).
-_INTEGER_IDENTITY = frozenset({"floor", "ceil", "round", "rint", "trunc", "fix"})
-
-
-def math(name: str, data: np.ndarray) -> np.ndarray:
-    """``name`` (a key of :data:`MATH`, or ``relu``) of ``data``, in ``data``'s dtype."""
-    if name == "relu":
-        return np.where(data > 0, data, np.zeros((), data.dtype)) if data.dtype.kind in "iu" else \
-            np.where(np.isnan(data) | (data > 0), data, np.zeros((), data.dtype))
-    if data.dtype.kind in "iub":
-        if name in _INTEGER_IDENTITY:
-            return data.copy()
-        wide = data.astype(np.float64)
-    else:
-        wide = data.astype(np.float32) if data.dtype == np.float16 else data
-    with np.errstate(all="ignore"):
-        return np.asarray(MATH[name](wide)).astype(data.dtype)
+#: MXNet's element-wise maths functions besides :data:`UNARY` (``nd.exp``, ``nd.sigmoid`` ...).
+MATH = tuple(name for name in umath.UNARY if name not in UNARY)
+#: The same computation: :func:`unary` serves both tables.
+math = unary
 
 
 # ---------------------------------------------------------------------- reductions

@@ -1,0 +1,80 @@
+"""Bit-level helpers for the float32 algorithms of :mod:`kvcli.arrays.fmath`.
+
+Each algorithm there is a C function rewritten for whole numpy arrays: a branch becomes a
+mask, ``GET_FLOAT_WORD`` a view. numpy's float32 and float64 ``+ - * /`` and ``sqrt`` round
+once, as C's do, so the same operations in the same order give the same bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+F32 = np.float32
+F64 = np.float64
+
+
+def bits(x: np.ndarray) -> np.ndarray:
+    """The uint32 pattern of each float32 (C's ``asuint``), a copy."""
+    return x.view(np.uint32).copy()
+
+
+def sbits(x: np.ndarray) -> np.ndarray:
+    """The int32 pattern of each float32 (fdlibm's ``GET_FLOAT_WORD``), a copy."""
+    return x.view(np.int32).copy()
+
+
+def from_bits(word: np.ndarray) -> np.ndarray:
+    """float32 values of uint32 or int32 patterns (C's ``asfloat``)."""
+    return np.ascontiguousarray(word.astype(np.uint32, copy=False)).view(np.float32)
+
+
+def f32(value: float) -> Any:
+    """A C ``static const float`` written as a decimal or hex double (rounded once to float)."""
+    return np.float32(value)
+
+
+def put(out: np.ndarray, mask: np.ndarray, value: Any) -> None:
+    """``out[mask] = value`` where ``value`` is a scalar or an array of ``out``'s shape
+    (nothing to do, the usual case for special values, costs one scan of the mask)."""
+    if mask.any():
+        np.copyto(out, value, where=mask, casting="unsafe")
+
+
+def lookup(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``table[index]`` for indices known to be in range (numpy's clipping ``take`` is many
+    times faster than fancy indexing, which checks every index)."""
+    return table.take(index, mode="clip")
+
+
+def split_hi(value: float, low_bits: int) -> tuple[float, float]:
+    """``value`` as ``hi + lo`` with the lowest ``low_bits`` of ``hi``'s significand zero.
+
+    A product ``n * hi`` by an integer or float of at most ``low_bits`` significant bits is
+    then exact, which is how a fused multiply-add of the C library (``x - n * c`` in one
+    rounding) is reproduced without one."""
+    word = int(np.float64(value).view(np.uint64))
+    hi = float(np.uint64(word & ~((1 << low_bits) - 1)).view(np.float64))
+    return hi, value - hi
+
+
+def fma_near_one(z: np.ndarray, c: float) -> np.ndarray:
+    """``z * c - 1`` rounded once (C's ``fma (z, c, -1)``), for float32 ``z`` widened to
+    float64 and ``z * c`` near 1: ``c``'s top 29 bits times ``z``'s 24 are exact, so is their
+    difference from 1 (Sterbenz), and the last product ``z * lo`` is exact too."""
+    hi, lo = split_hi(c, 24) if np.ndim(c) == 0 else _split_array(np.asarray(c))
+    return (z * hi - 1.0) + z * lo
+
+
+def _split_array(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    hi = (c.view(np.uint64) & np.uint64(~((1 << 24) - 1) & 0xFFFFFFFFFFFFFFFF)).view(np.float64)
+    return hi, c - hi
+
+
+def trunc_to_int32(x: np.ndarray) -> np.ndarray:
+    """C's ``(int32_t) x`` for values inside int32's range (truncation toward zero)."""
+    return np.trunc(x).astype(np.int32)
+
+
+__all__ = ["F32", "F64", "bits", "f32", "fma_near_one", "from_bits", "lookup", "put", "sbits", "split_hi", "trunc_to_int32"]
