@@ -217,7 +217,7 @@ def expm1f(x: np.ndarray) -> np.ndarray:
     # huge and non-finite arguments, and tiny ones (expm1(x) = x)
     put(out, hx < 0x33000000, x)
     put(out, (hx >= 0x4195B844) & negative, F32(-1.0))
-    put(out, (x > f32(8.8721679688e01)), F32(np.inf))
+    put(out, (hx >= 0x42B17218) & (x > f32(8.8721679688e01)), F32(np.inf))
     put(out, np.isnan(x) | (x == np.inf), x)
     return out
 
@@ -304,6 +304,11 @@ def _checkint(iy: np.ndarray) -> np.ndarray:
     return np.where(e < 0x7F, 0, np.where(e > 0x7F + 23, 2, out))
 
 
+def _signalling(word: np.ndarray) -> np.ndarray:
+    """A NaN whose quiet bit is clear (glibc's ``issignaling``)."""
+    return ((word & np.uint32(0x7FFFFFFF)) > 0x7F800000) & ((word & np.uint32(0x00400000)) == 0)
+
+
 def powf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """glibc's ``powf`` (``x`` and ``y`` 1-d float32 arrays of one length)."""
     ix, iy = bits(x), bits(y)
@@ -336,8 +341,9 @@ def powf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         ys = np.where(((ax < 0x3F800000) == ((iy & sign) == 0)), F32(0.0), y * y)
         ys = np.where(ax == 0x3F800000, F32(1.0), ys)
         ys = np.where(np.isnan(x) | np.isnan(y), x + y, ys)
-        ys = np.where(ix == 0x3F800000, F32(1.0), ys)
-        ys = np.where(ay == 0, F32(1.0), ys)
+        # 1 for x ** 0 and 1 ** y, unless the other operand is a signalling NaN
+        ys = np.where((ix == 0x3F800000) & ~_signalling(iy), F32(1.0), ys)
+        ys = np.where((ay == 0) & ~_signalling(ix), F32(1.0), ys)
         put(out, yspecial, ys)
     return out
 

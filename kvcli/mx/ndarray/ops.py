@@ -134,8 +134,14 @@ def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.
     a numpy array or a scalar."""
     func = ARITHMETIC.get(name) or COMPARISONS[name]
     other = _operand(name, lhs, rhs)
+    if reflected and name in _SCALAR_ARRAY_FIRST and not isinstance(other, np.ndarray):
+        reflected = False
     x, y = (other, lhs) if reflected else (lhs, other)
     with np.errstate(all="ignore"):  # MXNet gives inf/nan (or wraps) without a warning
+        if name == "pow":
+            return np.asarray(umath.power(x, y, lhs.dtype))
+        if name == "mod" and lhs.dtype.kind in "iu":
+            return umath.c_cast(func(x, y), lhs.dtype)
         result = func(x, y)
     return np.asarray(result).astype(lhs.dtype, copy=False)
 

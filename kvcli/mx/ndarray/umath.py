@@ -35,7 +35,7 @@ _RADIANS = _PI / F32(180.0)
 def _round_half_away(x: np.ndarray) -> np.ndarray:
     """C's ``round``: halves go away from zero (numpy's ``round`` goes to even)."""
     whole = np.trunc(x)
-    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)  # keeps -0.0 (round(-0.1))
 
 
 def _rint(x: np.ndarray) -> np.ndarray:
