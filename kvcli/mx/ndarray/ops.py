@@ -22,29 +22,37 @@ import numpy as np
 
 from kvcli.arrays.reshape import reshape_target
 from kvcli.errors import NDArrayError
-from kvcli.mx.ndarray import umath
+from kvcli.mx.ndarray import reductions, umath
 
 
 def _divide(x: Any, y: Any) -> Any:
     if np.issubdtype(np.result_type(x, y), np.integer):
-        quotient = np.floor_divide(x, y)
-        # floor -> truncation where the signs differ and the division is not exact
-        return quotient + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+        return umath.truncating_divide(x, y)
     return np.true_divide(x, y)
 
 
+def cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """MXNet's ``Cast`` (``astype``): a C conversion (float to integer toward zero; NaN or
+    out of range: the type's minimum, narrower types keep the low bits)."""
+    if values.dtype.kind == "f" and dtype.kind in "iu":
+        return umath.c_cast(values, dtype)
+    with np.errstate(all="ignore"):
+        return values.astype(dtype)
+
+
 def _mod(x: Any, y: Any) -> Any:
-    """MXNet's ``mod``: the remainder with the divisor's sign, computed in double (C's
-    ``fmod`` plus the divisor where the signs differ); ``x % 0`` is 0."""
+    """MXNet's ``mod``, branch for branch: in double, C's ``fmod`` of the operands made
+    positive, the divisor added (``r != 0 ? b : 0``) where the signs differ; ``x % 0`` is 0.
+    Zeros keep MXNet's signs: -0.0 % 3 is -0.0, -2.5 % 0.5 and -0.0 % -3 are +0.0."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if np.result_type(x, y).kind == "u":
         return np.where(b == 0, 0.0, np.fmod(a, np.where(b == 0, 1.0, b)))
-    r = np.fmod(np.abs(a), np.abs(b))  # fmod(+-a, +-b) of C, both taken positive
+    kept = np.fmod(a, np.abs(b))  # fmod(a, +-b): a >= 0 (also -0.0)
+    flipped = np.fmod(-a, np.abs(b))  # fmod(-a, +-b): a < 0
     negative_a = a < 0
-    result = np.where(negative_a, -r, r)
-    differ = negative_a != (b < 0)
-    # C adds ``r != 0 ? b : 0``, so a zero remainder comes out +0 here (-0.0 + 0.0)
-    result = np.where(differ, result + np.where(r != 0, b, 0.0), result)
+    same_signs = np.where(negative_a, -flipped, kept)  # b < 0 and a < 0, or b > 0 and a >= 0
+    differ = np.where(negative_a, -flipped + np.where(flipped != 0, b, 0.0), kept + np.where(kept != 0, b, 0.0))
+    result = np.where(negative_a == (b < 0), same_signs, differ)
     return np.where(b == 0, 0.0, result)
 
 
@@ -142,6 +150,8 @@ def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.
             return np.asarray(umath.power(x, y, lhs.dtype))
         if name == "mod" and lhs.dtype.kind in "iu":
             return umath.c_cast(func(x, y), lhs.dtype)
+        if name == "mod" and lhs.dtype == np.float16:  # half_t from a double goes through float
+            return np.asarray(func(x, y)).astype(np.float32).astype(np.float16)
         result = func(x, y)
     return np.asarray(result).astype(lhs.dtype, copy=False)
 
@@ -176,8 +186,9 @@ def dot(lhs: np.ndarray, rhs: np.ndarray, transpose_a: bool = False, transpose_b
     """MXNet's ``dot``: the last axis of ``lhs`` with the first of ``rhs``; floats only;
     two vectors give shape ``(1,)``."""
     dtype = check_same_dtype("dot", lhs, rhs)
-    if not np.issubdtype(dtype, np.floating):
-        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot takes float16/32/64): use .astype('float32')")
+    if dtype not in (np.float32, np.float64):
+        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot on CPU takes float32 and float64): "
+                           f"use .astype('float32')")
     x = lhs.T if transpose_a else lhs
     y = rhs.T if transpose_b else rhs
     if x.ndim == 0 or y.ndim == 0 or x.shape[-1] != y.shape[0]:
@@ -211,21 +222,28 @@ def reduced(result: Any, dtype: Any = None) -> np.ndarray:
 
 def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     """MXNet's ``norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``), in the
-    input's float dtype; float16 accumulates in float32, so large values do not overflow
-    (MXNet's float16 reduction order can make a result differ from kvcli's by one ulp)."""
+    input's float dtype, computed as MXNet's kernel computes it
+    (:mod:`~kvcli.mx.ndarray.reductions`: a Kahan sum of ``|x|``, a scaled sum of squares)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
     if not np.issubdtype(data.dtype, np.floating):
         raise NDArrayError(f"norm: dtype {data.dtype} is not supported by kvcli: use .astype('float32') first")
-    wide = data.astype(np.float64 if data.dtype == np.float64 else np.float32)
-    axes = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    chosen = axes(data.ndim, axis, "norm")
     if ord == 1:
-        result = np.abs(wide).sum(axis=axes, keepdims=keepdims)
+        return _reduce_rows(data, chosen, keepdims, lambda rows: reductions.kahan_sum(np.abs(rows), inf_reset=False))
+    return _reduce_rows(data, chosen, keepdims, reductions.nrm2)
+
+
+def _reduce_rows(data: np.ndarray, chosen: tuple[int, ...], keepdims: bool,
+                 reducer: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``reducer`` (outputs x reduced values -> outputs) over the axes ``chosen``."""
+    with np.errstate(all="ignore"):
+        values = reducer(reductions.as_rows(data, chosen))
+    if keepdims:
+        shape = tuple(1 if a in chosen else d for a, d in enumerate(data.shape))
     else:
-        result = np.sqrt(np.square(wide).sum(axis=axes, keepdims=keepdims))
-    return reduced(result, data.dtype)
-
-
+        shape = tuple(d for a, d in enumerate(data.shape) if a not in chosen)
+    return reduced(values.reshape(shape), data.dtype)
 
 
 # ---------------------------------------------------------------------- element-wise maths
@@ -236,9 +254,10 @@ math = unary
 
 
 # ---------------------------------------------------------------------- reductions
-REDUCTIONS: dict[str, Callable[..., Any]] = {
-    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
-    "nansum": np.nansum, "nanprod": np.nanprod,
+#: MXNet's reductions by name, each on (outputs x reduced values) rows (``mean`` divides the sum).
+REDUCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    **reductions.REDUCERS,
+    "mean": lambda rows: reductions.divide_count(reductions.kahan_sum(rows), rows.shape[1]),
 }
 
 
@@ -261,31 +280,16 @@ def axes(ndim: int, axis: Any, what: str) -> tuple[int, ...]:
 
 
 def reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False, exclude: bool = False) -> np.ndarray:
-    """MXNet's ``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` / ``nansum`` / ``nanprod``:
-    the result keeps ``data``'s dtype (integer sums wrap, an integer mean truncates, float16
-    accumulates in float32); a full reduction is shape ``(1,)``; ``exclude=True`` reduces
-    every axis except ``axis``."""
+    """MXNet's ``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` / ``nansum`` / ``nanprod``,
+    in MXNet's order of operations (:mod:`~kvcli.mx.ndarray.reductions`): the result keeps
+    ``data``'s dtype (integer sums wrap, an integer mean truncates, float16 sums in float16);
+    a full reduction is shape ``(1,)``; ``exclude=True`` reduces every axis except ``axis``."""
     chosen = axes(data.ndim, axis, name)
     if exclude:
         chosen = tuple(a for a in range(data.ndim) if a not in chosen)
         if not chosen:  # nothing left to reduce: MXNet gives the values unchanged
             return data.copy()
-    dtype = data.dtype
-    if dtype.kind in "iu":
-        accumulate: Any = dtype if name != "mean" else np.int64
-    else:
-        accumulate = np.float32 if dtype == np.float16 else dtype
-    func = REDUCTIONS[name]
-    with np.errstate(all="ignore"):
-        if name in ("max", "min"):
-            result = func(data, axis=chosen, keepdims=bool(keepdims))
-        elif name == "mean" and dtype.kind in "iu":
-            total = np.sum(data, axis=chosen, keepdims=bool(keepdims), dtype=np.int64)
-            count = int(np.prod([data.shape[a] for a in chosen], dtype=np.int64))
-            result = np.trunc(total / count)
-        else:
-            result = func(data, axis=chosen, keepdims=bool(keepdims), dtype=accumulate)
-    return reduced(result, dtype)
+    return _reduce_rows(data, chosen, keepdims, REDUCTIONS[name])
 
 
 def arg_reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
@@ -425,7 +429,7 @@ def take(data: np.ndarray, indices: np.ndarray, axis: int = 0, mode: str = "clip
 
 __all__ = [
     "ARITHMETIC", "COMPARISONS", "MATH", "NDArrayError", "REDUCTIONS", "UNARY", "arg_reduce", "axes", "binary",
-    "binary_inplace", "broadcast_shape", "cast_scalar", "check_same_dtype", "dot", "expanded_shape",
+    "binary_inplace", "broadcast_shape", "cast", "cast_scalar", "check_same_dtype", "dot", "expanded_shape",
     "flattened_shape", "is_scalar", "join", "math", "norm", "one_hot", "reduce", "reduced", "reshape_shape",
     "slice_axis", "split", "squeezed_shape", "take", "unary", "where",
 ]

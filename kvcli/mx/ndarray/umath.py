@@ -133,6 +133,13 @@ def c_cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return as_int32 if dtype == np.int32 else as_int32.astype(dtype)  # int8/uint8/bool: the low bits
 
 
+def truncating_divide(x: Any, y: Any) -> Any:
+    """C's integer division (toward zero) of integer arrays or numbers; wraps like C's."""
+    quotient = np.floor_divide(x, y)
+    # floor -> truncation where the signs differ and the division is not exact
+    return quotient + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+
+
 def unary(name: str, data: np.ndarray) -> np.ndarray:
     """MXNet's ``name`` of ``data``, in ``data``'s dtype."""
     op = UNARY[name]
@@ -165,4 +172,4 @@ def power(base: Any, exponent: Any, dtype: np.dtype) -> np.ndarray:
     return c_cast(result, dtype)
 
 
-__all__ = ["F32", "MathOp", "UNARY", "c_cast", "power", "unary"]
+__all__ = ["F32", "MathOp", "UNARY", "c_cast", "power", "truncating_divide", "unary"]
