@@ -33,13 +33,27 @@ SINGLE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 #: The C functions :func:`double` computes (every one of :data:`SINGLE`).
 NAMES = tuple(SINGLE)
+#: Values per step of the float32 algorithms: their few dozen temporaries then stay in the
+#: CPU's cache (2-4 times faster on 1M values than one pass over the whole array).
+CHUNK = 1 << 16
+
+
+def _chunked(function: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
+    """``function`` of 1-d float32 arrays of one length, :data:`CHUNK` values at a time."""
+    size = arrays[0].size
+    if size <= CHUNK:
+        return function(*arrays)
+    out = np.empty(size, dtype=np.float32)
+    for start in range(0, size, CHUNK):
+        out[start:start + CHUNK] = function(*(a[start:start + CHUNK] for a in arrays))
+    return out
 
 
 def single(name: str, x: np.ndarray) -> np.ndarray:
     """``name + 'f'`` of float32 ``x`` (any shape), as glibc's float function gives it."""
     flat = np.ascontiguousarray(x, dtype=np.float32).ravel()
     with np.errstate(all="ignore"):
-        return SINGLE[name](flat).reshape(np.shape(x))
+        return _chunked(SINGLE[name], flat).reshape(np.shape(x))
 
 
 def double(name: str, x: np.ndarray) -> np.ndarray:
@@ -51,7 +65,7 @@ def single_pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """glibc's ``powf`` of float32 ``x`` and ``y`` (broadcast)."""
     xb, yb = np.broadcast_arrays(np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32))
     with np.errstate(all="ignore"):
-        out = explog.powf(np.ascontiguousarray(xb).ravel(), np.ascontiguousarray(yb).ravel())
+        out = _chunked(explog.powf, np.ascontiguousarray(xb).ravel(), np.ascontiguousarray(yb).ravel())
     return out.reshape(xb.shape)
 
 

@@ -18,7 +18,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from kvcli.arrays.fmath.ieee import F32, bits, f32, fma_near_one, from_bits, lookup, put, sbits, trunc_to_int32
+from kvcli.arrays.fmath.ieee import F32, bits, f32, fma_near_one, from_bits, lookup, put, sbits, select, trunc_to_int32
 
 H = float.fromhex
 
@@ -56,7 +56,7 @@ def _exp2_kernel(z: np.ndarray, shift: float, poly: tuple[float, float, float], 
 
 
 def _overflow(negative: np.ndarray | bool = False) -> np.ndarray:
-    return np.where(negative, F32(-np.inf), F32(np.inf))
+    return select(negative, F32(-np.inf), F32(np.inf))
 
 
 def expf(x: np.ndarray) -> np.ndarray:
@@ -177,48 +177,41 @@ _Q = [f32(v) for v in (-3.3333335072e-02, 1.5873016091e-03, -7.9365076090e-05, 4
 
 def expm1f(x: np.ndarray) -> np.ndarray:
     """glibc's ``expm1f`` (fdlibm)."""
-    hx = sbits(x) & 0x7FFFFFFF
-    negative = x < 0
     one, half = F32(1.0), F32(0.5)
-    # argument reduction: x = k*ln2 + (hi - lo), k = 0 when |x| <= ln2 / 2
-    near = (hx > 0x3EB17218) & (hx < 0x3F851592)
-    far = hx >= 0x3F851592
-    k = np.zeros(x.shape, dtype=np.int32)
-    put(k, near, np.where(negative, -1, 1))
-    kf = _INVLN2 * x + np.where(negative, -half, half)
-    put(k, far, trunc_to_int32(np.where(far & (hx < 0x7F800000), kf, 0)))
+    hx = np.abs(x).view(np.int32)
+    # x = k*ln2 + (hi - lo): k = 0 for |x| <= ln2/2, +-1 below 1.5*ln2, else trunc(x/ln2 +- 1/2);
+    # fdlibm's +-1 branch (x -+ ln2_hi, +-ln2_lo) is the general one with t = +-1, bit for bit
+    k = (_INVLN2 * x + np.copysign(half, x)).astype(np.int32)
+    k = select(hx <= 0x3EB17218, 0, select(hx < 0x3F851592, select(x < 0, -1, 1), k))
     t = k.astype(F32)
-    hi = np.where(near, x - np.where(negative, -_LN2_HI, _LN2_HI), x - t * _LN2_HI)
-    lo = np.where(near, np.where(negative, -_LN2_LO, _LN2_LO), t * _LN2_LO)
-    reduced = hx > 0x3EB17218
-    xr = np.where(reduced, hi - lo, x)
-    c = np.where(reduced, (hi - xr) - lo, F32(0.0))
+    hi = x - t * _LN2_HI
+    lo = t * _LN2_LO
+    xr = hi - lo
+    c = (hi - xr) - lo
     hfx = half * xr
     hxs = xr * hfx
     r1 = one + hxs * (_Q[0] + hxs * (_Q[1] + hxs * (_Q[2] + hxs * (_Q[3] + hxs * _Q[4]))))
     t3 = F32(3.0) - r1 * hfx
     e = hxs * ((r1 - t3) / (F32(6.0) - xr * t3))
-    out = xr - (xr * e - hxs)  # k == 0
-    e = (xr * (e - c) - c) - hxs
-    put(out, k == -1, half * (xr - e) - half)
-    put(out, k == 1, np.where(xr < F32(-0.25), F32(-2.0) * (e - (xr + half)), one + F32(2.0) * (xr - e)))
-    shift = (np.clip(k, -200, 200) << 23).astype(np.int32)
-    big = (k <= -2) | (k > 56)
-    y = one - (e - xr)
-    put(out, big, from_bits(sbits(y) + shift) - one)
-    mid = (k >= 2) & (k < 23)
-    tk = from_bits((0x3F800000 - (0x1000000 >> np.clip(k, 0, 31))).astype(np.int32))
-    y = tk - (e - xr)
-    put(out, mid, from_bits(sbits(y) + shift))
-    high = (k >= 23) & (k <= 56)
-    tk = from_bits(((0x7F - np.clip(k, 0, 127)) << 23).astype(np.int32))
-    y = (xr - (e + tk)) + one
-    put(out, high, from_bits(sbits(y) + shift))
-    # huge and non-finite arguments, and tiny ones (expm1(x) = x)
+    e = (xr * (e - c) - c) - hxs  # with k = 0 (c = 0): xr * e - hxs, fdlibm's k = 0 form
+    d = e - xr
+    # 2 <= |k|: a result near 1 with k added to its exponent
+    kc = np.clip(k, -200, 200)
+    low_k = kc < 23
+    tk = from_bits(select(low_k, 0x3F800000 - (0x1000000 >> np.clip(kc, 0, 31)), (0x7F - np.clip(kc, 0, 127)) << 23))
+    y = select(low_k, tk - d, (xr - (e + tk)) + one)
+    general = (kc <= -2) | (kc > 56)
+    y = select(general, one - d, y)
+    out = from_bits(sbits(y) + (kc << 23))
+    out = select(general, out - one, out)
+    out = select(k == 0, xr - e, out)
+    out = select(k == -1, half * (xr - e) - half, out)
+    out = select(k == 1, select(xr < F32(-0.25), F32(-2.0) * (e - (xr + half)), one + F32(2.0) * (xr - e)), out)
+    # tiny arguments (expm1(x) = x), huge ones and non-finite ones
     put(out, hx < 0x33000000, x)
-    put(out, (hx >= 0x4195B844) & negative, F32(-1.0))
+    put(out, (hx >= 0x4195B844) & (x < 0), F32(-1.0))
     put(out, (hx >= 0x42B17218) & (x > f32(8.8721679688e01)), F32(np.inf))
-    put(out, np.isnan(x) | (x == np.inf), x)
+    put(out, hx > 0x7F800000, x)
     return out
 
 
@@ -236,35 +229,35 @@ def log1pf(x: np.ndarray) -> np.ndarray:
     u = one + x
     hu = sbits(u)
     kk = (hu >> 23) - 127
-    c = np.where(kk > 0, one - (u - x), x - (u - one)) / u
+    c = select(kk > 0, one - (u - x), x - (u - one)) / u
     large = hx >= 0x5A000000
     put(hu, large, hx)
     put(kk, large, (hx >> 23) - 127)
     put(c, large, zero)
     hu = hu & 0x007FFFFF
     low = hu < 0x3504F7
-    um = np.where(low, from_bits(hu | 0x3F800000), from_bits(hu | 0x3F000000))
-    kk = np.where(low, kk, kk + 1)
-    hu = np.where(low, hu, (0x00800000 - hu) >> 2)
-    f = np.where(direct, x, um - one)
-    k = np.where(direct, 0, kk)
-    hu = np.where(direct, 1, hu)
-    c = np.where(direct, zero, c)
+    um = select(low, from_bits(hu | 0x3F800000), from_bits(hu | 0x3F000000))
+    kk = select(low, kk, kk + 1)
+    hu = select(low, hu, (0x00800000 - hu) >> 2)
+    f = select(direct, x, um - one)
+    k = select(direct, 0, kk)
+    hu = select(direct, 1, hu)
+    c = select(direct, zero, c)
     kf = k.astype(F32)
     hfsq = F32(0.5) * f * f
     s = f / (F32(2.0) + f)
     z = s * s
     lp = _LP
     R = z * (lp[0] + z * (lp[1] + z * (lp[2] + z * (lp[3] + z * (lp[4] + z * (lp[5] + z * lp[6]))))))
-    out = np.where(k == 0, f - (hfsq - s * (hfsq + R)), kf * _LN2_HI - ((hfsq - (s * (hfsq + R) + (kf * _LN2_LO + c))) - f))
+    out = select(k == 0, f - (hfsq - s * (hfsq + R)), kf * _LN2_HI - ((hfsq - (s * (hfsq + R) + (kf * _LN2_LO + c))) - f))
     # |f| < 2^-20: a shorter series
     exact = hu == 0
     R2 = hfsq * (F32(1.0) - F32(0.66666666666666666) * f)
-    short = np.where(k == 0, f - R2, kf * _LN2_HI - ((R2 - (kf * _LN2_LO + c)) - f))
-    zero_f = np.where(k == 0, zero, kf * _LN2_HI + (c + kf * _LN2_LO))
-    put(out, exact, np.where(f == zero, zero_f, short))
+    short = select(k == 0, f - R2, kf * _LN2_HI - ((R2 - (kf * _LN2_LO + c)) - f))
+    zero_f = select(k == 0, zero, kf * _LN2_HI + (c + kf * _LN2_LO))
+    put(out, exact, select(f == zero, zero_f, short))
     tiny = ax < 0x31000000
-    put(out, tiny, np.where(ax < 0x24800000, x, x - x * x * F32(0.5)))
+    put(out, tiny, select(ax < 0x24800000, x, x - x * x * F32(0.5)))
     put(out, x == -1.0, F32(-np.inf))
     put(out, (x < -1.0) | np.isnan(x), F32(np.nan))
     put(out, x == np.inf, F32(np.inf))
@@ -300,8 +293,8 @@ def _checkint(iy: np.ndarray) -> np.ndarray:
     shift = np.clip(0x7F + 23 - e, 0, 31).astype(np.uint32)
     frac = (iy & ((np.uint32(1) << shift) - np.uint32(1))) != 0
     odd = (iy & (np.uint32(1) << shift)) != 0
-    out = np.where(frac, 0, np.where(odd, 1, 2))
-    return np.where(e < 0x7F, 0, np.where(e > 0x7F + 23, 2, out))
+    out = select(frac, 0, select(odd, 1, 2))
+    return select(e < 0x7F, 0, select(e > 0x7F + 23, 2, out))
 
 
 def _signalling(word: np.ndarray) -> np.ndarray:
@@ -322,28 +315,28 @@ def powf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if sub.any():  # a subnormal base: scaled by 2^23, the exponent taken back (modulo 2^32, as in C)
         put(word, sub, (bits(x * F32(H("0x1p23"))) & np.uint32(0x7FFFFFFF)) - np.uint32(23 << 23))
     ylogx = y.astype(np.float64) * _log2_inline(word)
-    out = _exp2_kernel(ylogx, H("0x1.8p+47"), _EXP_POLY, np.where(odd, 1 << 16, 0)).astype(F32)
+    out = _exp2_kernel(ylogx, H("0x1.8p+47"), _EXP_POLY, select(odd, 1 << 16, 0)).astype(F32)
     big = ((ylogx.view(np.uint64) >> np.uint64(47)) & np.uint64(0xFFFF)) >= (np.float64(126.0).view(np.uint64) >> np.uint64(47))
     if big.any():
-        put(out, big & (ylogx < -149.0), np.where(odd, F32(-H("0x1p-149")), F32(H("0x1p-149"))))
-        put(out, big & (ylogx <= -150.0), np.where(odd, F32(-0.0), F32(0.0)))
+        put(out, big & (ylogx < -149.0), select(odd, F32(-H("0x1p-149")), F32(H("0x1p-149"))))
+        put(out, big & (ylogx <= -150.0), select(odd, F32(-0.0), F32(0.0)))
         put(out, big & (ylogx > H("0x1.fffffffd1d571p+6")), _overflow(odd))
     put(out, negative_base & (yint == 0), F32(np.nan))
     # x is +-0, +-inf or NaN: x*x (or its inverse), negative for an odd y
     x2 = x * x
-    x2 = np.where(odd, -x2, x2)
+    x2 = select(odd, -x2, x2)
     with np.errstate(divide="ignore"):
-        put(out, (ax == 0) | (ax >= 0x7F800000), np.where((iy & sign) != 0, F32(1.0) / x2, x2))
+        put(out, (ax == 0) | (ax >= 0x7F800000), select((iy & sign) != 0, F32(1.0) / x2, x2))
     # y is +-0, +-inf or NaN
     ay = iy & np.uint32(0x7FFFFFFF)
     yspecial = (ay == 0) | (ay >= 0x7F800000)
     if yspecial.any():
-        ys = np.where(((ax < 0x3F800000) == ((iy & sign) == 0)), F32(0.0), y * y)
-        ys = np.where(ax == 0x3F800000, F32(1.0), ys)
-        ys = np.where(np.isnan(x) | np.isnan(y), x + y, ys)
+        ys = select(((ax < 0x3F800000) == ((iy & sign) == 0)), F32(0.0), y * y)
+        ys = select(ax == 0x3F800000, F32(1.0), ys)
+        ys = select(np.isnan(x) | np.isnan(y), x + y, ys)
         # 1 for x ** 0 and 1 ** y, unless the other operand is a signalling NaN
-        ys = np.where((ix == 0x3F800000) & ~_signalling(iy), F32(1.0), ys)
-        ys = np.where((ay == 0) & ~_signalling(ix), F32(1.0), ys)
+        ys = select((ix == 0x3F800000) & ~_signalling(iy), F32(1.0), ys)
+        ys = select((ay == 0) & ~_signalling(ix), F32(1.0), ys)
         put(out, yspecial, ys)
     return out
 

@@ -12,38 +12,45 @@ Every function takes a 1-d float32 array and returns a new one.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from kvcli.arrays.fmath.explog import expf, expm1f, log1pf, logf
-from kvcli.arrays.fmath.ieee import F32, f32, from_bits, put, sbits
+from kvcli.arrays.fmath.ieee import F32, f32, from_bits, put, sbits, select
 
 _ONE, _HALF, _TWO = F32(1.0), F32(0.5), F32(2.0)
 
 
-def _on(mask: np.ndarray, function, x: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """``function(x)`` computed only where ``mask`` holds (zeros elsewhere): the costly calls
-    of a branch that most inputs do not take."""
-    out = np.zeros(x.shape, dtype=F32)
-    where = np.flatnonzero(mask)
-    if where.size:
-        out[where] = function(np.ascontiguousarray(x[where]))
-    return out
+def _pieces(out: np.ndarray, x: np.ndarray, parts: list[tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]) -> None:
+    """``out[mask] = formula(x[mask])`` for each (mask, formula): every branch computed only
+    on the values that take it."""
+    for mask, formula in parts:
+        where = np.flatnonzero(mask)
+        if where.size:
+            out[where] = formula(np.ascontiguousarray(x[where]))
+
+
+def _exp_edge(a: np.ndarray) -> np.ndarray:
+    """(e^(a/2) / 2) * e^(a/2): e^a / 2 near float's overflow, as sinhf and coshf take it."""
+    w = expf(_HALF * a)
+    return (_HALF * w) * w
 
 
 def sinhf(x: np.ndarray) -> np.ndarray:
-    """glibc's ``sinhf``."""
+    """glibc's ``sinhf``, on |x| with the sign copied back (each formula is odd in x)."""
     ix = sbits(x) & 0x7FFFFFFF
     a = np.abs(x)
-    h = np.where(x < 0, -_HALF, _HALF)
-    t = expm1f(a)
-    out = np.where(ix < 0x3F800000, h * (_TWO * t - t * t / (t + _ONE)), h * (t + t / (t + _ONE)))
-    mid = (ix >= 0x41B00000) & (ix < 0x42B17180)
-    put(out, mid, h * _on(mid, expf, a))
-    edge = (ix >= 0x42B17180) & (ix <= 0x42B2D4FC)
-    w = _on(edge, expf, _HALF * a)
-    put(out, edge, (h * w) * w)
-    put(out, ix > 0x42B2D4FC, x * f32(1.0e37))
-    put(out, ix < 0x31800000, x)
+
+    def small(v: np.ndarray) -> np.ndarray:  # |x| < 22
+        t = expm1f(v)
+        return select(v < _ONE, _HALF * (_TWO * t - t * t / (t + _ONE)), _HALF * (t + t / (t + _ONE)))
+
+    out = np.full(x.shape, np.inf, dtype=F32)  # overflow (and inf)
+    _pieces(out, a, [(ix < 0x41B00000, small), ((ix >= 0x41B00000) & (ix < 0x42B17180), lambda v: _HALF * expf(v)),
+                     ((ix >= 0x42B17180) & (ix <= 0x42B2D4FC), _exp_edge)])
+    out = np.copysign(out, x)
+    put(out, (ix < 0x31800000) | (ix > 0x7F800000), x)
     return out
 
 
@@ -51,19 +58,22 @@ def coshf(x: np.ndarray) -> np.ndarray:
     """glibc's ``coshf``."""
     ix = sbits(x) & 0x7FFFFFFF
     a = np.abs(x)
-    small = ix < 0x3EB17218
-    t = _on(small, expm1f, a)
-    w = _ONE + t
-    out = _ONE + (t * t) / (w + w)
-    e = expf(np.where(small, F32(0.0), a))
-    put(out, ~small & (ix < 0x41B00000), _HALF * e + _HALF / e)
-    put(out, (ix >= 0x41B00000) & (ix < 0x42B17180), _HALF * e)
-    edge = (ix >= 0x42B17180) & (ix <= 0x42B2D4FC)
-    w = _on(edge, expf, _HALF * a)
-    put(out, edge, (_HALF * w) * w)
-    put(out, ix > 0x42B2D4FC, F32(np.inf))
+
+    def small(v: np.ndarray) -> np.ndarray:  # |x| < ln2 / 2
+        t = expm1f(v)
+        w = _ONE + t
+        return _ONE + (t * t) / (w + w)
+
+    def moderate(v: np.ndarray) -> np.ndarray:  # |x| < 22
+        e = expf(v)
+        return _HALF * e + _HALF / e
+
+    out = np.full(x.shape, np.inf, dtype=F32)  # overflow (and inf)
+    _pieces(out, a, [(ix < 0x3EB17218, small), ((ix >= 0x3EB17218) & (ix < 0x41B00000), moderate),
+                     ((ix >= 0x41B00000) & (ix < 0x42B17180), lambda v: _HALF * expf(v)),
+                     ((ix >= 0x42B17180) & (ix <= 0x42B2D4FC), _exp_edge)])
     put(out, ix < 0x24000000, _ONE)
-    put(out, np.isnan(x), x)
+    put(out, ix > 0x7F800000, x)
     return out
 
 
@@ -72,10 +82,10 @@ def tanhf(x: np.ndarray) -> np.ndarray:
     ix = sbits(x) & 0x7FFFFFFF
     a = np.abs(x)
     large = ix >= 0x3F800000
-    t = expm1f(np.where(large, _TWO * a, -_TWO * a))
-    z = np.where(large, _ONE - _TWO / (t + _TWO), -t / (t + _TWO))
+    t = expm1f(select(large, _TWO * a, -_TWO * a))
+    z = select(large, _ONE - _TWO / (t + _TWO), -t / (t + _TWO))
     put(z, ix >= 0x41B00000, _ONE)
-    out = np.where(x < 0, -z, z)
+    out = select(x < 0, -z, z)
     put(out, ix < 0x24000000, x * (_ONE + x))
     put(out, ix == 0, x)
     put(out, np.isnan(x), x)
@@ -86,15 +96,20 @@ _LN2 = f32(6.9314718246e-01)
 
 
 def asinhf(x: np.ndarray) -> np.ndarray:
-    """glibc's ``asinhf``."""
+    """glibc's ``asinhf`` (on |x|, the sign copied back)."""
     ix = sbits(x) & 0x7FFFFFFF
     a = np.abs(x)
-    t = a * a
-    moderate = ix > 0x40000000
-    w = np.where(moderate, logf(_TWO * a + _ONE / (np.sqrt(t + _ONE) + a)), F32(0.0))
-    put(w, ~moderate, log1pf(a + t / (_ONE + np.sqrt(_ONE + t))))
-    huge = ix > 0x47000000
-    put(w, huge, _on(huge, logf, a) + _LN2)
+
+    def moderate(v: np.ndarray) -> np.ndarray:  # 2 < |x| <= 2^15
+        return logf(_TWO * v + _ONE / (np.sqrt(v * v + _ONE) + v))
+
+    def small(v: np.ndarray) -> np.ndarray:  # |x| <= 2
+        t = v * v
+        return log1pf(v + t / (_ONE + np.sqrt(_ONE + t)))
+
+    w = np.empty_like(a)
+    _pieces(w, a, [(ix <= 0x40000000, small), ((ix > 0x40000000) & (ix <= 0x47000000), moderate),
+                   (ix > 0x47000000, lambda v: logf(v) + _LN2)])
     out = np.copysign(w, x)
     put(out, (ix < 0x38000000) | (ix >= 0x7F800000), x)
     return out
@@ -103,16 +118,19 @@ def asinhf(x: np.ndarray) -> np.ndarray:
 def acoshf(x: np.ndarray) -> np.ndarray:
     """glibc's ``acoshf``."""
     hx = sbits(x)
-    t = x * x
-    moderate = hx > 0x40000000
-    out = logf(np.where(moderate, _TWO * x - _ONE / (x + np.sqrt(t - _ONE)), F32(1.0)))
-    u = x - _ONE
-    put(out, ~moderate, log1pf(u + np.sqrt(_TWO * u + u * u)))
-    huge = hx >= 0x4D800000
-    put(out, huge, _on(huge, logf, x) + _LN2)
+
+    def moderate(v: np.ndarray) -> np.ndarray:  # 2 < x < 2^28
+        return logf(_TWO * v - _ONE / (v + np.sqrt(v * v - _ONE)))
+
+    def small(v: np.ndarray) -> np.ndarray:  # 1 < x <= 2
+        u = v - _ONE
+        return log1pf(u + np.sqrt(_TWO * u + u * u))
+
+    out = np.full(x.shape, np.nan, dtype=F32)  # x < 1 and NaN
+    _pieces(out, x, [((hx > 0x3F800000) & (hx <= 0x40000000), small), ((hx > 0x40000000) & (hx < 0x4D800000), moderate),
+                     ((hx >= 0x4D800000) & (hx < 0x7F800000), lambda v: logf(v) + _LN2)])
     put(out, hx == 0x3F800000, F32(0.0))
-    put(out, hx >= 0x7F800000, x)
-    put(out, hx < 0x3F800000, F32(np.nan))
+    put(out, hx == 0x7F800000, x)
     return out
 
 
@@ -121,7 +139,7 @@ def atanhf(x: np.ndarray) -> np.ndarray:
     a = np.abs(x)
     small = a < _HALF
     tt = a + a
-    arg = np.where(small, tt + tt * a / (_ONE - a), (a + a) / (_ONE - a))
+    arg = select(small, tt + tt * a / (_ONE - a), (a + a) / (_ONE - a))
     t = _HALF * log1pf(arg)
     out = np.copysign(t, x)
     put(out, a < F32(2.0**-28), x)
@@ -143,7 +161,7 @@ def cbrtf(x: np.ndarray) -> np.ndarray:
     t2d, ud = t2.astype(np.float64), u.astype(np.float64)
     rem = np.fmod(xe, 3)
     ym = (ud * (t2d + 2.0 * m) / (2.0 * t2d + m) * _FACTOR.take(2 + rem, mode="clip")).astype(F32)
-    out = np.ldexp(np.where(x > 0, ym, -ym), (xe - rem) // 3).astype(F32)
+    out = np.ldexp(select(x > 0, ym, -ym), (xe - rem) // 3).astype(F32)
     put(out, (x == 0) | ~np.isfinite(x), x + x)
     return out
 
@@ -176,38 +194,49 @@ def _horner(s: np.ndarray, coefficients: list[np.float32], leading: np.float32 |
     return acc if leading is None else leading + s * acc  # type: ignore[return-value]
 
 
-def erff(x: np.ndarray) -> np.ndarray:
-    """glibc's ``erff``."""
+def _erf_small(x: np.ndarray) -> np.ndarray:
+    """erf for |x| < 0.84375: x + x * P(x^2)/Q(x^2)."""
     e = _ERF
-    hx = sbits(x)
-    ix = hx & 0x7FFFFFFF
-    negative = hx < 0
-    # |x| < 0.84375
     z = x * x
     r = _horner(z, [e["pp0"], e["pp1"], e["pp2"], e["pp3"], e["pp4"]])
     s = _horner(z, [e["qq1"], e["qq2"], e["qq3"], e["qq4"], e["qq5"]], _ONE)
-    out = x + x * (r / s)
-    # 0.84375 <= |x| < 1.25
+    return x + x * (r / s)
+
+
+def _erf_middle(x: np.ndarray) -> np.ndarray:
+    """erf for 0.84375 <= |x| < 1.25: erx + P(|x| - 1)/Q(|x| - 1), with x's sign."""
+    e = _ERF
     s = np.abs(x) - _ONE
-    P = _horner(s, [e["pa0"], e["pa1"], e["pa2"], e["pa3"], e["pa4"], e["pa5"], e["pa6"]])
-    Q = _horner(s, [e["qa1"], e["qa2"], e["qa3"], e["qa4"], e["qa5"], e["qa6"]], _ONE)
-    put(out, (ix >= 0x3F580000) & (ix < 0x3FA00000), np.where(negative, -e["erx"] - P / Q, e["erx"] + P / Q))
-    # 1.25 <= |x| < 6: erfc's rational approximations and two expf
-    tail = (ix >= 0x3FA00000) & (ix < 0x40C00000)
-    if tail.any():
-        where = np.flatnonzero(tail)
-        xa = np.abs(x[where])
-        s = _ONE / (xa * xa)
-        near = ix[where] < 0x4036DB6E
-        R = np.where(near, _horner(s, [e[f"ra{i}"] for i in range(8)]), _horner(s, [e[f"rb{i}"] for i in range(7)]))
-        S = np.where(near, _horner(s, [e[f"sa{i}"] for i in range(1, 9)], _ONE),
-                     _horner(s, [e[f"sb{i}"] for i in range(1, 8)], _ONE))
-        zt = from_bits(sbits(xa) & np.int32(-4096))
-        rr = expf(-zt * zt - F32(0.5625)) * expf((zt - xa) * (zt + xa) + R / S)
-        out[where] = np.where(negative[where], rr / xa - _ONE, _ONE - rr / xa)
-    put(out, ix >= 0x40C00000, np.where(negative, -_ONE, _ONE))
-    put(out, ix < 0x31800000, x + e["efx"] * x)
-    put(out, ix < 0x04000000, F32(0.0625) * (F32(16.0) * x + (F32(16.0) * e["efx"]) * x))
+    p = _horner(s, [e["pa0"], e["pa1"], e["pa2"], e["pa3"], e["pa4"], e["pa5"], e["pa6"]])
+    q = _horner(s, [e["qa1"], e["qa2"], e["qa3"], e["qa4"], e["qa5"], e["qa6"]], _ONE)
+    return select(x < 0, -e["erx"] - p / q, e["erx"] + p / q)
+
+
+def _erf_tail(x: np.ndarray) -> np.ndarray:
+    """erf for 1.25 <= |x| < 6: 1 - erfc, erfc from two expf and a rational fit in 1/x^2."""
+    e = _ERF
+    xa = np.abs(x)
+    s = _ONE / (xa * xa)
+    near = (sbits(xa) < 0x4036DB6E)
+    R = select(near, _horner(s, [e[f"ra{i}"] for i in range(8)]), _horner(s, [e[f"rb{i}"] for i in range(7)]))
+    S = select(near, _horner(s, [e[f"sa{i}"] for i in range(1, 9)], _ONE),
+               _horner(s, [e[f"sb{i}"] for i in range(1, 8)], _ONE))
+    zt = from_bits(sbits(xa) & np.int32(-4096))
+    rr = expf(-zt * zt - F32(0.5625)) * expf((zt - xa) * (zt + xa) + R / S)
+    return select(x < 0, rr / xa - _ONE, _ONE - rr / xa)
+
+
+def erff(x: np.ndarray) -> np.ndarray:
+    """glibc's ``erff``: each interval's formula computed on the values in it."""
+    ix = sbits(x) & 0x7FFFFFFF
+    out = select(x < 0, -_ONE, _ONE)  # |x| >= 6
+    for low, high, formula in ((0x31800000, 0x3F580000, _erf_small), (0x3F580000, 0x3FA00000, _erf_middle),
+                               (0x3FA00000, 0x40C00000, _erf_tail)):
+        where = np.flatnonzero((ix >= low) & (ix < high))
+        if where.size:
+            out[where] = formula(np.ascontiguousarray(x[where]))
+    put(out, ix < 0x31800000, x + _ERF["efx"] * x)
+    put(out, ix < 0x04000000, F32(0.0625) * (F32(16.0) * x + (F32(16.0) * _ERF["efx"]) * x))
     put(out, np.isnan(x), x)
     return out
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvcli.arrays.fmath.ieee import F32, bits, f32, from_bits, lookup, put, sbits, split_hi
+from kvcli.arrays.fmath.ieee import F32, bits, f32, from_bits, lookup, put, sbits, select, split_hi
 
 H = float.fromhex
 
@@ -66,19 +66,19 @@ def _reduce_large(xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _poly(x: np.ndarray, x2: np.ndarray, odd: np.ndarray, negate: np.ndarray) -> np.ndarray:
-    """glibc's ``sinf_poly``: sin(x) where ``odd`` is false, else cos(x) (negated where
-    ``negate``, the second table)."""
+    """glibc's ``sinf_poly``: sin(x) where ``odd`` is false, else cos(x), negated where
+    ``negate`` (glibc's second table has every cos coefficient negated: the same values with
+    the sign flipped, since rounding is symmetric)."""
     x3 = x * x2
     s1 = _S[1] + x2 * _S[2]
     x7 = x3 * x2
     sin = (x + x3 * _S[0]) + x7 * s1
-    sign = np.where(negate, -1.0, 1.0)
     x4 = x2 * x2
-    c2 = sign * _C[3] + x2 * (sign * _C[4])
-    c1 = sign * _C[0] + x2 * (sign * _C[1])
+    c2 = _C[3] + x2 * _C[4]
+    c1 = _C[0] + x2 * _C[1]
     x6 = x4 * x2
-    cos = (c1 + x4 * (sign * _C[2])) + x6 * c2
-    return np.where(odd, cos, sin)
+    cos = (c1 + x4 * _C[2]) + x6 * c2
+    return select(odd, select(negate, -cos, cos), sin)
 
 
 _SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
@@ -87,14 +87,14 @@ _SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
 def _sincos(y: np.ndarray, cosine: bool) -> np.ndarray:
     x = y.astype(np.float64)
     top = _abstop12(y)
-    xr, n = _reduce_fast(np.where(top < 0x42F, x, 0.0), fused=True)
+    xr, n = _reduce_fast(select(top < 0x42F, x, 0.0), fused=True)
     quadrant = n
     large = (top >= 0x42F) & (top < 0x7F8)
     if large.any():
         xl, nl = _reduce_large(bits(y))
         put(xr, large, xl)
         put(n, large, nl)
-        quadrant = np.where(large, n + (bits(y) >> np.uint32(31)).astype(np.int32), n)
+        quadrant = select(large, n + (bits(y) >> np.uint32(31)).astype(np.int32), n)
     s = lookup(_SIGNS, (quadrant & 3).astype(np.intp))
     parity = (n ^ 1) if cosine else n
     out = _poly(xr * s, xr * xr, (parity & 1) == 1, (quadrant & 2) != 0)
@@ -132,11 +132,11 @@ def _kernel_tanf(x: np.ndarray, y: np.ndarray, iy: np.ndarray) -> np.ndarray:
     ix = hx & 0x7FFFFFFF
     big = ix >= 0x3F2CA140
     neg = big & (hx < 0)
-    x = np.where(neg, -x, x)
-    y = np.where(neg, -y, y)
+    x = select(neg, -x, x)
+    y = select(neg, -y, y)
     xb = (_PIO4 - x) + (_PIO4LO - y)
-    x = np.where(big, xb, x)
-    y = np.where(big, F32(0.0), y)
+    x = select(big, xb, x)
+    y = select(big, F32(0.0), y)
     z = x * x
     w = z * z
     r = _T[1] + w * (_T[3] + w * (_T[5] + w * (_T[7] + w * (_T[9] + w * _T[11]))))
@@ -147,7 +147,7 @@ def _kernel_tanf(x: np.ndarray, y: np.ndarray, iy: np.ndarray) -> np.ndarray:
     w = x + r
     sign = (1 - ((hx >> 30) & 2)).astype(F32)
     vi = iy.astype(F32)
-    out = np.where(big, sign * (vi - F32(2.0) * (x - (w * w / (w + vi) - r))), w)
+    out = select(big, sign * (vi - F32(2.0) * (x - (w * w / (w + vi) - r))), w)
     # iy = -1: -1/(x + r), with a correction from a 12-bit-truncated split
     zt = from_bits(sbits(w) & np.int32(-4096))
     v2 = r - (zt - x)
@@ -160,8 +160,8 @@ def _kernel_tanf(x: np.ndarray, y: np.ndarray, iy: np.ndarray) -> np.ndarray:
     put(out, close, sign * iy.astype(F32) * (one - (2 * iy).astype(F32) * xb))
     tiny = ix < 0x39000000
     if tiny.any():
-        small = np.where(iy == 1, x0, -one / x0)
-        put(out, tiny, np.where((ix | (iy + 1)) == 0, one / np.abs(x0), small))
+        small = select(iy == 1, x0, -one / x0)
+        put(out, tiny, select((ix | (iy + 1)) == 0, one / np.abs(x0), small))
     return out
 
 
@@ -169,19 +169,19 @@ def tanf(x: np.ndarray) -> np.ndarray:
     """glibc's ``tanf``."""
     top = _abstop12(x)
     xd = x.astype(np.float64)
-    dx, n = _reduce_fast(np.where(top < 0x42F, xd, 0.0), fused=False)
+    dx, n = _reduce_fast(select(top < 0x42F, xd, 0.0), fused=False)
     large = (top >= 0x42F) & (top < 0x7F8)
     if large.any():
         xl, nl = _reduce_large(bits(x))
-        put(dx, large, np.where(x < 0, -xl, xl))
+        put(dx, large, select(x < 0, -xl, xl))
         put(n, large, nl)
     y0 = dx.astype(F32)
     y1 = (dx - y0).astype(F32)
     ix = sbits(x) & 0x7FFFFFFF
     small = ix <= 0x3F490FDA
-    y0 = np.where(small, x, y0)
-    y1 = np.where(small, F32(0.0), y1)
-    iy = np.where(small, 1, 1 - ((n & 1) << 1)).astype(np.int32)
+    y0 = select(small, x, y0)
+    y1 = select(small, F32(0.0), y1)
+    iy = select(small, 1, 1 - ((n & 1) << 1)).astype(np.int32)
     out = _kernel_tanf(y0, y1, iy)
     put(out, ix >= 0x7F800000, F32(np.nan))
     return out
@@ -213,8 +213,8 @@ def asinf(x: np.ndarray) -> np.ndarray:
     p2 = F32(2.0) * s * p - (_PIO2_LO_A - F32(2.0) * c)
     q = _PIO4_HI_A - F32(2.0) * wt
     middle = _PIO4_HI_A - (p2 - q)
-    t = np.where(ix >= 0x3F79999A, near_one, middle)
-    put(out, ix >= 0x3F000000, np.where(hx > 0, t, -t))
+    t = select(ix >= 0x3F79999A, near_one, middle)
+    put(out, ix >= 0x3F000000, select(hx > 0, t, -t))
     put(out, ix < 0x32000000, x)
     put(out, ix == 0x3F800000, x * _PIO2_HI_A + x * _PIO2_LO_A)
     put(out, ix > 0x3F800000, F32(np.nan))
@@ -266,28 +266,32 @@ _AT = [f32(v) for v in (3.3333334327e-01, -2.0000000298e-01, 1.4285714924e-01, -
                         1.6285819933e-02)]
 
 
+#: atanf's reductions as (p*|x| - q) / (r + s*|x|), one row per interval: -1 keeps x (x/1),
+#: 0: (2x - 1)/(2 + x), 1: (x - 1)/(x + 1), 2: (x - 1.5)/(1 + 1.5x), 3: -1/x. Multiplying by
+#: 1 and adding 0 are exact, so each row's float operations round as fdlibm's do.
+_ATAN_FORM = np.array([(1, 0, 1, 0), (2, 1, 2, 1), (1, 1, 1, 1), (1, 1.5, 1, 1.5), (0, 1, 0, 1)], dtype=F32).T
+
+
 def atanf(x: np.ndarray) -> np.ndarray:
-    """glibc's ``atanf`` (fdlibm)."""
-    one = F32(1.0)
+    """glibc's ``atanf`` (fdlibm): computed on |x|, the sign put back at the end (every step
+    is odd in x)."""
     hx = sbits(x)
     ix = hx & 0x7FFFFFFF
     a = np.abs(x)
-    # |x| is mapped into [-7/16, 7/16] around one of four points (id), or kept (id = -1)
-    ident = np.select([ix < 0x3EE00000, ix < 0x3F300000, ix < 0x3F980000, ix < 0x401C0000], [-1, 0, 1, 2], 3)
-    reduced = np.select(
-        [ident == -1, ident == 0, ident == 1, ident == 2],
-        [x, (F32(2.0) * a - one) / (F32(2.0) + a), (a - one) / (a + one), (a - F32(1.5)) / (one + F32(1.5) * a)],
-        -one / a)
+    row = ((ix >= 0x3EE00000).astype(np.intp) + (ix >= 0x3F300000) + (ix >= 0x3F980000) + (ix >= 0x401C0000))
+    p, q, r, s_ = (lookup(column, row) for column in _ATAN_FORM)
+    reduced = (p * a - q) / (r + s_ * a)
     z = reduced * reduced
     w = z * z
     s1 = z * (_AT[0] + w * (_AT[2] + w * (_AT[4] + w * (_AT[6] + w * (_AT[8] + w * _AT[10])))))
     s2 = w * (_AT[1] + w * (_AT[3] + w * (_AT[5] + w * (_AT[7] + w * _AT[9]))))
-    row = np.maximum(ident, 0)
-    zz = lookup(_ATANHI, row) - ((reduced * (s1 + s2) - lookup(_ATANLO, row)) - reduced)
-    out = np.where(ident < 0, reduced - reduced * (s1 + s2), np.where(hx < 0, -zz, zz))
+    near = np.maximum(row - 1, 0)
+    around = lookup(_ATANHI, near) - ((reduced * (s1 + s2) - lookup(_ATANLO, near)) - reduced)
+    positive = select(row == 0, reduced - reduced * (s1 + s2), around)
+    out = select(hx < 0, -positive, positive)
     put(out, ix < 0x31000000, x)
     huge = _ATANHI[3] + _ATANLO[3]
-    put(out, ix >= 0x4C000000, np.where(hx > 0, huge, -huge))
+    put(out, ix >= 0x4C000000, select(hx > 0, huge, -huge))
     put(out, np.isnan(x), x)
     return out
 
