@@ -18,7 +18,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from kvcli.arrays.fmath.ieee import F32, bits, f32, fma_near_one, from_bits, lookup, put, sbits, select, trunc_to_int32
+from kvcli.arrays.fmath.ieee import F32, bits, f32, fma_near_one, from_bits, lookup, put, sbits, select
 
 H = float.fromhex
 

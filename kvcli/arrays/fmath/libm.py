@@ -56,7 +56,7 @@ def c_function(name: str, single: bool = False, arguments: int = 1) -> Callable[
     function = getattr(_library(), name + ("f" if single else ""))
     function.restype = c_type
     function.argtypes = [c_type] * arguments
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _safe(python: Callable[..., float], c: Callable[..., float]) -> Callable[..., float]:

@@ -223,7 +223,7 @@ def reduced(result: Any, dtype: Any = None) -> np.ndarray:
 def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     """MXNet's ``norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``), in the
     input's float dtype, computed as MXNet's kernel computes it
-    (:mod:`~kvcli.mx.ndarray.reductions`: a Kahan sum of ``|x|``, a scaled sum of squares)."""
+    (:mod:`~kvcli.mx.ndarray.reductions`: a Kahan sum of ``|x|``, BLAS's scaled sum of squares)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
     if not np.issubdtype(data.dtype, np.floating):

@@ -10,13 +10,13 @@ input's dtype (float16 too: every step rounded to half), row-major over the redu
 * ``norm(ord=2)`` is BLAS's scaled ``nrm2`` (a running scale and sum of squares);
 * ``prod`` multiplies left to right; ``max`` and ``min`` keep the first extreme value met.
 
-kvcli replays those loops with numpy, vectorized over the output values. A loop costs a
-few numpy calls per reduced value, so for floats a sum or norm over more than
-:data:`EXACT_LOOP_MAX` values per output is computed otherwise (the one stated difference,
-in the README's table): the sum accumulated in float64 (``math.fsum`` for float64) and
-rounded once, or the norm from a float64 sum of squares. Those equal MXNet's loop except near
-rounding boundaries (Kahan's result is the sum rounded once unless its last compensation
-was lost; the scaled ``nrm2`` drifts by up to a few ulp per thousand values).
+kvcli replays those loops with numpy, vectorized over the output values (``prod`` with
+numpy's strictly left-to-right ``accumulate``; ``nrm2`` as plain running sums between the
+values that raise its scale). A Kahan loop costs a few numpy calls per reduced value, so a
+float32 or float64 sum over more than :data:`EXACT_LOOP_MAX` values per output is computed
+otherwise (the one stated difference, in the README): the sum accumulated in float64
+(``math.fsum`` for float64) and rounded once, which is Kahan's result unless the loop lost its
+last compensation near a rounding boundary (0 or 1 ulp apart in the recorded cases).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 
 from kvcli.mx.ndarray.umath import truncating_divide
 
-#: Above this many values per output, float sums and norms are not replayed step by step.
+#: Above this many values per output, float32 and float64 sums are not replayed step by step.
 EXACT_LOOP_MAX = 4096
 
 
@@ -86,12 +86,16 @@ def kahan_sum(rows: np.ndarray, skip_nan: bool = False, inf_reset: bool = True) 
     return _kahan(rows, skip_nan, inf_reset)
 
 
-def nrm2(rows: np.ndarray) -> np.ndarray:
-    """MXNet's L2 norm of each row: BLAS's scaled sum of squares, in the rows' dtype."""
+def _nrm2_finish(ssq: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``scale * sqrt(ssq)``: the square root in float for float16 (MXNet's ``math::sqrt``)."""
+    dtype = ssq.dtype
+    root = np.sqrt(ssq.astype(np.float32)) if dtype == np.float16 else np.sqrt(ssq)
+    return (np.asarray(scale).astype(root.dtype) * root).astype(dtype)
+
+
+def _nrm2_steps(rows: np.ndarray) -> np.ndarray:
+    """The loop over the reduced values, vectorized over the outputs (few reduced values)."""
     dtype = rows.dtype
-    if rows.shape[1] > EXACT_LOOP_MAX and dtype != np.float16 and np.isfinite(rows).all():
-        wide = rows.astype(np.float64)
-        return np.sqrt(np.einsum("ij,ij->i", wide, wide)).astype(dtype)
     one = np.ones((), dtype)
     ssq = np.zeros(rows.shape[0], dtype=dtype)
     scale = np.zeros_like(ssq)
@@ -106,8 +110,37 @@ def nrm2(rows: np.ndarray) -> np.ndarray:
         added = ssq + ratio * ratio
         ssq = np.where(grow, grown, np.where(counted, added, ssq))
         scale = np.where(grow, a, scale)
-    root = np.sqrt(ssq.astype(np.float32)) if dtype == np.float16 else np.sqrt(ssq)
-    return (scale.astype(root.dtype) * root).astype(dtype)
+    return _nrm2_finish(ssq, scale)
+
+
+def _nrm2_row(row: np.ndarray) -> np.ndarray:
+    """One output's loop, run between the values that raise the scale: between them the sum
+    of squares is a plain left-to-right sum of ``(|x| / scale)^2`` (numpy's ``accumulate``)."""
+    dtype = row.dtype
+    a = np.abs(row[row != 0])  # zeros are skipped (NaN is kept: NaN != 0)
+    if a.size == 0:
+        return np.zeros(1, dtype=dtype)
+    before = np.concatenate([np.zeros(1, dtype), np.fmax.accumulate(a)[:-1]])
+    raises = np.flatnonzero(a > before)  # a new largest |x| (never NaN)
+    ssq, scale, start = np.zeros((), dtype), np.zeros((), dtype), 0
+    for stop in [*raises.tolist(), a.size]:
+        if stop > start:
+            ratio = a[start:stop] / scale
+            ssq = np.add.accumulate(np.concatenate([ssq.reshape(1), ratio * ratio]), dtype=dtype)[-1]
+        if stop < a.size:
+            ratio = scale / a[stop]
+            ssq = np.ones((), dtype) + ssq * ratio * ratio
+            scale = a[stop]
+        start = stop + 1
+    return _nrm2_finish(np.asarray(ssq).reshape(1), np.asarray(scale).reshape(1))
+
+
+def nrm2(rows: np.ndarray) -> np.ndarray:
+    """MXNet's L2 norm of each row: BLAS's scaled sum of squares, in the rows' dtype, one
+    reduced value at a time (for long rows, one numpy step per rise of the scale)."""
+    if rows.shape[1] <= 64 or rows.shape[0] > rows.shape[1]:
+        return _nrm2_steps(rows)
+    return np.concatenate([_nrm2_row(row) for row in rows]) if rows.shape[0] else np.zeros(0, rows.dtype)
 
 
 def extreme(rows: np.ndarray, largest: bool) -> np.ndarray:
