@@ -454,6 +454,31 @@ _BROADCAST = ("add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", 
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "nansum", "nanprod")
 
 
+#: Shape functions on seeded arrays: (case name, expression with one ``{}`` per array, shapes).
+_SHAPE_FUNCTIONS: tuple[tuple[str, str, tuple[tuple[int, ...], ...]], ...] = (
+    ("transpose", "nd.transpose({}, axes=(1, 0, 2))", ((2, 3, 4),)),
+    ("T", "{}.T", ((2, 3),)),
+    ("reshape", "{}.reshape((0, -1))", ((2, 3, 4),)),
+    ("concat", "nd.concat({}, {}, dim=1)", ((2, 3), (2, 2))),
+    ("stack", "nd.stack({}, {}, axis=2)", ((2, 3), (2, 3))),
+    ("where", "nd.where({}, {}, {})", ((2, 3), (2, 3), (2, 3))),
+    ("split", "nd.split({}, num_outputs=3, axis=1)[1]", ((2, 6),)),
+    ("slice_axis", "nd.slice_axis({}, axis=1, begin=1, end=-1)", ((3, 4),)),
+    ("expand_dims", "nd.expand_dims({}, axis=1)", ((2, 3),)),
+    ("squeeze", "nd.squeeze({})", ((2, 1, 3),)),
+    ("flatten", "nd.flatten({})", ((2, 3, 2),)),
+    ("broadcast_to", "nd.broadcast_to({}, shape=(2, 4))", ((2, 1),)),
+    ("broadcast_like", "nd.broadcast_like({}, nd.zeros((4, 3)))", ((1, 3),)),
+    ("broadcast_axis", "nd.broadcast_axis({}, axis=1, size=3)", ((2, 1),)),
+    ("add_n", "nd.add_n({}, {}, {})", ((2, 3), (2, 3), (2, 3))),
+    ("add_n_five", "nd.add_n({}, {}, {}, {}, {})", ((2, 3),) * 5),
+    ("getitem", "{}[1:, 2]", ((3, 4),)),
+    ("moveaxis", "nd.moveaxis({}, 0, 2)", ((2, 3, 4),)),
+    ("zeros_like", "nd.zeros_like({})", ((2, 3),)),
+    ("ones_like", "nd.ones_like({})", ((2, 3),)),
+)
+
+
 def random_cases() -> list[tuple[str, str, str]]:
     """Every dense ``nd`` function and NDArray operator kvcli provides, on seeded arrays.
 
@@ -552,30 +577,11 @@ def random_cases() -> list[tuple[str, str, str]]:
                                            ((2, 2, 3), (3, 4), ""), ((5, 40), (40, 3), ""))):
             add(f"dot_{dtype}_{k}", f"nd.dot(R({next(seed)}, {a}, '{dtype}', edges=False), "
                                     f"R({next(seed)}, {b}, '{dtype}', edges=False){flags})")
-        add(f"transpose_{dtype}", f"nd.transpose(R({next(seed)}, (2, 3, 4), '{dtype}'), axes=(1, 0, 2))")
-        add(f"T_{dtype}", f"R({next(seed)}, (2, 3), '{dtype}').T")
-        add(f"reshape_{dtype}", f"R({next(seed)}, (2, 3, 4), '{dtype}').reshape((0, -1))")
-        add(f"concat_{dtype}", f"nd.concat(R({next(seed)}, (2, 3), '{dtype}'), R({next(seed)}, (2, 2), '{dtype}'), dim=1)")
-        add(f"stack_{dtype}", f"nd.stack(R({next(seed)}, (2, 3), '{dtype}'), R({next(seed)}, (2, 3), '{dtype}'), axis=2)")
-        add(f"where_{dtype}", f"nd.where(R({next(seed)}, (2, 3), '{dtype}'), R({next(seed)}, (2, 3), '{dtype}'), "
-                              f"R({next(seed)}, (2, 3), '{dtype}'))")
         add(f"one_hot_{dtype}", f"nd.one_hot(R({next(seed)}, (5,), '{dtype}', low=-1, high=5), 4, dtype='{dtype}')")
         add(f"take_{dtype}", f"nd.take(R({next(seed)}, (4, 3), '{dtype}'), R({next(seed)}, (2, 2), edges=False, low=-2, high=6))")
         add(f"take_wrap_{dtype}", f"nd.take(R({next(seed)}, (4, 3), '{dtype}'), nd.array([-5, 7, 2]), mode='wrap')")
-        add(f"split_{dtype}", f"nd.split(R({next(seed)}, (2, 6), '{dtype}'), num_outputs=3, axis=1)[1]")
-        add(f"slice_axis_{dtype}", f"nd.slice_axis(R({next(seed)}, (3, 4), '{dtype}'), axis=1, begin=1, end=-1)")
-        add(f"expand_dims_{dtype}", f"nd.expand_dims(R({next(seed)}, (2, 3), '{dtype}'), axis=1)")
-        add(f"squeeze_{dtype}", f"nd.squeeze(R({next(seed)}, (2, 1, 3), '{dtype}'))")
-        add(f"flatten_{dtype}", f"nd.flatten(R({next(seed)}, (2, 3, 2), '{dtype}'))")
-        add(f"broadcast_to_{dtype}", f"nd.broadcast_to(R({next(seed)}, (2, 1), '{dtype}'), shape=(2, 4))")
-        add(f"broadcast_like_{dtype}", f"nd.broadcast_like(R({next(seed)}, (1, 3), '{dtype}'), nd.zeros((4, 3)))")
-        add(f"broadcast_axis_{dtype}", f"nd.broadcast_axis(R({next(seed)}, (2, 1), '{dtype}'), axis=1, size=3)")
-        add(f"add_n_{dtype}", f"nd.add_n(R({next(seed)}, (2, 3), '{dtype}'), R({next(seed)}, (2, 3), '{dtype}'), "
-                              f"R({next(seed)}, (2, 3), '{dtype}'))")
-        add(f"getitem_{dtype}", f"R({next(seed)}, (3, 4), '{dtype}')[1:, 2]")
-        add(f"moveaxis_{dtype}", f"nd.moveaxis(R({next(seed)}, (2, 3, 4), '{dtype}'), 0, 2)")
-        add(f"zeros_like_{dtype}", f"nd.zeros_like(R({next(seed)}, (2, 3), '{dtype}'))")
-        add(f"ones_like_{dtype}", f"nd.ones_like(R({next(seed)}, (2, 3), '{dtype}'))")
+        for name, template, shapes in _SHAPE_FUNCTIONS:
+            add(f"{name}_{dtype}", template.format(*(f"R({next(seed)}, {shape}, '{dtype}')" for shape in shapes)))
     for dtype in FLOATS + INTS:
         add(f"full_{dtype}", f"nd.full((2, 2), 2.7, dtype='{dtype}')")
         add(f"arange_{dtype}", f"nd.arange(-3, 7, 1.5, dtype='{dtype}')")
