@@ -426,8 +426,8 @@ def R(seed, shape, dtype='float32', edges=True, low=-4.0, high=4.0):
     else:
         info = np.iinfo(dtype)
         lo, hi = max(int(low) * 5, int(info.min)), min(int(high) * 5, int(info.max))
-        values = (lo + (words % np.uint64(hi - lo + 1)).astype(np.int64)).astype(np.float64)
-        edge_values = np.array([0, info.min, info.max, 1, -1 if info.min < 0 else 2], dtype=np.float64)[pick % 5]
+        values = lo + (words % np.uint64(hi - lo + 1)).astype(np.int64)
+        edge_values = np.array([0, info.min, info.max, 1, -1 if info.min < 0 else 2], dtype=np.int64)[pick % 5]
     values = np.where(edge_at, edge_values, values)
     return nd.array(values.reshape(shape).astype(dtype), dtype=dtype)
 

@@ -57,15 +57,15 @@ def _mod(x: Any, y: Any) -> Any:
 
 
 def _maximum(x: Any, y: Any) -> Any:
-    """MXNet's ``maximum``: ``x`` if it is NaN, else ``x > y ? x : y``."""
-    x, y = np.asarray(x), np.asarray(y)
-    return np.where((x != x) | (x > y), x, y)
+    """MXNet's ``maximum``: ``x`` if it is NaN, else ``x > y ? x : y`` -- numpy's maximum,
+    but of equal values (0.0 and -0.0) the second."""
+    return np.where(np.equal(x, y), y, np.maximum(x, y))
 
 
 def _minimum(x: Any, y: Any) -> Any:
-    """MXNet's ``minimum``: ``x`` if it is NaN, else ``x < y ? x : y``."""
-    x, y = np.asarray(x), np.asarray(y)
-    return np.where((x != x) | (x < y), x, y)
+    """MXNet's ``minimum``: ``x`` if it is NaN, else ``x < y ? x : y`` -- numpy's minimum,
+    but of equal values (0.0 and -0.0) the second."""
+    return np.where(np.equal(x, y), y, np.minimum(x, y))
 
 
 #: Binary operations by the name of their Python operator (``__add__`` -> "add").
