@@ -10,6 +10,7 @@ The default run checks a spread subset of the chunks (each chunk samples every e
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ probe_module: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe_module)
 
 _RECORD = Path(probe_module.OUTPUT)
+# the probes are rebuilt once per dtype, not per case (a few million values each)
+_probe = functools.lru_cache(maxsize=None)(probe_module.probe)
+_power_probe = functools.lru_cache(maxsize=None)(probe_module.power_probe)
 _DATA = dict(np.load(_RECORD, allow_pickle=False)) if _RECORD.exists() else {}
 #: Functions whose kvcli results are not all bit-equal to MXNet's, with the share of probe
 #: values that must be (and why). Empty: every function is bit-equal on the whole probe.
@@ -50,10 +54,10 @@ def _kvcli_results(name: str, dtype: str, chunks: np.ndarray) -> np.ndarray:
     """kvcli's results on the probe values of the given chunks, through ``nd``."""
     size = probe_module.CHUNK
     if name == "power":
-        base, exponent = probe_module.power_probe(dtype)
+        base, exponent = _power_probe(dtype)
         pick = np.concatenate([np.arange(c * size, min((c + 1) * size, base.size)) for c in chunks])
         return nd.power(nd.array(base[pick], dtype=dtype), nd.array(exponent[pick], dtype=dtype)).asnumpy()
-    values = probe_module.probe(dtype)
+    values = _probe(dtype)
     pick = np.concatenate([np.arange(c * size, min((c + 1) * size, values.size)) for c in chunks])
     return getattr(nd, name)(nd.array(values[pick], dtype=dtype)).asnumpy()
 
@@ -86,7 +90,7 @@ def test_special_values_bit_equal(name: str, dtype: str) -> None:
     got = _kvcli_results(name, dtype, np.array([0]))[: want.size]
     mine, theirs = probe_module.canonical_bits(got), probe_module.canonical_bits(want)
     bad = np.flatnonzero(mine != theirs)
-    inputs = (probe_module.power_probe(dtype) if name == "power" else (probe_module.probe(dtype),))
+    inputs = (_power_probe(dtype) if name == "power" else (_probe(dtype),))
     assert bad.size == 0, [(tuple(a[i] for a in inputs), got[i], want[i]) for i in bad[:5]]
 
 
