@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, f32, register, sum_sq
+from kvcli.optim.base import Key, as_lists, f32, register, sum_sq
 from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_number, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
@@ -169,12 +169,9 @@ class LAMB(NumpyOptimizer):
 
     create_state = Adam.create_state
 
-    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
-              counted: bool = False) -> None:
-        if not counted:
-            self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        t = f32(self._index_update_count[index])
+    def _step(self, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
+              rate: float, decay: float, count: int) -> None:
+        lr, wd, t = f32(rate), f32(decay), f32(count)
         b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
         g = grad * f32(self.rescale_grad)
         c = self._kernel_clip()
@@ -200,28 +197,30 @@ class LAMB(NumpyOptimizer):
 
     def update(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
         """One weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them."""
-        self._update_all(index, weight, grad, state, multi_precision=False)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
         first = weight[0] if isinstance(index, (list, tuple)) else weight
-        self._update_all(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
+        self._virtual("_update_impl", index, weight, grad, state,
+                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
 
-    def _update_all(self, index: Key | list[Key], weight: Any, grad: Any, state: Any, multi_precision: bool) -> None:
-        """Count every index first, then step each weight (MXNet's order for a list of indices)."""
-        if not isinstance(index, (list, tuple)):
-            index, weight, grad, state = [index], [weight], [grad], [state]
-        if not len(index) == len(weight) == len(grad) == len(state):
-            raise UpdaterError(f"lamb: {len(index)} indices but {len(weight)} weights, {len(grad)} gradients "
-                               f"and {len(state)} states: give one of each per index")
-        for i in index:
+    def _update_impl(self, index: Key | list[Key], weight: Any, grad: Any, state: Any,
+                     multi_precision: bool = False) -> None:
+        """Count each index and take its rate, weight decay and step count, then step each
+        weight (MXNet's order for a list of indices)."""
+        indices, weights, grads, states = as_lists(self, index, weight, grad, state)
+        settings = []
+        for i in indices:
             self._update_count(i)
-        for i, w, g, st in zip(index, weight, grad, state):
+            settings.append((self._get_lr(i), self._get_wd(i), self._index_update_count[i]))
+        for w, g, st, (lr, wd, count) in zip(weights, grads, states, settings):
             if multi_precision:
                 master, inner = st
-                self._step(i, master, self._dense(g, w).astype(np.float32), inner, w, counted=True)
+                self._step(master, self._dense(g, w).astype(np.float32), inner, w, lr, wd, count)
                 w[...] = master
             else:
-                self._step(i, w, self._dense(g, w), st, w, counted=True)
+                self._step(w, self._dense(g, w), st, w, lr, wd, count)
 
 
 @register
@@ -367,7 +366,7 @@ class Ftrl(NumpyOptimizer):
     def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
         """:meth:`update` for a row-sparse weight (given dense): lazy on a row-sparse gradient."""
         if not is_row_sparse(grad):
-            self.update(index, weight, grad, state)
+            self._virtual("update", index, weight, grad, state)
             return
         self._update_count(index)
         rows = np.asarray(grad.indices, np.int64)

@@ -11,7 +11,7 @@ import numpy as np
 from kvcli.errors import OptimizerStateError
 from kvcli.arrays.npyio import DTYPES
 from kvcli.arrays import random as random_streams
-from kvcli.optim.base import Key, Optimizer, f32, register, sum_sq
+from kvcli.optim.base import Key, Optimizer, as_lists, f32, register, sum_sq
 from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_count, check_number, densify, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
@@ -66,7 +66,7 @@ def state_then_master(opt: Optimizer, index: Key, weight: Any) -> Any:
     """``(state, master)`` for a float16 weight under multi_precision (the SGD family's order)."""
     if opt.multi_precision and weight.dtype == np.float16:
         master = weight.astype(np.float32)
-        return (opt.create_state(index, master), master)
+        return (opt._virtual("create_state", index, master), master)
     return Optimizer.create_state_multi_precision(opt, index, weight)
 
 
@@ -118,24 +118,30 @@ class SGD(NumpyOptimizer):
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
 
-    def _lr_wd(self, index: Key) -> tuple[float, float]:
-        self._update_count(index)
-        return self._get_lr(index), self._get_wd(index)
-
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        lr, wd = self._lr_wd(index)
-        mom = state if self.momentum > 0 else None
-        sgd_step(self, index, weight, grad, mom, lr, wd, self.momentum, self.lazy_update)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            lr, wd = self._lr_wd(index)
-            mom, master = state
-            g = self._dense(grad, weight).astype(np.float32)  # mp kernels have no sparse form
-            sgd_kernel(self, master, g, mom if self.momentum > 0 else None, lr, wd, self.momentum)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._virtual("_update_impl", index, weight, grad, state,
+                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
+
+    def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any, multi_precision: bool = False) -> None:
+        """One weight or (aggregated) lists of them: every index is counted, then each weight
+        takes one step at its rate (MXNet's order, through ``_get_lrs`` / ``_get_wds``)."""
+        indices, weights, grads, states = as_lists(self, indices, weights, grads, states)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        for index, weight, grad, state, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+            if multi_precision:
+                mom, master = state
+                g = self._dense(grad, weight).astype(np.float32)  # mp kernels have no sparse form
+                sgd_kernel(self, master, g, mom if self.momentum > 0 else None, lr, wd, self.momentum)
+                weight[...] = master
+            else:
+                mom = state if self.momentum > 0 else None
+                sgd_step(self, index, weight, grad, mom, lr, wd, self.momentum, self.lazy_update)
 
 
 @register
@@ -173,7 +179,15 @@ class NAG(NumpyOptimizer):
         mom -= lr * (g + wd * (w if old is None else old))
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, grad, state)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
+
+    def _update_impl(self, index: Key, weight: Any, grad: Any, state: Any, multi_precision: bool = False) -> None:
+        if multi_precision:
+            mom, master = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
+            weight[...] = master
+        else:
+            self._step(index, weight, grad, state)
 
     def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
         """:meth:`update` for a row-sparse or CSR weight (given dense): MXNet has no sparse
@@ -181,12 +195,9 @@ class NAG(NumpyOptimizer):
         self._step(index, weight, grad, state, aliased=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list)):
-            mom, master = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
+        mp = self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list))
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=bool(mp))
 
 
 @register
@@ -318,30 +329,57 @@ class LARS(NumpyOptimizer):
         name = self.idx2name[index] if index in self.idx2name else str(index)
         return name.endswith(self._NO_LARS)
 
-    def _step(self, index: Key, weight: np.ndarray, grad: Any, mom: np.ndarray | None, norm_weight: np.ndarray) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        momentum = self.momentum
-        assert self.cur_lr is not None and self.last_lr is not None  # _get_lr above set both
-        if self.momentum > 0 and self.momentum_correction and self.last_lr != 0:
-            momentum = self.momentum * (self.cur_lr / self.last_lr)
-        sparse = is_row_sparse(grad)
-        if not self._skips_lars(index):
-            if sparse:  # MXNet's _get_lars: python arithmetic on the two norms
-                w_norm = float(np.linalg.norm(norm_weight.astype(np.float32)))
-                g_norm = float(np.linalg.norm(np.asarray(grad.data, np.float32) * f32(self.rescale_grad)))
-                if w_norm > 0 and g_norm > 0:
-                    lr = self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
-            else:  # MXNet's multi_sum_sq + multi_lars kernels, in float32
-                g_sq = sum_sq(grad)
-                w32 = np.sqrt(sum_sq(norm_weight))
-                if w32 > 0 and g_sq > 0:
-                    lr = f32(lr) * f32(self.eta) * w32 / (np.sqrt(g_sq) * f32(self.rescale_grad) + f32(wd) * w32 + f32(self.eps))
-        sgd_step(self, index, weight, grad, mom if self.momentum > 0 else None, float(lr), wd, momentum,
-                 self.lazy_update)
+    def _lars_lr(self, index: Key, weight: np.ndarray, grad: Any, lr: float, wd: float, aggregate: bool) -> float:
+        """The layer's rate: MXNet's ``multi_sum_sq`` + ``multi_lars`` kernels (float32) when
+        the call's gradients are all dense, its ``_get_lars`` (Python floats) otherwise."""
+        if self._skips_lars(index):
+            return lr
+        if not aggregate:
+            w_norm = float(np.linalg.norm(np.asarray(weight).astype(np.float32)))
+            data = grad.data if is_row_sparse(grad) else grad
+            g_norm = float(np.linalg.norm(np.asarray(data, np.float32) * f32(self.rescale_grad)))
+            if w_norm > 0 and g_norm > 0:
+                return self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
+            return lr
+        g_sq = sum_sq(grad)
+        w32 = np.sqrt(sum_sq(weight))
+        if w32 > 0 and g_sq > 0:
+            return float(f32(lr) * f32(self.eta) * w32 / (np.sqrt(g_sq) * f32(self.rescale_grad) + f32(wd) * w32
+                                                          + f32(self.eps)))
+        return lr
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, grad, state, weight)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
+
+    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._virtual("_update_impl", index, weight, grad, state,
+                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
+
+    def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any, multi_precision: bool = False) -> None:
+        """One weight or (aggregated) lists of them, in MXNet's order: count every index, one
+        ``_get_lrs`` for the call (it moves the momentum correction's rates), then per weight
+        its LARS rate (on the weight and gradient as given: float16 ones under
+        ``multi_precision``) and an SGD step (of the float32 master copy under it)."""
+        indices, weights, grads, states = as_lists(self, indices, weights, grads, states)
+        aggregate = not any(is_row_sparse(g) for g in grads)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        momentum = self.momentum
+        assert self.cur_lr is not None and self.last_lr is not None  # _get_lrs above set both
+        if self.momentum > 0 and self.momentum_correction and self.last_lr != 0:
+            momentum = self.momentum * (self.cur_lr / self.last_lr)
+        for index, weight, grad, state, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+            lr = self._lars_lr(index, weight, grad, lr, wd, aggregate)
+            if multi_precision:
+                mom, master = state
+                g32 = self._dense(grad, weight).astype(np.float32)
+                sgd_step(self, index, master, g32, mom if self.momentum > 0 else None, lr, wd, momentum, False)
+                weight[...] = master
+            else:
+                sgd_step(self, index, weight, grad, state if self.momentum > 0 else None, lr, wd, momentum,
+                         self.lazy_update)
 
     def _extra_state(self) -> dict[str, Any]:
         # the rates of the last two updates drive the momentum correction
@@ -358,13 +396,6 @@ class LARS(NumpyOptimizer):
         self.last_lr = None if last is None else float(last)
         self.cur_lr = None if cur is None else float(cur)
 
-    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            mom, master = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom, weight)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
 
 
 _WARMUP = ("linear", "power2", "sqrt", "lars")
@@ -476,7 +507,7 @@ class LBSGD(NumpyOptimizer):
             self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
             weight[...] = master
         else:
-            self.update(index, weight, grad, state)
+            self._virtual("update", index, weight, grad, state)
 
     def reset(self, key: Key) -> None:
         super().reset(key)
