@@ -54,7 +54,10 @@ class PerIndexStates:
                 self.states_synced[idx] = True
         update: Any = self.optimizer.update_multi_precision  # one index, or tuples of them
         size = self.optimizer.aggregate_num
-        if not self.aggregate_updates or size <= 0:  # (an optimizer set from saved states may not aggregate)
+        # kvcli's own optimizers update one weight alone exactly as in a tuple of one (the
+        # store's path: one key per call), without building the tuples
+        single = len(indices) == 1 and self.optimizer.numpy_native
+        if single or not self.aggregate_updates or size <= 0:  # (one set from saved states may not aggregate)
             for idx, g, w in zip(indices, grads, weights):
                 update(idx, w, g, self.states[idx])
             return
