@@ -16,6 +16,7 @@ import kvcli.mx.ndarray as nd
 from kvcli.errors import MXNetError
 from kvcli.mx import kvstore, optimizer
 from kvcli.mx.ndarray import Context, cpu, current_context, gpu
+from kvcli.symbol.attrs import AttrScope
 
 kv = kvstore  # MXNet's mx.kv: an attribute only (`import mxnet.kv` fails there too)
 ndarray = nd
@@ -32,6 +33,7 @@ _LAZY: dict[str, str] = {
     "random": "kvcli.mx.random",
     "test_utils": "kvcli.mx.test_utils",
     "lr_scheduler": "kvcli.mx.lr_scheduler",
+    "attribute": "kvcli.mx.attribute",
 }
 
 
@@ -39,6 +41,6 @@ __getattr__ = submodule_getattr("kvcli.mx", _LAZY, globals())
 
 
 __all__ = [
-    "Context", "MXNetError", "__version__", "cpu", "current_context", "gpu", "kv", "kvstore", "nd",
+    "AttrScope", "Context", "MXNetError", "__version__", "cpu", "current_context", "gpu", "kv", "kvstore", "nd",
     "ndarray", "optimizer", *_LAZY,
 ]
