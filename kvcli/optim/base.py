@@ -40,6 +40,7 @@ from kvcli.optim.checks import (
     show_value,
 )
 from kvcli.optim.lr_scheduler import LRScheduler
+from kvcli.optim.mxfloat import float_param
 from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
 from kvcli.optim.per_index import PerIndexStates
 from kvcli.optim.simple import StoreUpdater
@@ -743,6 +744,10 @@ def sum_sq(array: np.ndarray) -> np.float32:
 
 
 def f32(value: float) -> np.float32:
-    """A hyper-parameter as the float32 MXNet's kernels receive."""
-    return np.float32(value)
+    """A hyper-parameter as the float32 MXNet's kernels receive: its text read by dmlc-core's
+    ``strtof`` (:func:`kvcli.optim.mxfloat.float_param`); a float32 already computed (by a
+    kernel, as MXNet's are) is taken as it is."""
+    if isinstance(value, np.float32):
+        return value
+    return float_param(value)
 
