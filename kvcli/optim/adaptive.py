@@ -15,7 +15,7 @@ from kvcli.optim.mxfloat import tuple_param
 from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_number, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
-from kvcli.optim.sgd import NumpyOptimizer, update_rows
+from kvcli.optim.sgd import SGD, NumpyOptimizer, update_rows
 
 
 def _zeros(weight: Any, dtype: Any = None) -> np.ndarray:
@@ -224,15 +224,10 @@ class LAMB(NumpyOptimizer):
         r = one if r1 == 0 or r2 == 0 else kind(np.float32(r1 / r2))
         w -= kernels.float_times_array(lr * r, step)
 
-    def update(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
-        """One weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them."""
-        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
-
-    def update_multi_precision(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
-        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
-        first = weight[0] if isinstance(index, (list, tuple)) else weight
-        self._virtual("_update_impl", index, weight, grad, state,
-                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
+    # one weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them; as SGD's,
+    # both go straight to _update_impl (a subclass's ``update`` is not called here)
+    update = SGD.update
+    update_multi_precision = SGD.update_multi_precision
 
     def _update_impl(self, index: Key | list[Key], weight: Any, grad: Any, state: Any,
                      multi_precision: bool = False) -> None:

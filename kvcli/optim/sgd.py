@@ -351,14 +351,9 @@ class LARS(NumpyOptimizer):
             return np.float32(lr32 * eta * w32 / (np.sqrt(g_sq) * rescale + wd32 * w32 + eps))
         return lr32
 
-    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
-
-    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
-        first = weight[0] if isinstance(index, (list, tuple)) else weight
-        self._virtual("_update_impl", index, weight, grad, state,
-                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
+    # as SGD's: both go straight to _update_impl (a subclass's ``update`` is not called here)
+    update = SGD.update
+    update_multi_precision = SGD.update_multi_precision
 
     def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any, multi_precision: bool = False) -> None:
         """One weight or (aggregated) lists of them, in MXNet's order: count every index, one
