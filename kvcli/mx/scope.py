@@ -63,6 +63,13 @@ def guard(module_name: str, lazy: Mapping[str, str] | None = None,
     a name the scope table declares unsupported raises its :class:`OutOfScopeError`; any
     other missing name is an ``AttributeError`` as usual."""
 
+    module = sys.modules.get(module_name)
+    if module is not None and not hasattr(module, "__path__"):
+        # an empty package path makes ``from kvcli.mx.optimizer import NDabs`` ask the import
+        # guard (Python asks it only for packages), so that statement gets the scope error too
+        # rather than Python's own "cannot import name"; no submodule is ever found there
+        module.__path__ = []  # type: ignore[attr-defined]
+
     def __getattr__(name: str) -> Any:
         if lazy is not None and name in lazy:
             module = importlib.import_module(lazy[name])

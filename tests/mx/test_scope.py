@@ -72,6 +72,9 @@ def test_unsupported_names_raise_the_scope_error(module: str) -> None:
 @pytest.mark.parametrize("statement, name", [
     ("import kvcli.mx.gluon", "mxnet.gluon"), ("from kvcli.mx import io", "mxnet.io"),
     ("from kvcli.mx.ndarray import crop", "mxnet.ndarray.crop"), ("import kvcli.mx.ndarray.linalg", "mxnet.ndarray.linalg"),
+    ("from kvcli.mx.optimizer import NDabs", "mxnet.optimizer.NDabs"), ("from kvcli.mx.base import check_call",
+                                                                        "mxnet.base.check_call"),
+    ("from kvcli.mx.ndarray.sparse import adam_update", "mxnet.ndarray.sparse.adam_update"),
 ])
 def test_imports_of_unsupported_names_raise_the_scope_error(statement: str, name: str) -> None:
     with pytest.raises(OutOfScopeImportError, match=f"^{name} is outside kvcli's scope: "):
