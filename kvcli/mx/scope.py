@@ -68,7 +68,7 @@ def guard(module_name: str, lazy: Mapping[str, str] | None = None,
         # an empty package path makes ``from kvcli.mx.optimizer import NDabs`` ask the import
         # guard (Python asks it only for packages), so that statement gets the scope error too
         # rather than Python's own "cannot import name"; no submodule is ever found there
-        module.__path__ = []  # type: ignore[attr-defined]
+        module.__path__ = []
 
     def __getattr__(name: str) -> Any:
         if lazy is not None and name in lazy:
