@@ -23,7 +23,8 @@ def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
-        raise SessionError(f"{question} refused: stdin is not a terminal; pass --yes to confirm")
+        raise SessionError(f"{question} nothing was changed (stdin is not a terminal to ask on): pass --yes to "
+                           "confirm")
     sys.stderr.write(f"{question} [y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline()
@@ -250,23 +251,34 @@ def _write_npy_output(path: Path, array: Any) -> None:
 
 
 # ---------------------------------------------------------------------- updater / keys / show
-def run_set_updater(options: GlobalOptions, spec: str) -> None:
-    _set_setting(options, "updater", lambda session: session.set_updater(spec), "updater")
+def run_set_updater(options: GlobalOptions, spec: str, yes: bool = False) -> None:
+    _set_setting(options, "updater", lambda session, drop: session.set_updater(spec, drop_state=drop), "updater", yes)
 
 
-def run_set_compression(options: GlobalOptions, spec: str) -> None:
-    _set_setting(options, "compression", lambda session: session.set_compression(spec), "gradient compression")
+def run_set_compression(options: GlobalOptions, spec: str, yes: bool = False) -> None:
+    _set_setting(options, "compression", lambda session, drop: session.set_compression(spec, drop_residuals=drop),
+                 "gradient compression", yes)
 
 
-def _set_setting(options: GlobalOptions, field: str, change: Any, label: str) -> None:
-    """Change one session setting (``change(session)`` returns its new value) and report it."""
+def _set_setting(options: GlobalOptions, field: str, change: Any, label: str, yes: bool) -> None:
+    """Change one session setting (``change(session, drop)`` returns its new value) and report
+    it. A change that would drop saved state (the optimizer's, compression residuals) is
+    asked on a terminal and needs --yes elsewhere; the line says what was dropped."""
     with open_session(options) as session:
-        value = change(session)
+        try:
+            value = change(session, yes)
+        except SessionError as error:
+            if (error.fields or {}).get("remedy") != "drop-state":
+                raise
+            # asked with the lock released: another command need not wait for the answer
+            confirm(f"{error.fields['problem']}:", False, options)
+            value = change(session, True)
         name = session.name
+        notices = list(session.notices)
     if options.json:
-        output.print_json({"session": name, field: value})
+        output.print_json({"session": name, field: value, "notices": notices})
     else:
-        output.note(f"{label}: {value or 'none'}")
+        output.note(f"{label}: {value or 'none'}" + "".join(f" ({notice})" for notice in notices))
 
 
 def run_keys(options: GlobalOptions) -> None:

@@ -226,17 +226,22 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         "Choose how a push changes the stored value; the session remembers it.\n\n"
         "assign (default): stored = pushed  ·  sum: stored += pushed  ·  scale-add:K: stored += K*pushed  ·  "
         "sgd:lr=..,momentum=..,wd=.. and adam:lr=..,beta1=..,beta2=..,eps=.. (MXNet's optimizers; their state "
-        "is saved in the session)  ·  python:FILE.py:FUNC calls FUNC(key, input, stored).",
-        ("kvcli set-updater scale-add:2",),
+        "is saved in the session)  ·  python:FILE.py:FUNC calls FUNC(key, input, stored).\n\n"
+        "The same spec again keeps the saved optimizer state; another spec drops it, which is asked first on "
+        "a terminal (--yes skips the question, needed in scripts).",
+        ("kvcli set-updater scale-add:2", "kvcli set-updater adam:lr=0.01 --yes"),
         args=(Arg("spec", "SPEC", "assign, sum, scale-add:K, sgd:lr=0.1,momentum=0.9, adam:lr=0.001, "
                   "python:FILE.py:FUNC", complete="updater"),),
+        opts=(YES,),
     ),
     Command(
         "set-compression", "kvcli.cli.commands:run_set_compression",
         "Compress pushed gradients with MXNet's 2-bit scheme (device and dist stores); the session "
-        "remembers it, and each key's residual.",
-        ("kvcli set-compression 2bit:threshold=0.5", "kvcli set-compression none"),
-        args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),),
+        "remembers it, and each key's residual (kept when the threshold changes).\n\n"
+        "none turns compression off and drops the residuals, which is asked first on a terminal (--yes skips "
+        "the question, needed in scripts).",
+        ("kvcli set-compression 2bit:threshold=0.5", "kvcli set-compression none --yes"),
+        args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),), opts=(YES,),
     ),
     Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
             ("kvcli keys",), fast=True, needs_session=True),

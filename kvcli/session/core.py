@@ -298,40 +298,73 @@ class Session:
             store.pull(list(keys), out=outs)
         return outs
 
-    def set_updater(self, spec: str) -> str:
+    def set_updater(self, spec: str, *, drop_state: bool = False) -> str:
         """Set the updater from a spec string (see :mod:`kvcli.updaters`); returns its spec.
 
-        A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The
-        optimizer state starts afresh.
+        A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The same
+        spec again (for ``python:``, the same file content) changes nothing and keeps the
+        saved optimizer state. Another spec starts the state afresh: when the session has a
+        saved state, that is refused (a :class:`SessionError` whose ``dropped`` field counts
+        its keys; nothing changed) unless ``drop_state``; :attr:`notices` then says what
+        was dropped.
         """
+        from kvcli.optim.spec import parse_updater, python_updater
+
         spec = absolute_python_spec(spec.strip())
+        self.notices = []
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
-            store = self._store_for(manifest, [])
             python = python_spec(spec)
             if python is not None:  # the user names this file now: record what it is
-                from kvcli.optim.spec import python_updater
                 from kvcli.session.trust import trust_file
 
                 trust, source = trust_file(self.home, python[0])
-                store.set_updater(python_updater(python[0], python[1], source))
+                updater = python_updater(python[0], python[1], source)
             else:
-                trust = None
-                store.set_updater(spec)
-            new_spec = store.updater_spec
-            manifest.updater = new_spec
+                trust, updater = None, parse_updater(spec)
+            new_spec = str(getattr(updater, "spec", spec))
+            dropped = self._live.saved_state_keys(manifest)
+            if new_spec == manifest.updater and trust == manifest.updater_trust:
+                if dropped != 0:  # nothing changes: the saved state stays
+                    self.notices.append(f"the same updater: kept {_state_text(manifest.updater, dropped)}")
+                return new_spec
+            if dropped != 0 and not drop_state:
+                found = f"setting the updater {new_spec!r} would drop {_state_text(manifest.updater, dropped)}"
+                raise SessionError(f"{found}: nothing was changed; pass drop_state=True to drop it (the same spec "
+                                   "again keeps it)", problem=found, remedy="drop-state", dropped=dropped)
+            old_spec = manifest.updater
+            store = self._store_for(manifest, [])
+            store.set_updater(updater)
+            manifest.updater = store.updater_spec
             manifest.updater_trust = trust
             manifest.optimizer_state = None
             self._live.updater_sig = self._live.updater_signature(manifest)
             txn.dirty = True
             txn.save_state = False
-        return str(new_spec)
+            if dropped != 0:
+                self.notices.append(f"dropped {_state_text(old_spec, dropped)}")
+        return str(manifest.updater)
 
-    def set_compression(self, spec: str | None) -> str | None:
+    def set_compression(self, spec: str | None, *, drop_residuals: bool = False) -> str | None:
         """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
-        off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
+        off; see :mod:`kvcli.store.compression`); returns the spec the session records.
+
+        Each key's residual (the error feedback) is kept while compression stays on, with
+        another threshold too. Turning it off drops them: when keys have one, that is refused
+        (a :class:`SessionError` whose ``dropped`` field counts them; nothing changed) unless
+        ``drop_residuals``; :attr:`notices` then says what was dropped."""
+        from kvcli.store.compression import parse_compression
+
+        self.notices = []
+        off = parse_compression(spec) is None  # checked before the store changes
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
+            dropped = sum(1 for entry in manifest.keys.values() if entry.residual) if off else 0
+            if dropped and not drop_residuals:
+                found = (f"turning gradient compression off would drop the compression residuals of "
+                         f"{_count_keys(dropped)}")
+                raise SessionError(f"{found}: nothing was changed; pass drop_residuals=True to drop them",
+                                   problem=found, remedy="drop-state", dropped=dropped)
             store = self._store_for(manifest, [])
             self._live.sync_compression(manifest)
             store.set_gradient_compression(spec)
@@ -343,9 +376,9 @@ class Session:
                 self._live.residuals = {}
                 txn.all_rows = True
             txn.dirty = True
+            if dropped:
+                self.notices.append(f"dropped the compression residuals of {_count_keys(dropped)}")
         return manifest.compression
-
-
 
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
@@ -631,3 +664,13 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
                 )
         found.append(row)
     return found
+
+
+def _count_keys(count: int) -> str:
+    return f"{count} key{'' if count == 1 else 's'}"
+
+
+def _state_text(spec: str, count: int | None) -> str:
+    """``the saved state of 'sgd:lr=0.1' for 2 keys`` (None: its file cannot be read)."""
+    found = f"the saved state of {spec!r}"
+    return f"{found} (its file cannot be read)" if count is None else f"{found} for {_count_keys(count)}"

@@ -244,6 +244,21 @@ class LiveStore:
         found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
         return SessionError(f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater")
 
+    def saved_state_keys(self, manifest: Manifest) -> int | None:
+        """How many keys the committed optimizer state holds: 0 without one, None when its
+        file cannot be read (a damaged state is still a state to drop knowingly)."""
+        if not manifest.optimizer_state:
+            return 0
+        from kvcli.errors import KVCliError
+        from kvcli.optim.state import read_meta
+
+        path = self.place.path / DATA / manifest.optimizer_state
+        try:
+            check_regular(path, "the optimizer state file")
+            return len(read_meta(path).keys)
+        except (KVCliError, OSError):
+            return None
+
     def stateful(self, manifest: Manifest) -> bool:
         """Whether the live updater is the manifest's and keeps state worth saving."""
         return (
