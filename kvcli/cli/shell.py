@@ -303,9 +303,8 @@ def run_shell(
     history: Any
     path = history_path or session.home / "shell_history"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        history = FileHistory(str(path))
-    except OSError:
+        history = FileHistory(str(private_history(path)))
+    except (OSError, KVCliError):  # no private file for it: this shell's lines are not kept
         history = InMemoryHistory()
     prompt: PromptSession[str] = PromptSession(
         history=history,
@@ -326,6 +325,23 @@ def run_shell(
         if not shell.execute(line):
             break
     return _code(shell, 0)
+
+
+def private_history(path: Path) -> Path:
+    """``path``, the history file (every line typed, values too), made 0600 in a home made
+    0700 if need be, as every file of kvcli's; an older file readable by others is closed."""
+    import os
+
+    from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, private_dir
+
+    private_dir(path.parent, "home folder", create=True)
+    handle = os.open(path, os.O_RDONLY | os.O_CREAT | NOFOLLOW, PRIVATE_FILE)
+    try:
+        if os.fstat(handle).st_mode & 0o077:
+            os.fchmod(handle, PRIVATE_FILE)
+    finally:
+        os.close(handle)
+    return path
 
 
 def _code(shell: Shell, failures: int) -> int:
