@@ -122,6 +122,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     output.quiet_ray_off_terminal()
+    output.watch_stdout_pipe()
     argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
@@ -141,10 +142,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         output.print_error("interrupted", as_json=as_json)
         code = output.EXIT_INTERRUPTED
     except (BrokenPipeError, output.StdoutClosed):  # `kvcli pull big | head`: the reader left; not ours
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
-        except OSError:
-            pass
+        output.silence_stdout()
         code = 0
     # after BrokenPipeError (an OSError) has been handled above
     except (MemoryError, OSError) as error:  # out of memory or descriptors (ulimit -v / -n): one line
@@ -155,7 +153,11 @@ def main(argv: Optional[list[str]] = None) -> None:
             raise
         output.print_error(problem, as_json=as_json)
         code = output.EXIT_USER_ERROR
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, output.StdoutClosed):  # the reader left after the last write
+        output.silence_stdout()
+        code = 0 if code == output.EXIT_OK else code
     if argv_given is None and _joined_ray_cluster():
         # A process that joined the home's cluster has nothing left to tell it: its session
         # is committed and its Ray calls answered. Ray's exit handlers (disconnect, worker

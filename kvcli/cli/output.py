@@ -16,6 +16,54 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE_ERROR = 2
 
 
+class PipeStdout:
+    """``sys.stdout`` while it is a pipe or file: a write or flush that finds the reader gone
+    raises :class:`StdoutClosed` rather than ``BrokenPipeError``. rich's consoles (kvcli's
+    and typer's help) answer a ``BrokenPipeError`` with ``SystemExit(1)`` before kvcli's
+    handler sees it, so ``kvcli summary M | head`` failed at random under ``pipefail``; this
+    way every writer's closed pipe reaches the front end, which ends with exit 0.
+    Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def watch_stdout_pipe() -> None:
+    """Put :class:`PipeStdout` around ``sys.stdout`` when it is not a terminal (a terminal
+    has no reader to leave; prompt_toolkit gets the real stream there)."""
+    stream = sys.stdout
+    if stream is not None and not isinstance(stream, PipeStdout) and not stream.isatty():
+        sys.stdout = PipeStdout(stream)  # type: ignore[assignment]
+
+
+def silence_stdout() -> None:
+    """After the reader left: point file descriptor 1 at /dev/null, so the interpreter's
+    last flush of what is still buffered has nowhere to fail (Python's advice for SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def stdout_console() -> Any:
     """The rich Console for normal output (created on first use)."""
     global _stdout_console
