@@ -15,6 +15,7 @@ from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
 from kvcli.session.live import LiveStore, Place
 from kvcli.session.files import (
+    check_export_folder,
     check_regular,
     copy_file,
     new_file_name,
@@ -492,23 +493,29 @@ class Session:
     def export(self, folder: str | Path) -> Path:
         """Copy the committed session into ``folder`` (same format; ``import`` reads it)."""
         folder = Path(folder).expanduser()
-        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-            raise SessionError(f"export folder {folder} exists and is not empty: choose a new folder")
+        new = check_export_folder(folder)
         with self._committer.transaction(write=False) as txn:
             manifest = txn.manifest
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
-            (folder / DATA).mkdir(parents=True, exist_ok=True)
-            for name in sorted(manifest.files()):
-                copy_file(self.path / DATA / name, folder / DATA / name)
-            for entry in manifest.keys.values():  # an export holds every value as a file
-                if entry.inline:
-                    write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
-            exported = manifest.to_json()
-            exported["format_version"] = EXPORT_FORMAT_VERSION
-            write_json(folder / MANIFEST, exported)
-            fsync_dir(folder / DATA)
-            fsync_dir(folder)
+            try:
+                (folder / DATA).mkdir(parents=True, exist_ok=True)
+                for name in sorted(manifest.files()):
+                    copy_file(self.path / DATA / name, folder / DATA / name)
+                for entry in manifest.keys.values():  # an export holds every value as a file
+                    if entry.inline:
+                        write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
+                exported = manifest.to_json()
+                exported["format_version"] = EXPORT_FORMAT_VERSION
+                write_json(folder / MANIFEST, exported)
+                fsync_dir(folder / DATA)
+                fsync_dir(folder)
+            except OSError as error:
+                if new:  # half an export is no export: what this call made goes
+                    import shutil
+
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
         return folder
 
     def import_(self, folder: str | Path) -> Manifest:
@@ -674,3 +681,4 @@ def _state_text(spec: str, count: int | None) -> str:
     """``the saved state of 'sgd:lr=0.1' for 2 keys`` (None: its file cannot be read)."""
     found = f"the saved state of {spec!r}"
     return f"{found} (its file cannot be read)" if count is None else f"{found} for {_count_keys(count)}"
+
