@@ -252,9 +252,14 @@ def argument_hint(shell: Shell, text: str) -> str:
         return ""
     if entry.children and len(words) > 1:
         entry = next((c for c in entry.children if c.name == words[1]), entry)
-    parts = [a.metavar + ("..." if a.many else "") if a.required else f"[{a.metavar}...]" for a in entry.args]
+    parts = [_arg_word(a) if a.required else f"[{_arg_word(a)}]" for a in entry.args]
     parts += [f"[{o.long}{' ' + o.shown_metavar() if o.takes_value else ''}]" for o in entry.opts]
     return " ".join([entry.name if entry.name == words[0] else f"{words[0]} {entry.name}", *parts])
+
+
+def _arg_word(arg: Any) -> str:
+    """``VALUE...`` for an argument that takes several (never ``...`` twice), else its metavar."""
+    return arg.metavar + ("..." if arg.many and not arg.metavar.endswith("...") else "")
 
 
 def run_script(shell: Shell, lines: Iterable[str], keep_going: bool = False, source: str = "stdin") -> int:

@@ -135,7 +135,7 @@ class Command(NamedTuple):
     children: tuple["Command", ...] = ()
     #: everything after the options is the command's (``launch -- python train.py``)
     passthrough: bool = False
-    #: read-only settings of one command (``no_session``: why it refuses --session)
+    #: read-only settings of one command (``refused``: the global options it refuses, and why)
     extra: Mapping[str, Any] = MappingProxyType({})
 
     def option(self, flag: str) -> Optional[Opt]:
@@ -320,16 +320,26 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("command", "-- COMMAND...", "The worker command, after --, e.g. -- python train.py", many=True),),
         opts=(Opt(("--num-workers", "-n"), "num_workers", "Number of workers (W).", kind="int", low=1,
                   required=True),
-              Opt(("--servers",), "servers", "Number of key servers (S).", kind="int", low=1, default=1),
-              Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'); default: start a local one.",
-                  envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
+              Opt(("--servers",), "servers", "Number of key servers (S; default 1; --num-servers S is the same).",
+                  kind="int", low=1),
+              Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'; --ray-address is the same); "
+                  "default: start a local one.", envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
               Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
                   kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS",
                   low=config.DIST_TIMEOUT.low, high=config.DIST_TIMEOUT.high)),
         in_shell=False, passthrough=True,
-        # MXNet's tools/launch.py reads -s as its servers; here -s is --session, which launch has no use for
-        extra={"no_session": "launch runs no session, and -s is --session: for S key servers write --servers S "
-                             "(MXNet's launch.py -s S)"},
+        extra={
+            # global options launch has no use for: refused when typed, left out of its help.
+            # MXNet's tools/launch.py reads -s as its servers; here -s is --session
+            "refused": {
+                "session": "launch runs no session, and -s is --session: for S key servers write --servers S "
+                           "(MXNet's launch.py -s S)",
+                "home": "launch opens no session: the workers' scripts open theirs (they inherit KVCLI_HOME)",
+                "store_type": "the workers choose dist_sync or dist_async in their kvcli.create(...) or "
+                              "mx.kv.create(...)",
+                "num_devices": "launch's workers are Ray processes, not device processes: give W workers with -n W",
+            },
+        },
     ),
     Command(
         "viz", "kvcli.cli.symbol_cmds:run_viz",
