@@ -126,6 +126,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
+    request = os.environ.get("_KVCLI_COMPLETE")
+    if request is not None:  # a shell's Tab (typer's scripts): the words as typed
+        from kvcli.cli import completion
+
+        if request in completion.SHELL_REQUESTS:
+            raise SystemExit(completion.answer(request, lambda: run_click(argv), os.environ))
     try:
         from kvcli.cli import fast
 
