@@ -140,7 +140,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         else:
             code = run_click(argv, as_json=as_json)
     except KVCliError as error:
-        output.report_error(error, "cli", as_json=as_json)
+        output.report_error(error, "cli", as_json=as_json, scope=output.typed_scope(argv))
         code = output.exit_code(error)
     except KeyboardInterrupt:
         # the session commits atomically at the end of a command: an interrupted one

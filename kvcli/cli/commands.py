@@ -64,17 +64,23 @@ def _key_text(keys: Sequence[Any]) -> str:
 #: How long starting (and stopping) a private Ray runtime takes, as measured on a 2-core
 #: machine (README, "One-shot commands"): 4.8 s when quiet, 16-18 s at load average 10-14.
 RAY_START_TIME = "5 to 30 s, the longer on a busy machine"
-RAY_START_NOTE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
-                  f"stops it ({RAY_START_TIME}); `kvcli cluster up` keeps one running for the commands to join "
-                  "(about 1 s each, a few on a busy machine)")
+RAY_START_TEMPLATE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
+                      f"stops it ({RAY_START_TIME}); {{cluster_up}} keeps one running for the commands to join "
+                      "(about 1 s each, a few on a busy machine)")
+RAY_START_NOTE = RAY_START_TEMPLATE.format(cluster_up="`kvcli cluster up`")
 
 
-def _starting(session: Any) -> str:
+def home_scope(options: GlobalOptions) -> list[str]:
+    """``--home DIR`` when the user typed it: advice about the home's cluster repeats it."""
+    return ["--home", str(options.home)] if options.home else []
+
+
+def _starting(session: Any, options: GlobalOptions) -> str:
     """What a status line adds while the session's store is not running yet (device workers
     take seconds to start)."""
     start = session.store_start() if hasattr(session, "store_start") else None
     if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
-        output.note(RAY_START_NOTE)
+        output.note(RAY_START_TEMPLATE.format(cluster_up=output.command_text("cluster up", "cli", home_scope(options))))
         output.quiet_ray_token_notice()
     return {
         None: "",
@@ -120,7 +126,7 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
         arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
         size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
         with open_session(options) as session:
-            progress.update(f"initialising {_key_text(key_list)} ({size}){_starting(session)}")
+            progress.update(f"initialising {_key_text(key_list)} ({size}){_starting(session, options)}")
             results = session.init(key_list, arrays)
             name = session.name
     if options.json:
@@ -164,7 +170,7 @@ def run_push(
 
     with output.status(f"pushing to {_key_text(key_list)}", quiet=options.json) as progress, \
             open_session(options) as session:
-        progress.update(f"pushing to {_key_text(key_list)}{_starting(session)}")
+        progress.update(f"pushing to {_key_text(key_list)}{_starting(session, options)}")
         entries = session.push(key_list, build)
         name = session.name
         updater = session.store.updater_spec if session.store is not None else None
@@ -185,7 +191,7 @@ def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[
         raise SessionError("-o writes one key: pull the keys one at a time")
     with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
         with open_session(options) as session:
-            progress.update(f"pulling {_key_text(key_list)}{_starting(session)}")
+            progress.update(f"pulling {_key_text(key_list)}{_starting(session, options)}")
             pulled = session.pull(key_list, devices)
     # printed after the spinner is gone, so stdout never mixes with its redraws
     _print_pulled(options, key_list, pulled, devices, out)

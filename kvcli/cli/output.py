@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn, Optional, Sequence
 
 from kvcli.errors import StdoutClosed as StdoutClosed  # raised where stdout is written, caught by the front ends
 
@@ -128,18 +128,58 @@ def print_error(message: str, hint: Optional[str] = None, as_json: bool = False)
 
 # ---------------------------------------------------------------------- advice per front end
 #: ``where``: "cli" (one-shot commands: `kvcli reset`) or "shell" (inside kvcli shell: `reset`).
-def command_text(words: str, where: str) -> str:
-    """How a user types command ``words`` here: ```kvcli init K V``` or ```init K V```."""
-    return f"`{words}`" if where == "shell" else f"`kvcli {words}`"
+def command_text(words: str, where: str, scope: Sequence[str] = ()) -> str:
+    """How a user types command ``words`` here: ```kvcli init K V``` or ```init K V```;
+    ``scope`` (``-s exp1 --home DIR``, as typed) goes first, so the advice acts on the
+    session and home the user named."""
+    import shlex
+
+    typed = "".join(shlex.quote(word) + " " for word in scope)
+    return f"`{typed}{words}`" if where == "shell" else f"`kvcli {typed}{words}`"
 
 
-def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
+def typed_scope(argv: Sequence[str]) -> list[str]:
+    """The ``--session``/``-s`` and ``--home`` options of a command line, as typed (before
+    a ``--``): what advice must repeat to act on the same session and home."""
+    from kvcli.cli.table import GLOBAL_OPTIONS
+
+    flags = {flag for opt in GLOBAL_OPTIONS if opt.dest in ("session", "home") for flag in opt.flags}
+    found: list[str] = []
+    words = list(argv)
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        name, equals, _ = word.partition("=")
+        if equals and name in flags and name.startswith("--"):
+            found.append(word)
+        elif word in flags and index + 1 < len(words):
+            found += [word, words[index + 1]]
+    return found
+
+
+def _home_of(scope: Sequence[str]) -> list[str]:
+    """The ``--home`` part of a :func:`typed_scope` (each option there is one ``--x=V`` word
+    or a flag and its value)."""
+    found: list[str] = []
+    index = 0
+    while index < len(scope):
+        word = scope[index]
+        pair = "=" not in word
+        if word.startswith("--home"):
+            found += scope[index:index + 2] if pair else [word]
+        index += 2 if pair else 1
+    return found
+
+
+def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()) -> Optional[str]:
     """The advice for ``error`` in this front end, from its class and fields (None: the
-    message says it all). Library messages speak Python; the words to type live here."""
+    message says it all). Library messages speak Python; the words to type live here.
+    ``scope``: the session and home options typed (:func:`typed_scope`), kept in the advice."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     remedy = fields.get("remedy")
     if remedy == "reset":
-        return f"restore the file, or run {command_text('reset', where)} to start the session over (this deletes its keys)"
+        return (f"restore the file, or run {command_text('reset', where, scope)} to start the session over "
+                "(this deletes its keys)")
     if remedy == "reset-type":
         options = fields.get("options") or {}
         flags = "".join(
@@ -147,17 +187,17 @@ def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
             for name, value in options.items()
         )
         words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
-        return f"to change it, run {command_text(words, where)} (this deletes its keys)"
+        return f"to change it, run {command_text(words, where, scope)} (this deletes its keys)"
     if remedy == "init":
         words = f"init {fields.get('key')} VALUE"
-        return f"run {command_text(words, where)} first"
+        return f"run {command_text(words, where, scope)} first"
     if remedy == "one-kind":
-        return f"use one kind of key per session, or {command_text('reset', where)}"
+        return f"use one kind of key per session, or {command_text('reset', where, scope)}"
     if remedy == "set-updater":
-        return f"choose another with {command_text('set-updater SPEC', where)}"
+        return f"choose another with {command_text('set-updater SPEC', where, scope)}"
     if remedy == "missing-session":
         words = f"--session {fields.get('session')} init KEY VALUE"
-        return f"pick one with --session NAME, or create it with {command_text(words, where)}"
+        return f"pick one with --session NAME, or create it with {command_text(words, where, _home_of(scope))}"
     if remedy == "confirm-ray-address":
         return f"pass --ray-address {fields.get('address')}, or set KVCLI_RAY_ADDRESS"
     if remedy == "input-shapes":
@@ -219,10 +259,11 @@ def message_for(error: BaseException) -> str:
     return str(error)
 
 
-def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
-    """Print a kvcli error for ``where`` (its problem and this front end's advice)."""
+def report_error(error: BaseException, where: str = "cli", as_json: bool = False, scope: Sequence[str] = ()) -> None:
+    """Print a kvcli error for ``where`` (its problem and this front end's advice, which
+    keeps the ``scope`` typed: :func:`typed_scope`)."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
-    hint = hint_for(error, where)
+    hint = hint_for(error, where, scope)
     message = str(fields["problem"]) if hint and fields.get("problem") else message_for(error)
     print_error(message, hint, as_json=as_json)
 

@@ -117,7 +117,7 @@ class Shell:
                 return 0
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
-            output.report_error(error, "shell", as_json=as_json)
+            output.report_error(error, "shell", as_json=as_json, scope=output.typed_scope(args))
             return output.exit_code(error)
         except KeyboardInterrupt:
             output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
