@@ -82,7 +82,7 @@ def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tupl
     reads and checks the variable (:func:`kvcli.config.get`)."""
     default: Any = ... if opt.required else (False if opt.kind == "flag" else opt.default)
     extra: dict[str, Any] = {}
-    if opt.kind in ("int", "float"):
+    if opt.kind in ("int", "float", "path"):  # a path: no click check (it would differ from ours)
         extra["parser"] = opt.convert
     if opt.kind == "choice":
         extra["case_sensitive"] = False
@@ -102,6 +102,8 @@ def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tupl
 
 def _argument(arg: Arg) -> tuple[Any, Any]:
     extra: dict[str, Any] = {}
+    if arg.kind == "path":  # read by the command, which says what is wrong with it (exit 1)
+        extra["parser"] = Path
     completer = _completer(arg.complete)
     if completer is not None:
         extra["autocompletion"] = completer

@@ -17,10 +17,10 @@ def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
 
 
 def _command(words: str, options: Any) -> str:
-    """```kvcli cluster up```, with the ``--home`` the user typed."""
+    """```kvcli cluster up``` (in the shell ```cluster up```), with the ``--home`` the user typed."""
     from kvcli.cli.commands import home_scope
 
-    return output.command_text(words, "cli", home_scope(options))
+    return output.command_text(words, "shell" if options.live is not None else "cli", home_scope(options))
 
 
 def run_up(options: Any, cpus: Optional[int] = None) -> None:

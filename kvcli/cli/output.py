@@ -138,27 +138,8 @@ def command_text(words: str, where: str, scope: Sequence[str] = ()) -> str:
     return f"`{typed}{words}`" if where == "shell" else f"`kvcli {typed}{words}`"
 
 
-def typed_scope(argv: Sequence[str]) -> list[str]:
-    """The ``--session``/``-s`` and ``--home`` options of a command line, as typed (before
-    a ``--``): what advice must repeat to act on the same session and home."""
-    from kvcli.cli.table import GLOBAL_OPTIONS
-
-    flags = {flag for opt in GLOBAL_OPTIONS if opt.dest in ("session", "home") for flag in opt.flags}
-    found: list[str] = []
-    words = list(argv)
-    for index, word in enumerate(words):
-        if word == "--":
-            break
-        name, equals, _ = word.partition("=")
-        if equals and name in flags and name.startswith("--"):
-            found.append(word)
-        elif word in flags and index + 1 < len(words):
-            found += [word, words[index + 1]]
-    return found
-
-
 def _home_of(scope: Sequence[str]) -> list[str]:
-    """The ``--home`` part of a :func:`typed_scope` (each option there is one ``--x=V`` word
+    """The ``--home`` part of a :func:`kvcli.cli.core.typed_scope` (each option there is one ``--x=V`` word
     or a flag and its value)."""
     found: list[str] = []
     index = 0
@@ -174,7 +155,8 @@ def _home_of(scope: Sequence[str]) -> list[str]:
 def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()) -> Optional[str]:
     """The advice for ``error`` in this front end, from its class and fields (None: the
     message says it all). Library messages speak Python; the words to type live here.
-    ``scope``: the session and home options typed (:func:`typed_scope`), kept in the advice."""
+    ``scope``: the session and home options typed (:func:`kvcli.cli.core.typed_scope`), kept in
+    the advice."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     remedy = fields.get("remedy")
     if remedy == "reset":
@@ -186,8 +168,13 @@ def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()
             f" {flag_for(name)} {value}"
             for name, value in options.items()
         )
-        words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
-        return f"to change it, run {command_text(words, where, scope)} (this deletes its keys)"
+        kind = _type_taking(fields.get("store_type"), options)
+        words = f"reset --type {kind}{flags}"
+        change = f"run {command_text(words, where, scope)} (this deletes its keys)"
+        if kind != fields.get("store_type"):  # `--num-devices 4` on a local session: it takes none
+            given = ", ".join(flag_for(name) for name in options)
+            return f"leave out {given} (a {fields.get('store_type')} store takes none), or to make it a {kind} store, {change}"
+        return f"to change it, {change}"
     if remedy == "init":
         words = f"init {fields.get('key')} VALUE"
         return f"run {command_text(words, where, scope)} first"
@@ -198,6 +185,8 @@ def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()
     if remedy == "missing-session":
         words = f"--session {fields.get('session')} init KEY VALUE"
         return f"pick one with --session NAME, or create it with {command_text(words, where, _home_of(scope))}"
+    if remedy == "did-you-mean":
+        return f"did you mean {command_text(str(fields.get('words')), where, scope)}?"
     if remedy == "confirm-ray-address":
         return f"pass --ray-address {fields.get('address')}, or set KVCLI_RAY_ADDRESS"
     if remedy == "input-shapes":
@@ -261,11 +250,21 @@ def message_for(error: BaseException) -> str:
 
 def report_error(error: BaseException, where: str = "cli", as_json: bool = False, scope: Sequence[str] = ()) -> None:
     """Print a kvcli error for ``where`` (its problem and this front end's advice, which
-    keeps the ``scope`` typed: :func:`typed_scope`)."""
+    keeps the ``scope`` typed: :func:`kvcli.cli.core.typed_scope`)."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     hint = hint_for(error, where, scope)
     message = str(fields["problem"]) if hint and fields.get("problem") else message_for(error)
     print_error(message, hint, as_json=as_json)
+
+
+def print_interrupted(as_json: bool = False, detail: Optional[str] = None) -> None:
+    """``interrupted`` on stderr (as the README documents it; not an error line), with
+    ``detail``; with ``as_json`` the JSON error line."""
+    if as_json:
+        print_error("interrupted", detail, as_json=True)
+        return
+    sys.stderr.write("interrupted" + (f" ({detail})" if detail else "") + "\n")
+    sys.stderr.flush()
 
 
 def print_note(message: str) -> None:
@@ -315,13 +314,18 @@ def quiet_ray_off_terminal() -> None:
 
 
 def quiet_ray_token_notice() -> None:
-    """Drop Ray's notice that a new local instance made an auth token when stderr is not a
-    terminal (called just before kvcli starts one: importing logging costs a one-shot command)."""
+    """Drop Ray's notice that a new local instance made an auth token (called just before
+    kvcli starts or joins Ray, which kvcli says itself: importing logging costs a one-shot
+    command). Once per process."""
     import logging
 
-    if not sys.stderr.isatty():
-        logging.getLogger(RAY_TOKEN_LOGGER).addFilter(
-            lambda record: "Token authentication is enabled" not in record.getMessage())
+    logger = logging.getLogger(RAY_TOKEN_LOGGER)
+    if not any(getattr(f, "kvcli_token_notice", False) for f in logger.filters):
+        def drop(record: logging.LogRecord) -> bool:
+            return "Token authentication is enabled" not in record.getMessage()
+
+        drop.kvcli_token_notice = True  # type: ignore[attr-defined]
+        logger.addFilter(drop)
 
 
 def _no_color() -> bool:
@@ -402,7 +406,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
 
             from rich.status import Status
 
-            self._live = Status(_Elapsed(self), console=stderr_console(), spinner="dots")
+            self._live = Status(_Elapsed(self), console=_spinner_console(), spinner="dots")
             self._lock = threading.Lock()
             self._done = self._started = False
             self._timer = threading.Timer(STATUS_DELAY, self._start)
@@ -427,6 +431,19 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
             self._done = True
             if self._started:
                 self._live.stop()
+
+
+#: Columns the spinner leaves free at the right: a terminal echoes Ctrl-C as "^C" where the
+#: cursor is, and on a line drawn to the last column that echo would wrap onto a new line,
+#: leaving the spinner's last frame behind when it is cleared.
+ECHO_ROOM = 2
+
+
+def _spinner_console() -> Any:
+    from rich.console import Console
+
+    width = stderr_console().width
+    return Console(stderr=True, highlight=False, soft_wrap=True, width=max(width - ECHO_ROOM, 10))
 
 
 class _Elapsed:

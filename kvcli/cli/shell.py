@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kvcli.cli import output
-from kvcli.cli.core import GlobalOptions
+from kvcli.cli.core import GlobalOptions, typed_scope
 from kvcli.errors import KVCliError
 
 EXIT_WORDS = ("exit", "quit")
@@ -117,10 +117,10 @@ class Shell:
                 return 0
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
-            output.report_error(error, "shell", as_json=as_json, scope=output.typed_scope(args))
+            output.report_error(error, "shell", as_json=as_json, scope=typed_scope(args))
             return output.exit_code(error)
         except KeyboardInterrupt:
-            output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
+            output.print_interrupted(as_json, "the session keeps its last committed state")
             return output.EXIT_INTERRUPTED
         except output.StdoutClosed:  # `kvcli shell < script | head`: the reader left, end quietly
             raise

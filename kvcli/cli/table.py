@@ -291,7 +291,6 @@ SESSION_COMMANDS: tuple[Command, ...] = (
             Command("down", "kvcli.cli.cluster_cmds:run_down", "Stop the home's Ray cluster.",
                     ("kvcli cluster down",)),
         ),
-        in_shell=False,
     ),
     Command(
         "shell", "kvcli.cli.shell:run_shell_command",

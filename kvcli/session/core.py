@@ -119,6 +119,18 @@ class Session:
     def requested_options(self, value: dict[str, Any]) -> None:
         self._place.requested_options = value
 
+    @property
+    def on_store_start(self) -> Callable[[str], None] | None:
+        """Called just before the session starts its store, with what starts: ``"store"``
+        (local or device workers), ``"cluster"`` (joining a Ray cluster) or
+        ``"private-ray"`` (a Ray runtime of this process): a front end says so then, and
+        only then (a command that needs no store starts none)."""
+        return self._live.on_start
+
+    @on_store_start.setter
+    def on_store_start(self, callback: Callable[[str], None] | None) -> None:
+        self._live.on_start = callback
+
     def close(self) -> None:
         """Stop the store (device workers, connections) and close the session's database;
         the session on disk stays."""

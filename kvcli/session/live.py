@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class LiveStore:
         self.updater_sig: tuple[str, str | None, str | None] | None = None
         #: key -> the residual file whose residuals the store holds
         self.residuals: dict[Key, str | None] = {}
+        #: called just before a store starts, with what starts (see ``Session.on_store_start``)
+        self.on_start: Callable[[str], None] | None = None
 
     def close(self) -> None:
         """Stop the store (device workers, connections). The session on disk stays."""
@@ -83,20 +85,25 @@ class LiveStore:
 
             self.check_ray_address(manifest)
             options = dict(manifest.store_options)
+            starting = "store"
             if manifest.store_type == "device":  # one-shot commands attach to the same devices
                 from kvcli.store.device.store import warm_folder
 
                 options["warm_dir"] = str(warm_folder(self.place.path))
-            if manifest.store_type.startswith("dist") and not options.get("address") \
-                    and not config.get(config.RAY_ADDRESS):
+            if manifest.store_type.startswith("dist"):
+                starting = "cluster" if options.get("address") or config.get(config.RAY_ADDRESS) else "private-ray"
+            if starting == "private-ray":
                 from kvcli.session import cluster
 
                 running = cluster.status(self.place.home)
                 if running is not None:
+                    starting = "cluster"
                     options["address"] = running.address
                     # Ray reads its auth token from the environment when it connects
                     os.environ.update(cluster.join_environment(self.place.home))
                     options.update(self._kept_group(manifest, options, running.address))
+            if self.on_start is not None:
+                self.on_start(starting)
             self.store = kvcli.create(manifest.store_type, **options)
             self._sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
             self.loaded = {}
