@@ -260,7 +260,7 @@ def _prefixed(request: str, text: str, prefix: str) -> str:
 SHELL_REQUESTS = ("complete_bash", "complete_zsh", "complete_fish")
 
 
-def answer(request: str, run: Callable[[], None], environ: Any) -> int:
+def answer(request: str, run: Callable[[], Any], environ: Any) -> int:
     """Answer a shell's completion request (``_KVCLI_COMPLETE``): ``run()`` lets typer
     complete, printing its answer; for bash the words are first joined back
     (:class:`BashWords`) and the answers cut for bash; for zsh and fish a value after

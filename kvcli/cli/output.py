@@ -48,7 +48,7 @@ def watch_stdout_pipe() -> None:
     has no reader to leave; prompt_toolkit gets the real stream there)."""
     stream = sys.stdout
     if stream is not None and not isinstance(stream, PipeStdout) and not stream.isatty():
-        sys.stdout = PipeStdout(stream)  # type: ignore[assignment]
+        sys.stdout = PipeStdout(stream)
 
 
 def silence_stdout() -> None:

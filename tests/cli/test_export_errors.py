@@ -17,7 +17,7 @@ from .conftest import Runner
 
 
 def _one_line_error(result: object, expected: str) -> None:
-    code, err = getattr(result, "code"), getattr(result, "err")
+    code, err = result.code, result.err
     assert code == 1, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("error: ") and expected in err, err

@@ -17,7 +17,7 @@ import pytest
 
 from kvcli.session import Session
 from tests.other_user import as_user, other_uid
-from tests.runner import KVCLI, kvcli_env, run_kvcli
+from tests.runner import KVCLI, kvcli_env
 
 from .conftest import Runner
 
