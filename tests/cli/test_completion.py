@@ -228,58 +228,55 @@ def terminal_setup(kv: Runner, home: Path, tmp_path: Path) -> tuple[Path, dict[s
     return work, _shell_env(home)
 
 
-def test_bash_in_a_terminal(kv: Runner, home: Path, terminal_setup: tuple[Path, dict[str, str]]) -> None:
-    work, env = terminal_setup
-    script = _script(kv, "bash", home.parent)
-    rc = home.parent / "bashrc"
-    # one Tab lists the answers (as a second Tab would), so the test need not time two
+def _bash(script: Path, folder: Path) -> list[str]:
+    rc = folder / "bashrc"  # show-all-if-ambiguous: one Tab lists the answers, as a second would
     rc.write_text(f"PS1='$ '\nbind 'set show-all-if-ambiguous on'\nsource {shlex.quote(str(script))}\n")
-    shell = Terminal(["bash", "--noprofile", "--rcfile", str(rc), "-i"], work, env)
-    try:
-        shell.wait_for("$")  # the prompt (tmux drops the space after it)
-        screen = shell.complete("kvcli set-updater adam:", "beta1=")
-        assert "lr=" in screen and "beta1=" in screen and "notes.txt" not in screen, screen
-        screen = shell.complete("kvcli set-updater adam:lr=0.1,bet", "0.1,beta2=")
-        assert "0.1,beta1=" in screen and "notes.txt" not in screen, screen
-        screen = shell.complete("kvcli --type=dist", "dist_async")
-        assert "dist_sync" in screen and "notes.txt" not in screen, screen
-    finally:
-        shell.close()
+    return ["bash", "--noprofile", "--rcfile", str(rc), "-i"]
 
 
-def test_zsh_in_a_terminal(kv: Runner, home: Path, terminal_setup: tuple[Path, dict[str, str]]) -> None:
-    if shutil.which("zsh") is None:
-        pytest.skip("zsh is not installed")
-    work, env = terminal_setup
-    script = _script(kv, "zsh", home.parent)
-    zdot = home.parent / "zdot"
+def _zsh(script: Path, folder: Path) -> list[str]:
+    zdot = folder / "zdot"
     zdot.mkdir()
     (zdot / ".zshrc").write_text(  # nolistambiguous: one Tab lists the answers
         f"PS1='%% '\nsetopt nolistambiguous\nautoload -Uz compinit && compinit -u\nsource {shlex.quote(str(script))}\n")
-    shell = Terminal(["env", f"ZDOTDIR={zdot}", "zsh", "-i"], work, env)
-    try:
-        shell.wait_for("%")
-        screen = shell.complete("kvcli set-updater adam:", "adam:beta1=")
-        assert "adam:lr=" in screen and "notes.txt" not in screen, screen
-        screen = shell.complete("kvcli --type=dist", "=dist_async")
-        assert "=dist_sync" in screen, screen  # fish may cut the front of long entries: …ype=dist_sync
-    finally:
-        shell.close()
+    return ["env", f"ZDOTDIR={zdot}", "zsh", "-i"]
 
 
-def test_fish_in_a_terminal(kv: Runner, home: Path, terminal_setup: tuple[Path, dict[str, str]]) -> None:
-    if shutil.which("fish") is None:
-        pytest.skip("fish is not installed")
-    work, env = terminal_setup
-    script = _script(kv, "fish", home.parent)
-    rc = home.parent / "rc.fish"
+def _fish(script: Path, folder: Path) -> list[str]:
+    rc = folder / "rc.fish"
     rc.write_text(f"function fish_prompt; echo '> '; end\nsource {shlex.quote(str(script))}\n")
-    shell = Terminal(["fish", "--no-config", "-C", f"source {rc}"], work, env)
+    return ["fish", "--no-config", "-C", f"source {rc}"]
+
+
+#: shell, how to start it, its prompt, then (line typed, what the screen must show once
+#: Tab answered). bash replaces the text after the last ':' or '=' (its words); zsh and fish
+#: the whole word (fish may cut the front of a long entry: "…ype=dist_sync"). A file name on
+#: the screen means the shell fell back to files; fish, though, shows a file of its own as a
+#: grey suggestion after a ':' whatever kvcli answers, so it is not checked there.
+TERMINALS = [
+    ("bash", _bash, "$", [("kvcli set-updater adam:", ["lr=", "beta1="]),
+                          ("kvcli set-updater adam:lr=0.1,bet", ["0.1,beta1=", "0.1,beta2="]),
+                          ("kvcli --type=dist", ["dist_sync", "dist_async"])]),
+    ("zsh", _zsh, "%", [("kvcli set-updater adam:", ["adam:lr=", "adam:beta1="]),
+                        ("kvcli --type=dist", ["--type=dist_sync", "--type=dist_async"])]),
+    ("fish", _fish, ">", [("kvcli set-updater adam:", ["adam:lr=", "adam:beta1="]),
+                          ("kvcli --type=dist", ["=dist_sync", "=dist_async"])]),
+]
+
+
+@pytest.mark.parametrize("name, start, prompt, cases", TERMINALS, ids=[t[0] for t in TERMINALS])
+def test_completion_in_a_terminal(kv: Runner, home: Path, terminal_setup: tuple[Path, dict[str, str]], name: str,
+                                  start: object, prompt: str, cases: list[tuple[str, list[str]]]) -> None:
+    if shutil.which(name) is None:
+        pytest.skip(f"{name} is not installed")
+    work, env = terminal_setup
+    command = start(_script(kv, name, home.parent), home.parent)  # type: ignore[operator]
+    shell = Terminal(command, work, env)
     try:
-        shell.wait_for(">")
-        screen = shell.complete("kvcli set-updater adam:", "adam:beta1=")
-        assert "adam:lr=" in screen, screen
-        screen = shell.complete("kvcli --type=dist", "=dist_async")
-        assert "=dist_sync" in screen, screen  # fish may cut the front of long entries: …ype=dist_sync
+        shell.wait_for(prompt)  # tmux drops the space after it
+        for line, shown in cases:
+            screen = shell.complete(line, shown[-1])
+            assert all(text in screen for text in shown), (line, screen)
+            assert name == "fish" or "notes.txt" not in screen, (line, screen)
     finally:
         shell.close()
