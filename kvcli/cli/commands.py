@@ -319,7 +319,7 @@ def _set_setting(options: GlobalOptions, field: str, change: Any, label: str, ye
         name = session.name
         notices = list(session.notices)
     if options.json:
-        output.print_json({"session": name, field: value, "notices": notices})
+        output.print_json({"session": name, field: value, **({"notices": notices} if notices else {})})
     else:
         output.note(f"{label}: {value or 'none'}" + "".join(f" ({notice})" for notice in notices))
 

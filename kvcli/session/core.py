@@ -13,7 +13,7 @@ from kvcli import config
 from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, UnsafePathError, DiskError
 from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
-from kvcli.session.live import LiveStore, Place
+from kvcli.session.live import LiveStore, Place, count_keys, state_text
 from kvcli.session.files import (
     check_export_folder,
     check_regular,
@@ -339,10 +339,10 @@ class Session:
             dropped = self._live.saved_state_keys(manifest)
             if new_spec == manifest.updater and trust == manifest.updater_trust:
                 if dropped != 0:  # nothing changes: the saved state stays
-                    self.notices.append(f"the same updater: kept {_state_text(manifest.updater, dropped)}")
+                    self.notices.append(f"the same updater: kept {state_text(manifest.updater, dropped)}")
                 return new_spec
             if dropped != 0 and not drop_state:
-                found = f"setting the updater {new_spec!r} would drop {_state_text(manifest.updater, dropped)}"
+                found = f"setting the updater {new_spec!r} would drop {state_text(manifest.updater, dropped)}"
                 raise SessionError(f"{found}: nothing was changed; pass drop_state=True to drop it (the same spec "
                                    "again keeps it)", problem=found, remedy="drop-state", dropped=dropped)
             old_spec = manifest.updater
@@ -355,7 +355,7 @@ class Session:
             txn.dirty = True
             txn.save_state = False
             if dropped != 0:
-                self.notices.append(f"dropped {_state_text(old_spec, dropped)}")
+                self.notices.append(f"dropped {state_text(old_spec, dropped)}")
         return str(manifest.updater)
 
     def set_compression(self, spec: str | None, *, drop_residuals: bool = False) -> str | None:
@@ -375,7 +375,7 @@ class Session:
             dropped = sum(1 for entry in manifest.keys.values() if entry.residual) if off else 0
             if dropped and not drop_residuals:
                 found = (f"turning gradient compression off would drop the compression residuals of "
-                         f"{_count_keys(dropped)}")
+                         f"{count_keys(dropped)}")
                 raise SessionError(f"{found}: nothing was changed; pass drop_residuals=True to drop them",
                                    problem=found, remedy="drop-state", dropped=dropped)
             store = self._store_for(manifest, [])
@@ -390,7 +390,7 @@ class Session:
                 txn.all_rows = True
             txn.dirty = True
             if dropped:
-                self.notices.append(f"dropped the compression residuals of {_count_keys(dropped)}")
+                self.notices.append(f"dropped the compression residuals of {count_keys(dropped)}")
         return manifest.compression
 
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
@@ -683,14 +683,3 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
                 )
         found.append(row)
     return found
-
-
-def _count_keys(count: int) -> str:
-    return f"{count} key{'' if count == 1 else 's'}"
-
-
-def _state_text(spec: str, count: int | None) -> str:
-    """``the saved state of 'sgd:lr=0.1' for 2 keys`` (None: its file cannot be read)."""
-    found = f"the saved state of {spec!r}"
-    return f"{found} (its file cannot be read)" if count is None else f"{found} for {_count_keys(count)}"
-

@@ -317,3 +317,14 @@ class LiveStore:
                     raise corrupted(self.place.path / DATA / want, f"compression residuals unreadable: {error}") from None
             self.store.set_compression_residuals(key, arrays)
             self.residuals[key] = want
+
+
+def count_keys(count: int) -> str:
+    """``1 key`` / ``3 keys``."""
+    return f"{count} key{'' if count == 1 else 's'}"
+
+
+def state_text(spec: str, count: int | None) -> str:
+    """``the saved state of 'sgd:lr=0.1' for 2 keys`` (None: its file cannot be read)."""
+    found = f"the saved state of {spec!r}"
+    return f"{found} (its file cannot be read)" if count is None else f"{found} for {count_keys(count)}"
