@@ -150,9 +150,10 @@ KEYS_HELP = "A key (3, fc1.weight) or a comma-separated list of keys (5,7,9)."
 VALUE_HELP = (
     "An expression like 'ones(3,3)*8', 'zeros(2,2)', 'full((2,2),0.5)', 'arange(9).reshape(3,3)', "
     "'[[1,2],[3,4]]' (float32 unless dtype=int32/... is given, as in MXNet), '@file.npy', or '-' "
-    "for a .npy (or the JSON of kvcli pull KEY --json) on stdin. Quote it for the shell; put -- before a value that starts with '-'."
+    "for a .npy (or the JSON of kvcli pull KEY --json) on stdin. Quote it for the shell; put -- before a value "
+    "that starts with '-'."
 )
-YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed when stdin is not a terminal).", kind="flag")
+YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed without a terminal to ask on).", kind="flag")
 KEY_ARG = Arg("keys", "KEY", KEYS_HELP, complete="key")
 DTYPE = Opt(("--dtype",), "dtype", "Convert the value(s) to this dtype (float32, int32, ...).", metavar="DTYPE")
 
