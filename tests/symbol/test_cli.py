@@ -74,10 +74,14 @@ def test_summary_table_and_global_json(models: Path) -> None:
     as_json = run_kvcli("--json", "summary", f, "--shape", "data=(1, 3, 224, 224)")
     doc = json.loads(as_json.stdout)
     assert doc["totals"] == {"params": 23_629_573, "aux": 45_574, "exact": True,
-                             "params_text": "23,629,573", "aux_text": "45,574"}
+                             "params_text": "23,629,573", "aux_text": "45,574",
+                             "macs": 4_087_265_280, "macs_exact": True, "macs_text": "4,087,265,280 (4.09 G)",
+                             "out_bytes": 146_430_456, "out_bytes_exact": True,
+                             "out_bytes_text": "146,430,456 (140 MiB)"}
     conv0 = next(layer for layer in doc["layers"] if layer["name"] == "conv0")
     assert conv0 == {"name": "conv0", "op": "Convolution", "output_shapes": [[1, 64, 112, 112]],
-                     "params": 9408, "aux": 0, "unknown_params": [], "previous": ["bn_data"]}
+                     "params": 9408, "aux": 0, "unknown_params": [], "previous": ["bn_data"],
+                     "macs": 7 * 7 * 3 * 64 * 112 * 112, "out_bytes": 64 * 112 * 112 * 4}
 
 
 def test_summary_glob_shapes_for_rnn_states(models: Path) -> None:
