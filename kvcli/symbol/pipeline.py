@@ -231,14 +231,16 @@ def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", 
     from kvcli.symbol.params import check_params, load_params
 
     check = check_params(result, load_params(params), str(params))
-    # strict: a missing, extra or wrong array is an error; arrays left unchecked are a warning
-    if notes.strict and not check.ok:
-        raise SymbolError(check.lines()[0] + " (strict=True)", problem=check.lines()[0], remedy="strict")
+    # strict: a missing, extra or wrong array, or NaN/inf values, is an error; arrays left
+    # unchecked (shapes unknown) are a warning
     lines = check.lines()
-    for index, line in enumerate(lines):  # the line of unchecked arrays (the last) says what to give
-        unchecked = bool(check.unchecked) and index == len(lines) - 1
-        notes.add(Note(PARAMS, line, warning=not check.ok or bool(check.unchecked),
-                       remedy="input-shapes" if unchecked else None), strict=False)
+    if notes.strict and (not check.ok or check.nonfinite):
+        raise SymbolError(lines[0] + " (strict=True)", problem=lines[0], remedy="strict")
+    for index, line in enumerate(lines):  # the last line: arrays unchecked (what to give) or all matched
+        last = index == len(lines) - 1
+        all_matched = last and check.ok and not check.unchecked
+        notes.add(Note(PARAMS, line, warning=not all_matched,
+                       remedy="input-shapes" if last and check.unchecked else None), strict=False)
     return check
 
 

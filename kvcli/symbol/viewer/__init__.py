@@ -193,10 +193,12 @@ def params_data(check: "ParamsCheck") -> dict[str, Any]:
     """What the page shows of a ``--params`` file: per tensor its statistics, the problems by name."""
     from kvcli.symbol.params import tensor_stats
 
-    return {"file": os.path.basename(check.source), "ok": check.ok, "matched": check.matched,
+    file = os.path.basename(check.source)  # the page names no folder of the machine it was made on
+    return {"file": file, "ok": check.ok, "matched": check.matched,
             "unchecked": check.unchecked,
-            "expected": check.expected, "lines": check.lines()[:50],
+            "expected": check.expected, "lines": check.lines(file)[:50],
             "problems": {p.name: p.text for p in check.problems},
+            "nonfinite": dict(check.nonfinite), "nonfinite_line": check.nonfinite_line(f"Weights {file}"),
             "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}
 
 

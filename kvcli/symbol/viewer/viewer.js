@@ -9,6 +9,11 @@
   var holder = document.getElementById("graph-svg");
   var svg = holder.querySelector("svg");
 
+  // Maps keyed by names from the model are read through own(): a weight named "constructor",
+  // "toString" or "__proto__" must find its own entry (or none), never Object.prototype's.
+  var HAS = Object.prototype.hasOwnProperty;
+  function own(map, key) { return map && HAS.call(map, key) ? map[key] : undefined; }
+
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     if (attrs) for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -70,6 +75,10 @@
       check.appendChild(ul);
     }
     side.appendChild(check);
+    if (P.nonfinite_line) {  // NaN or infinity in the weights: said at the top, whatever is selected
+      var banner = el("div", {id: "banner", "class": "bad", role: "alert"}, P.nonfinite_line);
+      bar.appendChild(banner);
+    }
   }
   [panel, groupsBox, summaryBox].forEach(function (x) { side.appendChild(x); });
   panel.appendChild(el("p", null, "Click a node to see its details."));
@@ -279,7 +288,7 @@
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
     (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]); });
     if (first.params !== undefined) {
-      var shared = 0, owners = {};
+      var shared = 0, owners = Object.create(null);
       (first.shared || []).forEach(function (x) { shared += x[1] || 0; owners[x[2]] = true; });
       var where = Object.keys(owners).join(", ");
       if (first.shared) {  // weights shared with earlier nodes: counted there, shown here
@@ -294,7 +303,7 @@
     panel.appendChild(t);
     if (!P) return;
     var names = first.op === "null" ? [first.name] : (first.weights || []).map(function (x) { return x[0]; });
-    names.forEach(function (name) { if (P.tensors[name] || P.problems[name]) panel.appendChild(tensorBox(name)); });
+    names.forEach(function (name) { if (own(P.tensors, name) || own(P.problems, name)) panel.appendChild(tensorBox(name)); });
   }
   function fmt(x) {
     if (x === null || x === undefined) return "–";
@@ -302,9 +311,12 @@
     return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(3) : String(+x.toPrecision(5));
   }
   function tensorBox(name) {  // one tensor of --params: check, shape, dtype, statistics, histogram, first values
-    var st = P.tensors[name], box_ = el("div", {"class": "tensor", "data-name": name});
+    var st = own(P.tensors, name), box_ = el("div", {"class": "tensor", "data-name": name});
     box_.appendChild(el("h3", null, name));
-    if (P.problems[name]) box_.appendChild(el("p", {"class": "problem"}, P.problems[name]));
+    if (own(P.problems, name)) box_.appendChild(el("p", {"class": "problem"}, own(P.problems, name)));
+    var bad = own(P.nonfinite, name);
+    if (bad && st) box_.appendChild(el("p", {"class": "problem nonfinite"}, bad.toLocaleString("en-US") + " of " +
+      st.size.toLocaleString("en-US") + " values are NaN or infinity (the statistics are of the finite values)"));
     if (!st) return box_;
     var t = el("table", {"class": "stats"});
     row(t, "shape", st.shape + " " + st.dtype);
