@@ -49,7 +49,7 @@ def run_viz(
     collapse: Optional[List[str]] = None, depth: Optional[int] = None, focus_on: Optional[str] = None,
     radius: int = 2, layout_timeout: float = 60.0, open_browser: bool = False, fmt: Optional[str] = None,
     dtype: Optional[List[str]] = None, max_nodes: int = 20000, params: Optional[Path] = None, strict: bool = False,
-    allow_unknown_ops: bool = False,
+    allow_unknown_ops: bool = False, partial: bool = False,
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
@@ -73,7 +73,7 @@ def run_viz(
     done = visualize(file, target, shape=shape or (), full=full, collapse=collapse or (), depth=depth,
                      focus=focus_on, radius=radius, show_weights=show_weights, title=title, rankdir=rankdir,
                      format=fmt, dtype=parse_dtypes(dtype) if dtype else None, max_nodes=max_nodes,
-                     params=params, strict=strict, allow_unknown_ops=allow_unknown_ops,
+                     params=params, strict=strict, allow_unknown_ops=allow_unknown_ops, partial=partial,
                      layout_timeout=layout_timeout, on_note=_print_note,
                      progress=lambda what: output.status(what, quiet=options.json))
     if open_browser and done.output is not None:
@@ -92,7 +92,7 @@ def run_viz(
 
 @_gc_paused
 def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, params: Optional[Path] = None,
-                strict: bool = False, allow_unknown_ops: bool = False) -> None:
+                strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False) -> None:
     """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
 
     Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled
@@ -105,7 +105,7 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, par
     from kvcli.symbol.summary import print_table
 
     found = summarize_file(file, shape=shape or (), params=params, strict=strict,
-                           allow_unknown_ops=allow_unknown_ops, on_note=_print_note)
+                           allow_unknown_ops=allow_unknown_ops, partial=partial, on_note=_print_note)
     if options.json:
         report = found.summary.to_dict()
         if found.params is not None:

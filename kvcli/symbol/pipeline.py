@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
-from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -244,14 +243,28 @@ def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", 
     return check
 
 
+def _refuse_misfit(name: str, result: "ShapeResult") -> None:
+    """A given shape that does not fit the graph (a rule fails on it) is an error."""
+    from kvcli.symbol.plan import cut
+
+    index, why = next(iter(result.problems.items()))
+    node = result.graph.nodes[index]
+    problem = (f"{name}: the shapes given do not fit the graph at '{cut(node.name)}' ({cut(node.op)}): "
+               f"{cut(why)}")
+    raise ShapeInferenceError(f"{problem}; give shapes that fit, or pass partial=True to show what is known",
+                              problem=problem, remedy="partial")
+
+
 def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLike[str]", None],
              allow_unknown_ops: bool, notes: _Notes,
-             before_infer: Optional[Callable[[Graph], None]] = None,
+             before_infer: Optional[Callable[[Graph], None]] = None, partial: bool = False,
              ) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
     graph = load(source, shape, allow_unknown_ops)
     if before_infer is not None:
         before_infer(graph)
     result = infer(graph, shape)
+    if shape and result.problems and not partial:
+        _refuse_misfit(_name(source), result)
     for note in shape_notes(_name(source), result, bool(shape)):
         notes.add(note, ShapeInferenceError)
     return graph, result, _check_params(result, params, notes)
@@ -259,19 +272,22 @@ def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLi
 
 def summarize_file(
     source: Source, *, shape: Sequence[str] = (), params: Union[str, "os.PathLike[str]", None] = None,
-    strict: bool = False, allow_unknown_ops: bool = False, on_note: Optional[Callable[[Note], None]] = None,
+    strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False,
+    on_note: Optional[Callable[[Note], None]] = None,
 ) -> SummaryResult:
     """Load ``source``, infer its shapes from ``shape`` specs, check ``params`` (an MXNet
     ``.params`` file) against them and summarise it (``kvcli summary``).
 
     ``strict``: the first shape warning or ``.params`` mismatch is an error. An unknown operator is an error unless
-    ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds).
+    ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds). A
+    given shape that does not fit the graph (the wrong rank, a kernel larger than the input)
+    is an error unless ``partial``: then what can be inferred is shown, with a warning.
     """
     from kvcli.symbol.summary import summarize
 
     notes = _Notes(on_note, strict)
     with paused_gc():  # a graph is many small acyclic objects
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, partial=partial)
         return SummaryResult(graph, result, summarize(result), check, notes.all)
 
 
@@ -309,7 +325,7 @@ def visualize(
     focus: Optional[str] = None, radius: int = 2, show_weights: bool = False, title: Optional[str] = None,
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
     max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
-    allow_unknown_ops: bool = False, layout_timeout: float = 60.0,
+    allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
     on_note: Optional[Callable[[Note], None]] = None, progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
@@ -330,7 +346,8 @@ def visualize(
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
-    (message ending ``(strict=True)``; ``fields['problem']`` is the warning), raised before anything is written. Errors are
+    (message ending ``(strict=True)``; ``fields['problem']`` is the warning), raised before anything is written. A
+    given shape that does not fit the graph is an error unless ``partial``. Errors are
     :class:`~kvcli.errors.SymbolError` (or a subclass): an unknown operator unless
     ``allow_unknown_ops``, more than ``max_nodes`` boxes to lay out, a layout slower than
     ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
@@ -341,7 +358,7 @@ def visualize(
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
     from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
     from kvcli.symbol.plan import build_plan, rank_width
-    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, write
+    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, render_bytes, write
 
     name = _name(source)
     rank = rankdir.upper()
@@ -353,15 +370,25 @@ def visualize(
     suffix = output_format(target, format)
     notes = _Notes(on_note, strict)
     reduced = bool(collapse or depth is not None or focus is not None)
+    if not to_stdout:  # a place that cannot be written fails before any work
+        from kvcli.symbol.layout import output_problem
+
+        problem = output_problem(target)
+        if problem is not None:
+            raise SymbolError(f"cannot write {target}: {problem}")
+
+    laid_out = suffix not in (".dot", ".gv")  # .dot is never laid out, so never limited
 
     def check_size(graph: Graph) -> None:
-        if suffix not in (".dot", ".gv") and not reduced:
+        # With full=True nothing folds: a huge file fails before any work. Otherwise the limit
+        # is on what is laid out, after folding (a 26,000-node LSTM folds to 114 boxes).
+        if laid_out and full and not reduced:
             count = drawn_nodes(graph, hide_weights=not show_weights)
-            if count > max_nodes:  # checked before any work: a huge file fails in a second
+            if count > max_nodes:
                 raise _too_many(name, count, max_nodes)
 
     with paused_gc():
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size, partial)
         any_shape = any(s is not None for outs in result.outputs for s in outs)
         types = None
         if dtype:
@@ -375,9 +402,12 @@ def visualize(
         plan = apply_options(plan, collapse, depth, focus, radius)
         count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
 
+        def digraph(plan: "Plan", bounded: bool) -> "Digraph":
+            return plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                                   bounded=bounded, svg_ids=html)
+
         def draw(plan: "Plan", bounded: bool, timeout: float) -> Path:
-            dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
-                                  bounded=bounded, svg_ids=html)
+            dot = digraph(plan, bounded)
             if html:
                 return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check,
                                    progress)
@@ -390,27 +420,38 @@ def visualize(
 
         written: Optional[Path] = None
         folding: set[str] = set()
-        if suffix in (".dot", ".gv") or full or not may_be_slow(plan):
+        folded = False
+        if not laid_out or full or not may_be_slow(plan):
             bounded = False  # .dot is never laid out; small graphs take dot about a second
         else:
             # Decide by what the layout really costs: try the exact one for a few seconds, fold
-            # only if it takes longer (or is certain to: thousands of boxes).
+            # only if it takes longer (or is certain to: thousands of boxes). The trial is the
+            # same for every format (an SVG layout), so a .png and an .svg of one model are
+            # the same drawing; an .svg or .html keeps the trial's result.
             tried: Optional[float] = None
             worth_trying = (plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes)
                             and len(plan.nodes) * rank_width(plan) <= TRIAL_MAX_WIDTH_COST)
             if worth_trying and dot_program() is not None:
                 tried = min(TRIAL_SECONDS, layout_timeout)
+                exact = True
                 try:
-                    written = draw(plan, False, tried)
+                    if suffix in (".svg", ".html"):
+                        written = draw(plan, False, tried)
+                    else:
+                        render_bytes(digraph(plan, False), "svg", timeout=tried, progress=progress)
                 except LayoutTimeoutError:
-                    pass
+                    exact = False
+                if exact and written is None:  # a .png or .pdf of the layout that finished
+                    written = draw(plan, False, layout_timeout)
             if written is None:
                 before = len(plan.notes)
-                plan, bounded = fold_for_layout(plan, tried)
+                unfolded = plan.drawn_boxes
+                plan, bounded = fold_for_layout(plan, tried, max_nodes)
+                folded = plan.drawn_boxes < unfolded
                 folding = set(plan.notes[before:])  # what folding did: `full` would draw it exactly
         if written is None:
-            if suffix not in (".dot", ".gv") and len(plan.nodes) > max_nodes:
-                raise _too_many(name, len(plan.nodes), max_nodes, folded=True)
+            if laid_out and plan.drawn_boxes > max_nodes:
+                raise _too_many(name, plan.drawn_boxes, max_nodes, folded=folded)
             for line in plan.notes:
                 notes.add(Note(FOLDED, line, warning=False, remedy="full" if line in folding else None))
             written = draw(plan, bounded, layout_timeout)
@@ -424,8 +465,9 @@ def visualize(
 
 
 def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> SymbolError:
-    """More boxes to lay out than ``max_nodes``: graphviz would take very long."""
-    problem = f"{name}: {count:,} nodes to draw is more than {max_nodes:,}; graphviz would take very long"
+    """More boxes to lay out than ``max_nodes`` (``folded``: even with repeated blocks folded)."""
+    after = " with repeated blocks folded" if folded else ""
+    problem = f"{name}: {count:,} boxes to lay out{after} is more than {max_nodes:,}"
     advice = "write a .dot file" if folded else "draw part of it (focus=, collapse=, depth=), write a .dot file"
     return SymbolError(f"{problem}: {advice} or raise max_nodes", problem=problem, remedy="draw-less",
                        limit="max_nodes", dot=True, folded=folded)
@@ -436,13 +478,12 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
                 check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically, a plain
     file's mode: :func:`kvcli.osutil.atomic_write`)."""
+    from kvcli.symbol.layout import write_output
     from kvcli.symbol.render import render_bytes
     from kvcli.symbol.summary import summarize
     from kvcli.symbol.viewer import build_html
 
     svg = render_bytes(dot, "svg", timeout=timeout, progress=progress).decode("utf-8")
     page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
-    if target.parent and not target.parent.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, page.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+    write_output(target, page.encode("utf-8"))
     return target

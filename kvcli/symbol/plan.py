@@ -51,6 +51,12 @@ class DrawNode:
     detail: str = ""  # the op part of the label ("Convolution\n3x3/1, 64"); "" for inputs
     fold: str = ""  # how members were merged: "" (one node), "repeat", "pattern", "depth"
     small: bool = False  # a weight drawn with --show-weights: small type, small oval
+    title: str = ""  # one line naming it, unwrapped ("t0_l0_i2h … t128_l0_i2h (×129)"); "" = name
+
+    @property
+    def heading(self) -> str:
+        """The one-line name the viewer shows for it (its tooltip, its panel's heading)."""
+        return self.title or cut(self.name)
 
 
 @dataclass

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from kvcli import config
 from kvcli.errors import GraphvizMissingError, SymbolError
-from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph
 from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
                                looks_like_weight, node_colour, node_label)
@@ -210,7 +209,7 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
     Without the ``dot`` program the DOT source is still written next to ``out`` and
     :class:`GraphvizMissingError` says how to install graphviz.
     """
-    from kvcli.symbol.layout import run_dot
+    from kvcli.symbol.layout import run_dot, write_output
 
     to_stdout = str(out) == "-"
     path = Path(out)
@@ -227,15 +226,13 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
         sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, progress=progress))
         sys.stdout.flush()
         return path
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
     if ext in (".dot", ".gv"):
-        atomic_write(path, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+        write_output(path, source.encode("utf-8"))
         return path
     program = dot_program()
     if program is None:
         fallback = path.with_suffix(".dot")
-        atomic_write(fallback, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+        write_output(fallback, source.encode("utf-8"))
         raise GraphvizMissingError(
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "

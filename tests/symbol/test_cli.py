@@ -270,7 +270,8 @@ def test_fifty_mb_graph_is_summarised_and_viz_refuses_layout(fifty_mb: tuple[Pat
     assert len(doc["layers"]) == n and doc["layers"][-1]["name"] == f"activation_layer_{n - 1:07d}"
     assert doc["totals"]["params"] == 0 and doc["totals"]["exact"]
     assert doc["outputs"] == {f"activation_layer_{n - 1:07d}_output": [1, 10]}
-    viz = run_kvcli("viz", str(big), "-o", "never.svg")
+    # --full folds nothing: refused before any work (folded, the limit is on the folded boxes)
+    viz = run_kvcli("viz", str(big), "-o", "never.svg", "--full")
     one_line_error(viz, str(big), "more than 20,000", "or raise --max-nodes")
 
 

@@ -215,13 +215,13 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     base = build_plan(graph, infer_shapes(graph, given), readable=True)
     plan = fold_repeats(base)
     fc = next(d for d, n in enumerate(plan.nodes) if n.op == "FullyConnected")
-    assert plan.nodes[fc].label.startswith("l0_t0 …\nl0_t11 (×12)")
+    assert plan.nodes[fc].label.startswith("l0_t0 …\nt11 (×12)")
     members = plan.nodes[fc].members
     before = len(driver.find_elements(By.CSS_SELECTOR, "g.node"))
     assert before == len(plan.nodes) == 5  # data, 3 folds, the output's shape
     # click the fold, expand it from the side panel
     driver.find_element(By.ID, f"v{fc}").click()
-    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … t11 (×12)"
     driver.find_element(By.ID, "expand").click()
     shown = driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]")
     assert sorted(int(g.get_attribute("id")[1:]) for g in shown) == sorted(members)
@@ -257,7 +257,7 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     ActionChains(driver).double_click(driver.find_element(By.ID, f"m{members[3]}")).perform()
     assert driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]") == []
     assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
-    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … t11 (×12)"
     assert driver.find_element(By.ID, "count").text == "1/12"  # the same 12 nodes found, the place kept
     assert [g.get_attribute("id") for g in driver.find_elements(By.CSS_SELECTOR, "g.node.hit")] == [f"v{fc}"]
     # expand two folds, then "Fold all"

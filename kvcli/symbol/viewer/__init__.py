@@ -30,6 +30,7 @@ from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, name_templates
 from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
+from kvcli.symbol.viewer.facts import box_facts
 
 #: Most member names listed per folded node (the count is always given).
 MAX_MEMBERS = 200
@@ -161,13 +162,15 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         nodes_out.append(item)
     draws = []
     for draw in plan.nodes:
-        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "op": cut(draw.op),
-                                 "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
-                                 "fill": draw.fill, "shape": draw.shape}
+        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "title": draw.heading,
+                                 "op": cut(draw.op), "members": draw.members[:MAX_MEMBERS],
+                                 "count": len(draw.members), "fill": draw.fill, "shape": draw.shape}
         if draw.small:
             entry["small"] = 1
         if draw.fold:
             entry["fold"] = draw.fold
+        if len(draw.members) > 1:  # what the box stands for, over all its members
+            entry["box"] = box_facts(draw, graph, shapes, roles, layer_of)
         draws.append(entry)
     rows = [{"name": short_name(layer.name), "op": short_name(layer.op),
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])

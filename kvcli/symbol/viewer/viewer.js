@@ -114,19 +114,33 @@
   var membersOf = data.draws.map(function () { return []; });
   drawOf.forEach(function (d, g) { if (d >= 0) membersOf[d].push(g); });
   function unitDraw(key) { return key.charAt(0) === "v" ? +key.slice(1) : drawOf[+key.slice(1)]; }
+  function unitName(key) {  // what a box is called: its node's name, or a fold's "first … last (×N)"
+    if (key.charAt(0) === "m") return data.nodes[+key.slice(1)].name;
+    var dr = data.draws[+key.slice(1)];
+    return dr ? dr.title : key;
+  }
   function install(newSvg) {
     if (svg !== newSvg) { canvas.replaceChild(newSvg, svg); svg = newSvg; }
     els = {}; edgeEl = []; edgeEnds = []; selected = null;
     svg.querySelectorAll(".selected, .hit, .current").forEach(function (g) { g.classList.remove("selected", "hit", "current"); });
+    // the tooltips (<title>) name nodes as the model does, never by the page's ids (v107, m12)
     svg.querySelectorAll("g.node").forEach(function (g) {
       els[g.id] = g;
       if (!g.querySelector("polygon, ellipse")) g.classList.add("kv-plain");  // an output's shape label
+      var title = g.querySelector("title");
+      if (title) title.textContent = unitName(g.id);
     });
     svg.querySelectorAll("g.edge").forEach(function (g) {
       var k = +g.id.slice(1);
       edgeEl[k] = g;
-      var t = g.querySelector("title").textContent.split("->");
-      edgeEnds[k] = [unitDraw(t[0].trim()), unitDraw(t[1].trim())];
+      var title = g.querySelector("title");
+      if (!g.hasAttribute("data-ends")) {  // dot's "consumer->producer", read once (the title is then replaced)
+        g.setAttribute("data-ends", title.textContent.split("->").map(function (x) { return x.trim(); }).join(" "));
+        title.textContent = "";
+      }
+      var t = g.getAttribute("data-ends").split(" ");
+      edgeEnds[k] = [unitDraw(t[0]), unitDraw(t[1])];
+      title.textContent = unitName(t[1]) + " → " + unitName(t[0]);  // producer → consumer
     });
     svg.removeAttribute("width"); svg.removeAttribute("height");
     var full = svg.viewBox.baseVal;
@@ -282,7 +296,6 @@
   function nodeTable(first, draw) {
     var t = el("table", {id: "panel-table"});
     row(t, "op", first.op === "null" ? "input (" + (first.role || "input") + ")" : first.op);
-    if (draw && draw.count > 1) row(t, "nodes", draw.count + (draw.fold ? " (" + draw.fold + " fold)" : ""));
     if (first.attrs) Object.keys(first.attrs).forEach(function (k) { row(t, k, first.attrs[k]); });
     (first["in"] || []).forEach(function (x, j) { row(t, "input " + j, x[0] + " : " + x[1] + (x[2] ? " " + x[2] : "")); });
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
@@ -304,6 +317,28 @@
     if (!P) return;
     var names = first.op === "null" ? [first.name] : (first.weights || []).map(function (x) { return x[0]; });
     names.forEach(function (name) { if (own(P.tensors, name) || own(P.problems, name)) panel.appendChild(tensorBox(name)); });
+  }
+  function n(x) { return x.toLocaleString("en-US"); }
+  var HOW = {repeat: "repeated blocks folded", pattern: "grouped by --collapse", depth: "grouped by name prefix"};
+  function amount(part, members) {  // params or aux of a box: per member and in all, shared said so
+    var each = part.each[0] === part.each[1] ? n(part.each[0]) : n(part.each[0]) + "–" + n(part.each[1]);
+    if (!part.total && !part.unknown) return "0";
+    var text = each + " per member; " + (part.unknown ? "at least " : "") + n(part.total) + " in all";
+    return part.shared ? text + " (members share weights: each counted once)" : text;
+  }
+  function foldTable(draw) {  // what a box standing for many nodes holds, over all its members
+    var b = draw.box, t = el("table", {id: "panel-table"}), ops = Object.keys(b.ops);
+    row(t, "op", ops.length === 1 ? ops[0] : ops.map(function (k) { return k + " ×" + n(b.ops[k]); }).join(", "));
+    row(t, "members", n(b.members) + (draw.fold ? " (" + (HOW[draw.fold] || draw.fold) + ")" : ""));
+    Object.keys(b.attrs).forEach(function (k) {
+      var v = b.attrs[k];
+      row(t, k, typeof v === "string" ? v : v.top.map(function (x) { return x[0] + " ×" + n(x[1]); }).join(", ") +
+        (v.values > v.top.length ? ", … (" + v.values + " values)" : "") + (v.without ? "; " + n(v.without) + " without it" : ""));
+    });
+    if (b.out.kinds) row(t, "output", b.out.kinds === 1 ? b.out.first : b.out.first + " … " + b.out.last + " (" + b.out.kinds + " shapes)");
+    row(t, "params", amount(b.params));
+    row(t, "aux", amount(b.aux));
+    panel.appendChild(t);
   }
   function fmt(x) {
     if (x === null || x === undefined) return "–";
@@ -370,7 +405,7 @@
       var g = +key.slice(1), d = drawOf[g];
       panel.appendChild(el("h2", {id: "panel-name"}, data.nodes[g].name));
       nodeTable(data.nodes[g], null);
-      panel.appendChild(el("p", null, "Member of the expanded fold " + data.draws[d].label.split("\n").slice(0, 2).join(" ")));
+      panel.appendChild(el("p", null, "Member of the expanded fold " + data.draws[d].title));
       button("fold-back", "Fold back", function () { setExpanded(d, false); });
       return;
     }
@@ -381,12 +416,14 @@
       return;
     }
     var first = data.nodes[draw.members[0]];
-    panel.appendChild(el("h2", {id: "panel-name"}, draw.count > 1 ? draw.label.split("\n").slice(0, 2).join(" ") : first.name));
+    panel.appendChild(el("h2", {id: "panel-name"}, draw.count > 1 ? draw.title : first.name));
     if (draw.count > 1) {
       button("expand", "Expand in place (×" + draw.count.toLocaleString("en-US") + ")", function () { setExpanded(d, true); });
       panel.appendChild(status);
+      foldTable(draw);
+    } else {
+      nodeTable(first, draw);
     }
-    nodeTable(first, draw);
     if (draw.count > 1) {
       panel.appendChild(el("h2", null, "Members (" + draw.count + ")"));
       var ul = el("ul", {id: "panel-members"});
