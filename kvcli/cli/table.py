@@ -165,6 +165,8 @@ PARAMS = Opt(("--params",), "params", "MXNet .params file of the model (e.g. MOD
              "auxiliary state is checked against the inferred shapes (a missing, extra or wrong-shaped array is named "
              "in one line each); the HTML viewer shows each tensor's statistics.", kind="path", metavar="FILE",
              complete="file")
+NO_PARAMS = Opt(("--no-params",), "no_params", "Do not read the newest MODEL-NNNN.params beside a "
+                "MODEL-symbol.json file (read without --params, as MXNet's load_checkpoint names them).", kind="flag")
 PARTIAL = Opt(("--partial",), "partial", "Accept --shape values that do not fit the graph (the wrong rank, a kernel "
               "larger than the input): show what can be inferred, with a warning. Without it that is an error.",
               kind="flag")
@@ -366,7 +368,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   multiple=True, metavar="NAME=TYPE"),
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
                   ".dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
+              PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
@@ -377,7 +379,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
 )
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -96,6 +98,27 @@ class ParamsCheck:
                 "arrays": len(self.tensors),
                 "problems": [{"kind": p.kind, "name": p.name, "text": p.text} for p in self.problems],
                 "nonfinite": dict(self.nonfinite)}
+
+
+_SYMBOL_SUFFIX = "-symbol.json"
+
+
+def find_checkpoint(symbol: Union[str, "os.PathLike[str]"]) -> Optional[Path]:
+    """The ``.params`` file MXNet's ``save_checkpoint``/``load_checkpoint`` pair with a
+    ``PREFIX-symbol.json``: ``PREFIX-NNNN.params`` beside it, the newest (highest) epoch;
+    ``None`` when there is none or ``symbol`` is not named that way."""
+    path = Path(symbol)
+    if not path.name.endswith(_SYMBOL_SUFFIX) or len(path.name) == len(_SYMBOL_SUFFIX):
+        return None
+    prefix = path.name[:-len(_SYMBOL_SUFFIX)]
+    pattern = re.compile(re.escape(prefix) + r"-(\d{4,})\.params")  # '%s-%04d.params', epochs past 9999 longer
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    epochs = [(int(m.group(1)), name) for name in names if (m := pattern.fullmatch(name))]
+    found = [(epoch, name) for epoch, name in epochs if (path.parent / name).is_file()]
+    return path.parent / max(found)[1] if found else None
 
 
 def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:

@@ -44,7 +44,8 @@ UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
 
 #: What a note advises, in Python's words (a front end words it its own way:
 #: :data:`kvcli.cli.symbol_cmds.NOTE_ADVICE`).
-NOTE_ADVICE = {"input-shapes": "give input shapes with shape=", "full": "full=True draws every node exactly"}
+NOTE_ADVICE = {"input-shapes": "give input shapes with shape=", "full": "full=True draws every node exactly",
+               "no-params": "find_params=False leaves it out"}
 
 
 @dataclass(frozen=True)
@@ -255,10 +256,25 @@ def _refuse_misfit(name: str, result: "ShapeResult") -> None:
                               problem=problem, remedy="partial")
 
 
+def _found_params(source: Source, notes: _Notes) -> Optional[Path]:
+    """``PREFIX-NNNN.params`` beside a ``PREFIX-symbol.json`` source (the newest epoch), said in a note."""
+    from kvcli.symbol.params import find_checkpoint
+
+    if isinstance(source, (str, os.PathLike)) and str(source) != "-":
+        found = find_checkpoint(source)
+        if found is not None:
+            notes.add(Note(PARAMS, f"using {found.name}, the newest checkpoint beside {Path(source).name}",
+                           warning=False, remedy="no-params"))
+        return found
+    return None
+
+
 def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLike[str]", None],
              allow_unknown_ops: bool, notes: _Notes,
              before_infer: Optional[Callable[[Graph], None]] = None, partial: bool = False,
-             ) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
+             find_params: bool = False) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
+    if params is None and find_params:
+        params = _found_params(source, notes)
     graph = load(source, shape, allow_unknown_ops)
     if before_infer is not None:
         before_infer(graph)
@@ -272,7 +288,7 @@ def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLi
 
 def summarize_file(
     source: Source, *, shape: Sequence[str] = (), params: Union[str, "os.PathLike[str]", None] = None,
-    strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False,
+    strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False, find_params: bool = False,
     on_note: Optional[Callable[[Note], None]] = None,
 ) -> SummaryResult:
     """Load ``source``, infer its shapes from ``shape`` specs, check ``params`` (an MXNet
@@ -282,12 +298,15 @@ def summarize_file(
     ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds). A
     given shape that does not fit the graph (the wrong rank, a kernel larger than the input)
     is an error unless ``partial``: then what can be inferred is shown, with a warning.
+    ``find_params`` (without ``params``): use the newest ``PREFIX-NNNN.params`` beside a
+    ``PREFIX-symbol.json`` file, as MXNet's ``load_checkpoint`` names them, and say so in a note.
     """
     from kvcli.symbol.summary import summarize
 
     notes = _Notes(on_note, strict)
     with paused_gc():  # a graph is many small acyclic objects
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, partial=partial)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, partial=partial,
+                                        find_params=find_params)
         return SummaryResult(graph, result, summarize(result), check, notes.all)
 
 
@@ -326,7 +345,8 @@ def visualize(
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
     max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
-    on_note: Optional[Callable[[Note], None]] = None, progress: Optional["Progress"] = None,
+    find_params: bool = False, on_note: Optional[Callable[[Note], None]] = None,
+    progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
 
@@ -342,7 +362,8 @@ def visualize(
     with a count) if graphviz is slower; ``full`` draws every node however long it takes (up
     to ``layout_timeout`` seconds). ``collapse`` (name patterns), ``depth`` (group by the
     first N name parts) and ``focus`` (a node and its ``radius`` neighbourhood) draw part of
-    it. ``params``: an MXNet ``.params`` file checked against the inferred shapes.
+    it. ``params``: an MXNet ``.params`` file checked against the inferred shapes
+    (``find_params``: the newest ``PREFIX-NNNN.params`` beside ``PREFIX-symbol.json``).
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
@@ -388,7 +409,8 @@ def visualize(
                 raise _too_many(name, count, max_nodes)
 
     with paused_gc():
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size, partial)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size, partial,
+                                        find_params)
         any_shape = any(s is not None for outs in result.outputs for s in outs)
         types = None
         if dtype:

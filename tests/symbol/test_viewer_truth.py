@@ -363,3 +363,34 @@ def test_plot_network_renders_without_graphviz_warnings(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout.strip() == str(tmp_path / "net.pdf")
     assert (tmp_path / "net.pdf").read_bytes().startswith(b"%PDF")
+
+
+# ---- item 6: the checkpoint beside the symbol file -------------------------------------------------
+
+
+def test_the_newest_checkpoint_beside_the_symbol_file_is_used_and_named(tmp_path: Path) -> None:
+    import shutil
+
+    source = Path(__file__).resolve().parents[1] / "data" / "mxnet_checkpoint"
+    symbol = tmp_path / "net-symbol.json"
+    shutil.copy(source / "small_cnn-symbol.json", symbol)
+    shutil.copy(source / "small_cnn-bad.params", tmp_path / "net-0002.params")  # older epoch: wrong shapes
+    shutil.copy(source / "small_cnn-0000.params", tmp_path / "net-0010.params")  # newest: the good one
+    (tmp_path / "net-10.params").write_text("not an epoch MXNet writes")
+    (tmp_path / "other-0099.params").write_text("another model's")
+    shape = ("--shape", "data=1,1,8,8")
+    found = run_kvcli("--json", "summary", str(symbol), *shape)
+    assert found.returncode == 0, found.stderr
+    assert found.stderr.splitlines() == [
+        "using net-0010.params, the newest checkpoint beside net-symbol.json; --no-params leaves it out",
+        f"{tmp_path / 'net-0010.params'}: all 10 parameters and auxiliary states match the graph's shapes"]
+    assert json.loads(found.stdout)["params_check"]["file"] == str(tmp_path / "net-0010.params")
+    off = run_kvcli("--json", "summary", str(symbol), *shape, "--no-params")
+    assert off.returncode == 0 and off.stderr == "" and "params_check" not in json.loads(off.stdout)
+    given = run_kvcli("summary", str(symbol), *shape, "--params", str(tmp_path / "net-0002.params"))
+    assert given.returncode == 0 and "using" not in given.stderr and "4x1x5x5" in given.stderr
+    both = run_kvcli("summary", str(symbol), "--params", str(tmp_path / "net-0002.params"), "--no-params")
+    assert both.returncode == 1 and "--params and --no-params together" in both.stderr
+    (tmp_path / "model.json").write_text(symbol.read_text())  # not NAME-symbol.json: nothing is looked for
+    plain = run_kvcli("summary", str(tmp_path / "model.json"), *shape)
+    assert plain.returncode == 0 and plain.stderr == ""

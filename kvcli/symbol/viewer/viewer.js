@@ -626,14 +626,15 @@
       unitsOf(d).forEach(function (k) { if (els[k]) els[k].classList.toggle("kv-hidden", hiddenBy[d] > 0); });
     });
     var key = unitsOf(rep)[0], g = els[key];
-    if (g) {
-      var text = g.querySelector("text");
+    if (g) {  // the representative's whole label becomes the group's (no line of its own name left over)
+      var texts = g.querySelectorAll("text");
       if (on) {
-        if (!(key in firstText)) firstText[key] = text.textContent;
-        text.textContent = group.name + " (×" + group.draws.length + ")";
+        if (!(key in firstText)) firstText[key] = texts[0].textContent;
+        texts[0].textContent = group.name + " (×" + group.draws.length + ")";
       } else if (key in firstText) {
-        text.textContent = firstText[key]; delete firstText[key];
+        texts[0].textContent = firstText[key]; delete firstText[key];
       }
+      for (var i = 1; i < texts.length; i++) texts[i].classList.toggle("kv-hidden", on);
       g.classList.toggle("kv-collapsed", on);
     }
   }
