@@ -2,7 +2,7 @@
 
 The page embeds the SVG that graphviz's ``dot`` draws for the (folded when big) plan, the
 data of every graph node as JSON, the unfolded drawing's boxes and edges, the summary table,
-and a small hand-written viewer (``viewer.js``/``viewer.css`` in this package; no network
+and a small hand-written viewer (:data:`SCRIPTS` and ``viewer.css`` in this package; no network
 access of any kind): pan and zoom, search with next/previous, a side panel per node,
 collapse/expand of name-prefix and repeated-block groups, expanding a fold
 (``l0_t0 … l0_t29 (×30)``) into its members in place, a sortable summary table, export to
@@ -44,6 +44,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+#: The viewer's script, by purpose, in the order the page runs them: one function holds them
+#: all (they share its variables), so each file is a part of that function's body.
+SCRIPTS = ("page.js", "panel.js", "search.js", "expand.js", "table.js", "start.js")
+
+
+def viewer_script() -> str:
+    """The viewer's hand-written script: :data:`SCRIPTS` inside one strict-mode function."""
+    return '(function () {\n  "use strict";\n' + "".join(_asset(name) for name in SCRIPTS) + "})();\n"
 
 
 def _svg_body(svg: str) -> str:
@@ -237,7 +247,7 @@ def build_html(plan: Plan, summary: Summary, svg: str, title: str,
     """
     data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params)
     data["title"] = title
-    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{_asset('viewer.js')}"
+    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{viewer_script()}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp(script)}\">\n"
