@@ -165,6 +165,9 @@ PARAMS = Opt(("--params",), "params", "MXNet .params file of the model (e.g. MOD
              "auxiliary state is checked against the inferred shapes (a missing, extra or wrong-shaped array is named "
              "in one line each); the HTML viewer shows each tensor's statistics.", kind="path", metavar="FILE",
              complete="file")
+VALUES = Opt(("--values",), "values", "With the .params file, how many values of each tensor the HTML viewer "
+             "carries (to page through beside its statistics): a number, or all. Default: the first 1000.",
+             metavar="N|all")
 NO_PARAMS = Opt(("--no-params",), "no_params", "Do not read the newest MODEL-NNNN.params beside a "
                 "MODEL-symbol.json file (read without --params, as MXNet's load_checkpoint names them).", kind="flag")
 PARTIAL = Opt(("--partial",), "partial", "Accept --shape values that do not fit the graph (the wrong rank, a kernel "
@@ -368,7 +371,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   multiple=True, metavar="NAME=TYPE"),
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
                   ".dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
+              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",

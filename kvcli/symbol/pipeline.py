@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 
 from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
+from kvcli.symbol.viewer.weights import DEFAULT_VALUES
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
@@ -345,7 +346,7 @@ def visualize(
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
     max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
-    find_params: bool = False, on_note: Optional[Callable[[Note], None]] = None,
+    find_params: bool = False, values: Optional[int] = DEFAULT_VALUES, on_note: Optional[Callable[[Note], None]] = None,
     progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
@@ -363,7 +364,8 @@ def visualize(
     to ``layout_timeout`` seconds). ``collapse`` (name patterns), ``depth`` (group by the
     first N name parts) and ``focus`` (a node and its ``radius`` neighbourhood) draw part of
     it. ``params``: an MXNet ``.params`` file checked against the inferred shapes
-    (``find_params``: the newest ``PREFIX-NNNN.params`` beside ``PREFIX-symbol.json``).
+    (``find_params``: the newest ``PREFIX-NNNN.params`` beside ``PREFIX-symbol.json``); the
+    HTML viewer carries the first ``values`` values of each of its tensors (``None``: all).
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
@@ -382,9 +384,15 @@ def visualize(
     from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, render_bytes, write
 
     name = _name(source)
-    rank = rankdir.upper()
+    from kvcli.symbol.render import DOT_RANKDIR
+
+    if rankdir.upper() not in DOT_RANKDIR:
+        raise bad_param(SymbolError, "rankdir", f"{rankdir!r}: use tb, bt, lr or rl (the side the inputs are drawn on)")
+    rank = DOT_RANKDIR[rankdir.upper()]  # dot's direction: the data flows from the side named
     if layout_timeout <= 0:
         raise bad_param(SymbolError, "layout_timeout", f"{layout_timeout:g}: use a positive number of seconds")
+    if values is not None and values < 0:
+        raise bad_param(SymbolError, "values", f"{values}: use 0 or more values per tensor (None: all)")
     stem = output_stem(name)
     target = Path(output) if output is not None else Path.cwd() / (stem + ".svg")
     to_stdout = str(target) == "-"
@@ -426,13 +434,13 @@ def visualize(
 
         def digraph(plan: "Plan", bounded: bool) -> "Digraph":
             return plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
-                                   bounded=bounded, svg_ids=html)
+                                   bounded=bounded, svg_ids=html, legend=not html)
 
         def draw(plan: "Plan", bounded: bool, timeout: float) -> Path:
             dot = digraph(plan, bounded)
             if html:
                 return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check,
-                                   progress)
+                                   progress, values)
             shrunk: list[str] = []
             path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk,
                          progress=progress)
@@ -497,7 +505,8 @@ def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> Sy
 
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
-                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
+                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None,
+                values: Optional[int] = DEFAULT_VALUES) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically, a plain
     file's mode: :func:`kvcli.osutil.atomic_write`)."""
     from kvcli.symbol.layout import write_output
@@ -506,6 +515,7 @@ def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Option
     from kvcli.symbol.viewer import build_html
 
     svg = render_bytes(dot, "svg", timeout=timeout, progress=progress).decode("utf-8")
-    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
+    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check,
+                      values=values)
     write_output(target, page.encode("utf-8"))
     return target

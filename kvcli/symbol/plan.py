@@ -25,6 +25,12 @@ KIND_COLOUR = {
     ops.NORM: PALETTE[3], ops.POOL: PALETTE[4], ops.RESHAPE: PALETTE[5],
     ops.SOFTMAX: PALETTE[6], ops.OTHER: PALETTE[7],
 }
+#: What each colour stands for, as a drawing's legend says it (the ops MXNet paints with it).
+KIND_NAMES = {
+    ops.INPUT: "input", ops.LEARNED: "Convolution, FullyConnected", ops.ACTIVATION: "Activation, LeakyReLU",
+    ops.NORM: "BatchNorm", ops.POOL: "Pooling", ops.RESHAPE: "Concat, Flatten, Reshape", ops.SOFTMAX: "Softmax",
+    ops.OTHER: "other operators",
+}
 #: Names plot_network treats as weights (hidden unless ``hide_weights=False``).
 WEIGHT_SUFFIXES = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_moving_mean",
                    "_running_var", "_running_mean")

@@ -120,7 +120,8 @@ def test_viz_dot_output_has_title_rankdir_weights(tmp_path: Path) -> None:
     assert json.loads(result.stdout) == {"file": str(SAMPLES / "mlp.json"), "output": str(out),
                                          "format": "dot", "file_nodes": 15, "nodes": 15, "drawn": 15, "shapes": True}
     source = out.read_text(encoding="utf-8")
-    assert "rankdir=LR" in source and "label=MLP" in source
+    assert "rankdir=RL" in source  # the inputs on the left: dot's edges run from consumer back to input
+    assert '<FONT POINT-SIZE="20">MLP</FONT>' in source  # the title, over the colour legend
     assert 'fc1_weight [label=fc1_weight fillcolor="#8dd3c7"' in source
     assert 'fc1 -> fc1_weight [label="128x784"' in source
     # the CLI labels every op node with its name and op (readable mode), boxes grow to fit

@@ -21,7 +21,6 @@ import hashlib
 import html
 import json
 import math
-import os
 import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional
@@ -31,6 +30,7 @@ from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
 from kvcli.symbol.viewer.facts import box_facts
+from kvcli.symbol.viewer.weights import DEFAULT_VALUES, params_data
 
 #: Most member names listed per folded node (the count is always given).
 MAX_MEMBERS = 200
@@ -48,7 +48,7 @@ def _asset(name: str) -> str:
 
 #: The viewer's script, by purpose, in the order the page runs them: one function holds them
 #: all (they share its variables), so each file is a part of that function's body.
-SCRIPTS = ("page.js", "panel.js", "search.js", "expand.js", "table.js", "start.js")
+SCRIPTS = ("page.js", "panel.js", "search.js", "expand.js", "table.js", "cost.js", "start.js")
 
 
 def viewer_script() -> str:
@@ -107,12 +107,13 @@ def base_data(plan: Plan, base: Plan) -> dict[str, Any]:
 
 def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None,
               base: Optional[Plan] = None, rankdir: str = "TB",
-              params: Optional["ParamsCheck"] = None) -> dict[str, Any]:
+              params: Optional["ParamsCheck"] = None, values: Optional[int] = DEFAULT_VALUES) -> dict[str, Any]:
     """The JSON the viewer reads: draw nodes, every graph node's details, the unfolded
     drawing (:func:`base_data`), groups, summary.
 
     ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
-    ``params`` (``--params``) adds each tensor's statistics and the check's problems.
+    ``params`` (``--params``) adds each tensor's statistics, the check's problems and the
+    first ``values`` values of each tensor (``None``: all; :mod:`kvcli.symbol.viewer.weights`).
     """
     if base is None:
         if any(draw.fold for draw in plan.nodes):
@@ -129,8 +130,10 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
     # a weight shared by several nodes (an unrolled RNN's steps) is counted once, at its
     # first user; the others say what they share and where it is counted
     owner: dict[int, int] = {}
+    user: dict[int, int] = {}  # a variable's first consumer: where a hidden weight is shown
     for i, node in enumerate(graph.nodes):
         for src, _, _ in node.inputs:
+            user.setdefault(src, i)
             if roles.get(src) in (PARAM, AUX):
                 owner.setdefault(src, i)
 
@@ -146,6 +149,8 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         if node.is_variable:
             item["role"] = roles.get(i, "input")
             item["out"] = [shape_text(i, 0)]
+            if i not in draw_of and user.get(i, -1) in draw_of:
+                item["by"] = user[i]  # not drawn (a weight): found, linked and shown at its consumer
         else:
             ins: list[list[str]] = []
             weights: list[list[str]] = []
@@ -167,6 +172,7 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             layer = layer_of.get(i)
             if layer is not None:
                 item["params"], item["aux"] = layer.params, layer.aux
+                item["macs"], item["bytes"] = layer.macs, layer.out_bytes  # None: unknown
         if dtypes is not None and dtypes[i]:
             item["dtype"] = dtypes[i]
         nodes_out.append(item)
@@ -185,34 +191,46 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
     rows = [{"name": short_name(layer.name), "op": short_name(layer.op),
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
              + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
-             "params": layer.params, "aux": layer.aux,
-             "unknown": bool(layer.unknown_params)} for layer in summary.layers]
+             "params": layer.params, "aux": layer.aux, "macs": layer.macs, "bytes": layer.out_bytes,
+             "g": layer.index, "unknown": bool(layer.unknown_params)} for layer in summary.layers]
     out = {
-        "draws": draws, "nodes": nodes_out, "groups": groups(plan),
+        "draws": draws, "nodes": nodes_out, "groups": groups(plan), "levels": levels(plan),
         "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
+                    "macs": summary.macs, "macs_exact": summary.macs_exact, "macs_text": summary.macs_text(),
+                    "bytes": summary.out_bytes, "bytes_text": summary.bytes_text(),
                     "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
         "counts": counts_text(len(graph.nodes), len(graph.nodes) - base.drawn_members, plan.drawn_members,
                               plan.drawn_boxes),
     }
     if params is not None:
-        out["params"] = params_data(params)
+        out["params"] = params_data(params, values)
     return out
 
 
-def params_data(check: "ParamsCheck") -> dict[str, Any]:
-    """What the page shows of a ``--params`` file: per tensor its statistics, the problems by name."""
-    from kvcli.symbol.params import tensor_stats
+def levels(plan: Plan) -> list[int]:
+    """Per draw node, how many edges it is from the nearest input (a node nothing feeds): the
+    page expands folds level by level. Breadth-first, so cycles through folds are no matter."""
+    from collections import deque
 
-    file = os.path.basename(check.source)  # the page names no folder of the machine it was made on
-    return {"file": file, "ok": check.ok, "matched": check.matched,
-            "unchecked": check.unchecked,
-            "expected": check.expected, "lines": check.lines(file)[:50],
-            "problems": {p.name: p.text for p in check.problems},
-            "nonfinite": dict(check.nonfinite), "nonfinite_line": check.nonfinite_line(f"Weights {file}"),
-            "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}
+    after: list[list[int]] = [[] for _ in plan.nodes]
+    fed = [False] * len(plan.nodes)
+    for e in plan.edges:
+        after[e.tail].append(e.head)
+        fed[e.head] = True
+    level = [-1] * len(plan.nodes)
+    todo = deque(i for i, f in enumerate(fed) if not f)
+    for i in todo:
+        level[i] = 0
+    while todo:
+        i = todo.popleft()
+        for j in after[i]:
+            if level[j] < 0:
+                level[j] = level[i] + 1
+                todo.append(j)
+    return [x if x >= 0 else 0 for x in level]
 
 
 def groups(plan: Plan) -> list[dict[str, Any]]:
@@ -239,13 +257,14 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
 
 def build_html(plan: Plan, summary: Summary, svg: str, title: str,
                dtypes: Optional[list[Optional[str]]] = None, base: Optional[Plan] = None,
-               rankdir: str = "TB", params: Optional["ParamsCheck"] = None) -> str:
+               rankdir: str = "TB", params: Optional["ParamsCheck"] = None,
+               values: Optional[int] = DEFAULT_VALUES) -> str:
     """The whole page as one string (write it with UTF-8).
 
     ``base`` is the plan before folding (see :func:`node_data`); ``rankdir`` the direction
     ``svg`` was laid out in, which expanded views keep.
     """
-    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params)
+    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params, values=values)
     data["title"] = title
     script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{viewer_script()}"
     return (

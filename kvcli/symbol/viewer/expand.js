@@ -189,15 +189,40 @@
     if (search.value.trim()) runSearch(true);
     last = search.value;
     foldAll.disabled = !Object.keys(expanded).length;
+    expandAll.disabled = expandLevel.disabled = folds().every(function (d) { return expanded[d]; });
     doFit();
     if (zoomIn) fitTo(zoomIn);
     if (key) describe(key);
   }
   var foldAll = el("button", {id: "fold-all", disabled: ""}, "Fold all");
-  bar.insertBefore(foldAll, exSvg);
+  var expandAll = el("button", {id: "expand-all", title: "expand every fold in place"}, "Expand all");
+  var expandLevel = el("button", {id: "expand-level", title: "expand the folds nearest the inputs that are still folded"},
+                       "Expand level");
+  [expandAll, expandLevel, foldAll].forEach(function (b) { bar.insertBefore(b, exSvg); });
   foldAll.onclick = function () {
     if (!Object.keys(expanded).length) return;
     relayout(function () { expanded = {}; }, null, false);
     panel.textContent = "";
+  };
+  function folds() { return data.draws.map(function (dr, d) { return d; }).filter(function (d) { return membersOf[d].length > 1; }); }
+  function expandMany(wanted, what) {  // expand these folds, as many as the page can lay out (smallest first)
+    var shown = 0, todo = wanted.filter(function (d) { return !expanded[d]; });
+    data.draws.forEach(function (dr, j) { shown += expanded[j] ? membersOf[j].length : 1; });
+    todo.sort(function (a, b) { return membersOf[a].length - membersOf[b].length || a - b; });
+    var take = [];
+    todo.forEach(function (d) {
+      if (shown + membersOf[d].length - 1 <= MAX_UNITS) { take.push(d); shown += membersOf[d].length - 1; }
+    });
+    notesEl.textContent = take.length < todo.length ? "Expanded " + take.length + " of the " + todo.length + " " + what +
+      ": all of them would show more than the " + MAX_UNITS.toLocaleString("en-US") + " boxes the page lays out itself" : "";
+    if (!take.length) return;
+    relayout(function () { take.forEach(function (d) { expanded[d] = true; }); }, null, null);
+  }
+  expandAll.onclick = function () { expandMany(folds(), "folds"); };
+  expandLevel.onclick = function () {  // levels: how many edges a fold is from the inputs (data.levels)
+    var left = folds().filter(function (d) { return !expanded[d]; });
+    if (!left.length) return;
+    var next = Math.min.apply(null, left.map(function (d) { return data.levels[d]; }));
+    expandMany(left.filter(function (d) { return data.levels[d] === next; }), "folds of the next level");
   };
 

@@ -7,7 +7,8 @@
  * The page's script is these files in this order, inside one function (kvcli.symbol.viewer.SCRIPTS):
  * page.js (data, the page, the SVG, pan and zoom, the overview), panel.js (a node's details and
  * its weights), search.js (search, keys, the address), expand.js (groups, folds expanded in
- * place, direction), table.js (summary, export), start.js (the first view). */
+ * place, direction), table.js (summary, export), cost.js (cost colours, the costliest layers),
+ * start.js (the first view). */
   var data = JSON.parse(document.getElementById("kvcli-data").textContent);
   var holder = document.getElementById("graph-svg");
   var svg = holder.querySelector("svg");
@@ -27,31 +28,36 @@
   // ---- page layout --------------------------------------------------------------------
   var bar = el("div", {id: "bar"});
   bar.appendChild(el("h1", null, data.title));
-  var search = el("input", {id: "search", type: "search", placeholder: "Find node by name or op (Enter)"});
+  var search = el("input", {id: "search", type: "search", placeholder: "Find a node, weight or shape (Enter)"});
   var prev = el("button", {id: "prev", title: "previous match (Shift+Enter)"}, "◀");
   var next = el("button", {id: "next", title: "next match (Enter)"}, "▶");
   var count = el("span", {id: "count"}, "");
   var fit = el("button", {id: "fit"}, "Fit");
   var zin = el("button", {id: "zoomin"}, "+");
   var zout = el("button", {id: "zoomout"}, "−");
-  var exSvg = el("button", {id: "export-svg"}, "Export SVG");
-  var exPng = el("button", {id: "export-png"}, "Export PNG");
+  var exSvg = el("button", {id: "export-svg", title: "the whole graph as SVG (as shown: folds expanded or not)"}, "Export SVG");
+  var exPng = el("button", {id: "export-png", title: "the whole graph as PNG (as shown: folds expanded or not)"}, "Export PNG");
   var dirBtn = el("button", {id: "rankdir", title: "switch between a vertical and a horizontal layout"}, "");
   var themeBtn = el("button", {id: "theme", title: "dark or light page (starts as the system setting)"}, "");
   fit.title = "the whole graph (0)"; zin.title = "zoom in (+)"; zout.title = "zoom out (-)";
-  search.title = "Find node by name or op (/): Up/Down move through the results, Enter goes to the next, Esc closes";
+  search.title = "Find operators, weights and tensors by name, op or shape (/): Up/Down move through the results, Enter goes to the next, Esc closes";
   var searchWrap = el("span", {id: "search-wrap"});
   var results = el("ul", {id: "results", hidden: "", role: "listbox"});
   searchWrap.appendChild(search); searchWrap.appendChild(results);
   [searchWrap, prev, next, count, fit, zin, zout, dirBtn, themeBtn, exSvg, exPng].forEach(function (x) { bar.appendChild(x); });
   var notesEl = el("span", {id: "notes"}, (data.notes || []).join(" · "));
   bar.appendChild(notesEl);
-  // Edges run from each consumer back to its inputs (MXNet's dot drawing: inputs at the bottom for
-  // TB, on the right for LR). The page shows dot's drawing, or the other orientation laid out by
-  // dagre: vertical as dot's TB, horizontal with the inputs on the left (dagre's RL).
+  var sayEl = el("span", {id: "say", role: "status"}, "");  // a short answer to a key or a button
+  bar.appendChild(sayEl);
+  function say(text) { sayEl.textContent = text; }
+  // Edges run from each consumer back to its inputs (MXNet's dot drawing), so data.rankdir, dot's
+  // direction, is the opposite of the side the inputs are on (BT: inputs at the top, as
+  // `kvcli viz --rankdir tb` asks). The page shows dot's drawing, or the other orientation laid out
+  // by dagre the same way round: vertical with the inputs at the top (dagre's BT), horizontal with
+  // the inputs on the left (dagre's RL).
   var vertical0 = data.rankdir === "TB" || data.rankdir === "BT";
   var vertical = vertical0;
-  function dagreDir() { return vertical === vertical0 ? data.rankdir : vertical ? "TB" : "RL"; }
+  function dagreDir() { return vertical === vertical0 ? data.rankdir : vertical ? "BT" : "RL"; }
   var canvas = el("div", {id: "canvas"});
   var side = el("div", {id: "side"});
   var tabs = el("div", {id: "tabs"});
@@ -64,7 +70,8 @@
   var summaryBox = el("div", {id: "summary", hidden: ""});
   side.appendChild(tabs);
   side.appendChild(el("div", {id: "totals"},
-    "Learnable parameters: " + data.summary.params + " · Auxiliary states: " + data.summary.aux));
+    "Learnable parameters: " + data.summary.params + " · Auxiliary states: " + data.summary.aux +
+    " · MACs: " + data.summary.macs_text));
   side.appendChild(el("div", {id: "counts"}, data.counts));
   var P = data.params;  // --params: statistics per tensor, problems by name (absent without it)
   if (P) {
@@ -99,9 +106,11 @@
 
   function showTab(which) {
     panel.hidden = which !== "node"; groupsBox.hidden = which !== "groups"; summaryBox.hidden = which !== "summary";
+    costBox.hidden = which !== "cost";
     tabNode.className = which === "node" ? "on" : ""; tabGroups.className = which === "groups" ? "on" : "";
-    tabSummary.className = which === "summary" ? "on" : "";
+    tabSummary.className = which === "summary" ? "on" : ""; tabCost.className = which === "cost" ? "on" : "";
     if (which === "summary" && !summaryBox.firstChild) buildSummary();
+    if (which === "cost" && !costBox.firstChild) buildCost();
   }
   tabNode.onclick = function () { showTab("node"); };
   tabGroups.onclick = function () { showTab("groups"); };
@@ -112,6 +121,7 @@
   var drawSvg = svg;  // dot's drawing of the folded plan, shown whenever nothing is expanded
   var els = {};  // unit key ("v<d>" draw, "m<g>" member of an expanded fold) -> its <g class="node">
   var edgeEl = [], edgeEnds = [];  // per edge: its <g>, and the draw indices of its two ends
+  var inputsOf = Object.create(null), usersOf = Object.create(null);  // unit key -> the units it reads, that read it
   var box, home;
   var drawOf = data.nodes.map(function (n) { return n.d; });
   var membersOf = data.draws.map(function () { return []; });
@@ -124,7 +134,7 @@
   }
   function install(newSvg) {
     if (svg !== newSvg) { canvas.replaceChild(newSvg, svg); svg = newSvg; }
-    els = {}; edgeEl = []; edgeEnds = []; selected = null;
+    els = {}; edgeEl = []; edgeEnds = []; selected = null; inputsOf = Object.create(null); usersOf = Object.create(null);
     svg.querySelectorAll(".selected, .hit, .current").forEach(function (g) { g.classList.remove("selected", "hit", "current"); });
     // the tooltips (<title>) name nodes as the model does, never by the page's ids (v107, m12)
     svg.querySelectorAll("g.node").forEach(function (g) {
@@ -144,18 +154,23 @@
       var t = g.getAttribute("data-ends").split(" ");
       edgeEnds[k] = [unitDraw(t[0]), unitDraw(t[1])];
       title.textContent = unitName(t[1]) + " → " + unitName(t[0]);  // producer → consumer
+      (inputsOf[t[0]] = inputsOf[t[0]] || []).push(t[1]);  // the keys walk these (i, o, n, p)
+      (usersOf[t[1]] = usersOf[t[1]] || []).push(t[0]);
     });
     svg.removeAttribute("width"); svg.removeAttribute("height");
     var full = svg.viewBox.baseVal;
     box = {x: full.x, y: full.y, w: full.width, h: full.height};
     home = {x: box.x, y: box.y, w: box.w, h: box.h};
-    drawMini();
+    if (costOn) paintCost(); else drawMini();  // a new view keeps the cost colours
   }
   function apply() { svg.setAttribute("viewBox", box.x + " " + box.y + " " + box.w + " " + box.h); placeMini(); }
 
   // ---- the overview (minimap): the whole drawing as an image, the view as a rectangle ------------
   var MINI = 180;  // longest side of the overview, in pixels
-  var miniUrl = null;
+  var MINI_DARK = "g.graph > polygon { fill: #1e1e1e; stroke: none; } g.edge path { stroke: #bbb; } " +
+    "g.edge polygon { stroke: #bbb; fill: #bbb; } g.edge text, g.graph > text, g.node.kv-plain text { fill: #ddd; }";
+  var dark = false;  // the page's theme (set by showTheme)
+  var miniUrl = null, miniText = "";  // the overview image, and the SVG text it was drawn from
   function drawMini() {
     var k = MINI / Math.max(home.w, home.h);
     // a long thin graph gets a thicker overview, stretched (the view rectangle maps the same way)
@@ -166,7 +181,15 @@
     svg.setAttribute("width", mw); svg.setAttribute("height", mh);
     svg.setAttribute("preserveAspectRatio", "none");
     if (!svg.getAttribute("xmlns")) svg.setAttribute("xmlns", NS);
+    var style = null;
+    if (dark) {  // the overview follows the page's theme: its own copy of the dark drawing's rules
+      style = document.createElementNS(NS, "style");
+      style.textContent = MINI_DARK;
+      svg.insertBefore(style, svg.firstChild);
+    }
     var text = new XMLSerializer().serializeToString(svg);
+    miniText = text;
+    if (style) style.remove();
     svg.removeAttribute("width"); svg.removeAttribute("height"); svg.removeAttribute("preserveAspectRatio");
     if (view) svg.setAttribute("viewBox", view);
     if (miniUrl) URL.revokeObjectURL(miniUrl);
@@ -267,10 +290,14 @@
   function startView() {  // the whole graph if its text is readable so; else the inputs at 14 px
     var r = svg.getBoundingClientRect();
     if (Math.min(r.width / home.w, r.height / home.h) >= READABLE) { doFit(); return; }
-    var b = boundsOf([startKey()]), size = scaled(START);
+    var key = startKey(), b = boundsOf([key]), size = scaled(START);
     if (!b) { doFit(); return; }
-    // the input at the edge of the view it sits at in the drawing, the graph beyond it
+    // the input at the edge of the view it sits at in the drawing, the graph beyond it, and
+    // across the flow centred between the input and its first consumer when both fit
     var cx = (b.x0 + b.x1) / 2, cy = (b.y0 + b.y1) / 2;
+    var both = (usersOf[key] || []).length ? boundsOf([key, usersOf[key][0]]) : null;
+    if (both && vertical && both.x1 - both.x0 + 48 <= size.w) cx = (both.x0 + both.x1) / 2;
+    if (both && !vertical && both.y1 - both.y0 + 48 <= size.h) cy = (both.y0 + both.y1) / 2;
     if (vertical) box = {x: cx - size.w / 2, y: cy > home.y + home.h / 2 ? b.y1 + 24 - size.h : b.y0 - 24, w: size.w, h: size.h};
     else box = {x: cx > home.x + home.w / 2 ? b.x1 + 24 - size.w : b.x0 - 24, y: cy - size.h / 2, w: size.w, h: size.h};
     apply();

@@ -2,6 +2,7 @@
   var selected = null;  // unit key
   function row(table, key, value) {
     var tr = el("tr"); tr.appendChild(el("td", null, key)); tr.appendChild(el("td", null, value)); table.appendChild(tr);
+    return tr;
   }
   function button(id, text, action) {
     var b = el("button", {id: id}, text);
@@ -14,7 +15,7 @@
     if (first.attrs) Object.keys(first.attrs).forEach(function (k) { row(t, k, first.attrs[k]); });
     (first["in"] || []).forEach(function (x, j) { row(t, "input " + j, x[0] + " : " + x[1] + (x[2] ? " " + x[2] : "")); });
     (first.out || []).forEach(function (x, j) { row(t, (first.out.length > 1 ? "output " + j : "output"), x + (first.dtype ? " " + first.dtype : "")); });
-    (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]); });
+    (first.weights || []).forEach(function (x) { row(t, "weight", x[0] + " : " + x[1]).setAttribute("data-weight", x[0]); });
     if (first.params !== undefined) {
       var shared = 0, owners = Object.create(null);
       (first.shared || []).forEach(function (x) { shared += x[1] || 0; owners[x[2]] = true; });
@@ -28,12 +29,30 @@
       }
       row(t, "aux", first.aux.toLocaleString("en-US"));
     }
+    if (first.macs !== undefined) {
+      row(t, "MACs", first.macs === null ? "unknown (a shape is unknown)" : costText(first.macs));
+      row(t, "output bytes", first.bytes === null ? "unknown (a shape is unknown)" : bytesText(first.bytes));
+    }
     panel.appendChild(t);
     if (!P) return;
     var names = first.op === "null" ? [first.name] : (first.weights || []).map(function (x) { return x[0]; });
     names.forEach(function (name) { if (own(P.tensors, name) || own(P.problems, name)) panel.appendChild(tensorBox(name)); });
   }
   function n(x) { return x.toLocaleString("en-US"); }
+  function prefixed(x, steps, unit) {  // three significant digits and a prefix, as kvcli summary writes them
+    for (var i = 0; i < steps.length; i++) {
+      var t = +(x / steps[i][0]).toPrecision(3);
+      if (Math.abs(t) < 1000 || i === steps.length - 1) return t + " " + steps[i][1] + unit;
+    }
+  }
+  function costText(x) {  // 118,013,952 (118 M)
+    if (!x) return "0";
+    return n(x) + " (" + prefixed(x, [[1, ""], [1e3, "k"], [1e6, "M"], [1e9, "G"], [1e12, "T"]], "").trim() + ")";
+  }
+  function bytesText(x) {  // 3,211,264 (3.06 MiB)
+    if (x < 1024) return n(x) + " B";
+    return n(x) + " (" + prefixed(x, [[1024, "Ki"], [1048576, "Mi"], [1073741824, "Gi"], [1099511627776, "Ti"]], "B") + ")";
+  }
   var HOW = {repeat: "repeated blocks folded", pattern: "grouped by --collapse", depth: "grouped by name prefix"};
   function amount(part, members) {  // params or aux of a box: per member and in all, shared said so
     var each = part.each[0] === part.each[1] ? n(part.each[0]) : n(part.each[0]) + "–" + n(part.each[1]);
@@ -53,6 +72,10 @@
     if (b.out.kinds) row(t, "output", b.out.kinds === 1 ? b.out.first : b.out.first + " … " + b.out.last + " (" + b.out.kinds + " shapes)");
     row(t, "params", amount(b.params));
     row(t, "aux", amount(b.aux));
+    var each = b.macs.each[0] === b.macs.each[1] ? costText(b.macs.each[0]) : costText(b.macs.each[0]) + " to " + costText(b.macs.each[1]);
+    row(t, "MACs", (b.macs.unknown ? "at least " : "") + costText(b.macs.total) + " in all" +
+        (b.macs.total ? "; " + each + " per member" : ""));
+    row(t, "output bytes", (b.bytes.unknown ? "at least " : "") + bytesText(b.bytes.total) + " in all");
     panel.appendChild(t);
   }
   function fmt(x) {
@@ -79,7 +102,76 @@
     row(t, "first", st.first.map(fmt).join(", ") + (st.size > st.first.length ? ", …" : ""));
     box_.appendChild(t);
     if (st.hist) box_.appendChild(histogram(st));
+    if (st.size) box_.appendChild(valuesBox(name, st));
     return box_;
+  }
+  function f32(x) {  // the shortest decimal that reads back as this float32
+    if (!isFinite(x)) return String(x);
+    for (var p = 1; p < 9; p++) { var s = x.toPrecision(p); if (Math.fround(+s) === x) return String(+s); }
+    return String(+x.toPrecision(9));
+  }
+  var VALUES_PAGE = 50;  // values per page of the pager
+  function valuesBox(name, st) {  // a tensor's values, paged: index (as the shape has it) and value
+    var V = own(P.values, name), wrap = el("div", {"class": "values"});
+    if (!V || !V.n) {
+      wrap.appendChild(el("p", {"class": "note"}, V || P.limit === 0 ? "Values: not in this page (kvcli viz --values N puts them in)"
+        : "Values: " + st.dtype + " values are not carried in the page"));
+      return wrap;
+    }
+    var dims = st.shape === "scalar" ? [] : st.shape.split("x").map(Number), view = null, page = 0;
+    var pages = Math.ceil(V.n / VALUES_PAGE), size = V.enc === "f8" || V.enc === "i8" ? 8 : 4;
+    function value(i) {
+      if (!view) {  // decoded when first shown
+        var bin = atob(V.b64), bytes = new Uint8Array(bin.length);
+        for (var k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
+        view = new DataView(bytes.buffer);
+      }
+      if (V.enc === "f4") return f32(view.getFloat32(i * 4, true));
+      if (V.enc === "f8") return String(view.getFloat64(i * 8, true));
+      if (V.enc === "i8") return view.getBigInt64(i * 8, true).toString();
+      return String(view.getInt32(i * size, true));
+    }
+    function index(i) {  // flat position -> [i, j, k] of the shape
+      if (!dims.length) return "[]";
+      var at = [];
+      for (var d = dims.length - 1; d >= 0; d--) { at.unshift(i % dims[d]); i = Math.floor(i / dims[d]); }
+      return "[" + at.join(", ") + "]";
+    }
+    var head = el("h4", null, "Values" + (V.n < st.size ? ": the first " + n(V.n) + " of " + n(st.size) +
+      " are in this page (kvcli viz --values all puts in every value)" : " (" + n(V.n) + ")"));
+    var bar_ = el("div", {"class": "pager"});
+    var back = el("button", {"class": "v-prev", title: "previous values"}, "◀");
+    var fwd = el("button", {"class": "v-next", title: "next values"}, "▶");
+    var where = el("span", {"class": "v-page"}, "");
+    var jump = el("input", {"class": "v-goto", type: "text", placeholder: "go to index", title: "a position: 1234, or an index of the shape: 3,0,1,2"});
+    [back, fwd, where, jump].forEach(function (x) { bar_.appendChild(x); });
+    var table = el("table", {"class": "v-table"});
+    function show(p) {
+      page = Math.max(0, Math.min(pages - 1, p));
+      table.textContent = "";
+      var from = page * VALUES_PAGE, to = Math.min(V.n, from + VALUES_PAGE);
+      for (var i = from; i < to; i++) {
+        var tr = el("tr");
+        tr.appendChild(el("td", {"class": "v-index"}, index(i)));
+        tr.appendChild(el("td", {"class": "num"}, value(i)));
+        table.appendChild(tr);
+      }
+      where.textContent = n(from) + "–" + n(to - 1) + " of " + n(V.n);
+      back.disabled = page === 0; fwd.disabled = page >= pages - 1;
+    }
+    back.onclick = function () { show(page - 1); };
+    fwd.onclick = function () { show(page + 1); };
+    jump.addEventListener("keydown", function (evt) {
+      if (evt.key !== "Enter") return;
+      var parts = jump.value.split(/[\s,\[\]]+/).filter(Boolean).map(Number), flat = 0;
+      if (parts.some(isNaN)) return;
+      if (parts.length > 1 && parts.length === dims.length) parts.forEach(function (x, d) { flat = flat * dims[d] + x; });
+      else flat = parts[0] || 0;
+      show(Math.floor(flat / VALUES_PAGE));
+    });
+    wrap.appendChild(head); wrap.appendChild(bar_); wrap.appendChild(table);
+    show(0);
+    return wrap;
   }
   function histogram(st) {
     var W = 300, H = 56, n = st.hist.length, top = Math.max.apply(null, st.hist) || 1;
