@@ -39,7 +39,7 @@ def _values(text: Optional[str]) -> Optional[int]:
     """``--values``: a count of values per tensor, or ``all`` (``None``); the library's default
     when not given."""
     from kvcli.errors import SymbolError
-    from kvcli.symbol.viewer.weights import DEFAULT_VALUES
+    from kvcli.symbol.params import DEFAULT_VALUES
 
     if text is None:
         return DEFAULT_VALUES
@@ -124,7 +124,7 @@ def run_viz(
 def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, params: Optional[Path] = None,
                 strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False,
                 no_params: bool = False) -> None:
-    """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
+    """Per-layer table (layer, op, output shape, params, aux, MACs, output bytes, previous layers) and totals.
 
     Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled
     separately; each shared weight is counted once. The totals equal the sum of MXNet's

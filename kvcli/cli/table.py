@@ -351,7 +351,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   metavar="FILE", complete="file"),
               SHAPE,
               Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
-              Opt(("--rankdir",), "rankdir", "Layout direction.", kind="choice", choices=("tb", "lr", "bt", "rl"),
+              Opt(("--rankdir",), "rankdir", "The side the inputs are drawn on, the data flowing to the other: tb "
+                  "(top), bt (bottom), lr (left), rl (right).", kind="choice", choices=("tb", "lr", "bt", "rl"),
                   default="tb"),
               Opt(("--show-weights",), "show_weights", "Also draw weight/bias/moving-stat variables.", kind="flag"),
               Opt(("--full",), "full", "Draw every node exactly, even when graphviz will take long (big graphs are "
@@ -369,13 +370,14 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--format",), "fmt", "Output format when -o is - .", kind="choice", choices=("svg", "dot")),
               Opt(("--dtype",), "dtype", "Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes.",
                   multiple=True, metavar="NAME=TYPE"),
-              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
-                  ".dot output is never limited.", kind="int", low=1, default=20000),
+              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
+                  "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
               PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
-        "Per-layer table (layer, op, output shape, params, previous layers) and correct totals.\n\n"
+        "Per-layer table (layer, op, output shape, params, aux, MACs, output bytes, previous layers) and correct "
+        "totals.\n\n"
         "Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled separately; each "
         "shared weight is counted once. The totals equal the sum of MXNet's infer_shape argument shapes (inputs and "
         "labels excluded). When an op is unknown or a parameter's shape cannot be inferred, the totals say \"at least\".",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 from kvcli.errors import AttrError
 from kvcli.symbol import ops
@@ -139,12 +139,16 @@ def node_macs(result: ShapeResult, index: int) -> Optional[int]:
         return None
 
 
-def compute_cost(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None) -> Cost:
+def compute_cost(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None,
+                 roles: Optional[Mapping[int, str]] = None, visible: Optional[Sequence[int]] = None) -> Cost:
     """MACs and output bytes of every node of ``result``'s graph; ``dtypes`` types inputs
-    (``{"data": "float16"}``), every other input being float32."""
+    (``{"data": "float16"}``), every other input being float32. ``roles``
+    (:func:`kvcli.symbol.roles.variable_roles`) and ``visible`` (each node's
+    :func:`~kvcli.symbol.names.visible_outputs`) save the work when the caller has them."""
     graph = result.graph
     # inputs and labels are float32 unless given; weights follow the data they meet (MXNet's rule)
-    roles = variable_roles(graph, set(result.given))
+    if roles is None:
+        roles = variable_roles(graph, set(result.given))
     given = {graph.nodes[i].name: DEFAULT_DTYPE for i, role in roles.items() if role in (INPUT, LABEL)}
     given.update(dtypes or {})
     types = infer_dtypes(graph, given)
@@ -153,10 +157,12 @@ def compute_cost(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None
     total_macs = total_bytes = 0
     macs_exact = bytes_exact = True
     for i, node in enumerate(graph.nodes):
-        m = node_macs(result, i)
+        variable = node.op == "null"
+        m = 0 if variable else node_macs(result, i)
         item = ITEM_BYTES.get(types[i] or "")
         size: Optional[int] = 0
-        outs = result.outputs[i][:1] if node.is_variable else result.outputs[i][:visible_outputs(graph, i)]
+        count = 1 if variable else visible[i] if visible is not None else visible_outputs(graph, i)
+        outs = result.outputs[i][:count]
         for shape in outs:
             if shape is None or item is None or size is None:
                 size = None
@@ -164,7 +170,7 @@ def compute_cost(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None
             size += math.prod(shape) * item
         macs.append(m)
         sizes.append(size)
-        if node.is_variable:
+        if variable:
             continue
         if m is None:
             macs_exact = False

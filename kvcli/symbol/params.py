@@ -15,15 +15,18 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kvcli.errors import SymbolError, bad_param
 from kvcli.symbol.names import short_name as cut
 from kvcli.symbol.shapes import ShapeResult, format_shape
 from kvcli.symbol.summary import AUX, INPUT, LABEL, PARAM, variable_roles
 
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+#: Values of each tensor the viewer page carries unless told otherwise (``kvcli viz --values``).
+DEFAULT_VALUES = 1000
 #: Bins of the histogram the viewer draws per tensor.
 HIST_BINS = 24
 #: Values listed per tensor ("first values").
@@ -123,6 +126,8 @@ def find_checkpoint(symbol: Union[str, "os.PathLike[str]"]) -> Optional[Path]:
 
 def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
     """The arrays of an MXNet ``.params`` file by name (prefix removed); errors are one line."""
+    import numpy as np
+
     from kvcli.mx.ndarray.io import load
     from kvcli.errors import ParamsFileError
 
@@ -193,6 +198,8 @@ def check_params(result: ShapeResult, tensors: dict[str, Tensor], source: str) -
 
 def nonfinite_counts(tensors: dict[str, Tensor]) -> dict[str, int]:
     """Per array holding NaN or infinity, how many of its values are (integer arrays never are)."""
+    import numpy as np
+
     out: dict[str, int] = {}
     for name, tensor in tensors.items():
         value = tensor.value
@@ -212,6 +219,8 @@ def _num(x: float) -> Optional[float]:
 def tensor_stats(value: np.ndarray) -> dict[str, Any]:
     """Shape, dtype, min/max/mean/std (of the finite values), share of zeros, non-finite
     count, a :data:`HIST_BINS`-bin histogram over [min, max] and the first :data:`FIRST` values."""
+    import numpy as np
+
     flat = np.asarray(value).reshape(-1)
     out: dict[str, Any] = {"shape": format_shape(value.shape), "dtype": str(value.dtype), "size": int(flat.size)}
     if flat.dtype == np.bool_:
@@ -247,6 +256,8 @@ _LARGE = 1e150
 def _histogram(values: np.ndarray, lo: float, hi: float) -> list[int]:
     """Counts of ``values`` in :data:`HIST_BINS` equal bins over [lo, hi] (the last bin
     closed), or one bin when all are equal; never fails, however close lo and hi are."""
+    import numpy as np
+
     if not lo < hi:
         return [int(values.size)]
     position = (values - lo) / (hi - lo) * HIST_BINS

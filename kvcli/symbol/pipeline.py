@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 
 from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
-from kvcli.symbol.viewer.weights import DEFAULT_VALUES
+from kvcli.symbol.params import DEFAULT_VALUES
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph

@@ -103,10 +103,11 @@ class Summary:
 def summarize(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None) -> Summary:
     """Build the :class:`Summary` of an inferred graph (``dtypes``: input types for the output
     bytes, float32 otherwise)."""
-    cost = compute_cost(result, dtypes)
     graph = result.graph
     nodes = graph.nodes
     roles = variable_roles(graph, set(result.given))
+    shown = [1 if node.op == "null" else visible_outputs(graph, i) for i, node in enumerate(nodes)]
+    cost = compute_cost(result, dtypes, roles=roles, visible=shown)
     counted: set[int] = set()
     layers: list[Layer] = []
     total_params = total_aux = 0
@@ -137,8 +138,7 @@ def summarize(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None) -
             elif nodes[src].name not in listed:
                 listed.add(nodes[src].name)
                 previous.append(nodes[src].name)
-        visible = visible_outputs(graph, i)
-        layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
+        layers.append(Layer(i, node.name, node.op, result.outputs[i][:shown[i]], params, aux,
                             missing, previous, result.problems.get(i), cost.macs[i], cost.out_bytes[i]))
         total_params += params
         total_aux += aux

@@ -18,8 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kvcli.symbol.params import ParamsCheck
 
-#: Values of each tensor the page carries unless told otherwise (``kvcli viz --values``).
-DEFAULT_VALUES = 1000
+from kvcli.symbol.params import DEFAULT_VALUES as DEFAULT_VALUES  # declared once, beside the reader
 
 _ENCODINGS = (("f", 2, "f4", "<f4"), ("f", 4, "f4", "<f4"), ("f", 8, "f8", "<f8"),
               ("b", 1, "i4", "<i4"), ("i", 1, "i4", "<i4"), ("i", 2, "i4", "<i4"), ("i", 4, "i4", "<i4"),
