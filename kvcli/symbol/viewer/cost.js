@@ -33,7 +33,7 @@
     });
     costLegend.textContent = "";
     if (costOn) {
-      costLegend.appendChild(el("span", null, "MACs, share of the costliest box (" + costText(top) + "): "));
+      costLegend.appendChild(el("span", null, "MACs as a share of the costliest box, " + costText(top) + ":"));
       var names = ["≥ 50%", "≥ 10%", "≥ 1%", "≥ 0.1%", "< 0.1%"];
       COST_BINS.forEach(function (b, i) { costLegend.appendChild(el("span", {"class": "swatch", style: "background:" + b[1]}, names[i])); });
       costLegend.appendChild(el("span", {"class": "swatch", style: "background:" + NO_COST}, "none"));
@@ -67,7 +67,7 @@
     table.appendChild(head);
     layers.slice(0, COSTLIEST).forEach(function (r) {
       var tr = el("tr", {"data-g": String(r.g)});
-      tr.appendChild(el("td", null, r.name));
+      tr.appendChild(breakable(r.name));
       tr.appendChild(el("td", null, r.op));
       tr.appendChild(el("td", {"class": "num"}, n(r.macs)));
       tr.appendChild(el("td", {"class": "num"}, (100 * r.macs / total).toFixed(1) + " %"));
@@ -79,3 +79,11 @@
       " more in the Summary tab (sort by MACs)"));
   }
   tabCost.onclick = function () { showTab("cost"); };
+  function breakable(name) {  // a cell whose long name may wrap after _ / . : - (never inside a word)
+    var td = el("td");
+    name.split(/(?<=[_\/.:-])/).forEach(function (part, i) {
+      if (i) td.appendChild(document.createElement("wbr"));
+      td.appendChild(document.createTextNode(part));
+    });
+    return td;
+  }
