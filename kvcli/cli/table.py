@@ -373,6 +373,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
                   "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
               PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
+        fast=True,
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
@@ -384,7 +385,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN), fast=True,
     ),
 )
 
