@@ -18,6 +18,7 @@ from kvcli.symbol.summary import summarize
 from kvcli.symbol.viewer import node_data
 
 from .conftest import needs_dot, run_kvcli
+from .graphs import distinct_chain
 from .test_bigviz import unrolled
 
 
@@ -110,12 +111,8 @@ def test_cli_page_and_note_use_the_same_counts(tmp_path: Path) -> None:
 def test_a_costly_looking_graph_is_drawn_exactly_when_dot_is_quick(tmp_path: Path) -> None:
     """800 distinct nodes: above the old size limit (nodes + edges > 1,500), which drew them with
     bounded settings; dot lays it out in well under a second, so it is drawn exactly."""
-    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[800, 0, 0]]}
-    for i in range(800):
-        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
-                              "inputs": [[i, 0, 0]]})
     path = tmp_path / "chain.json"
-    path.write_text(json.dumps(spec))
+    path.write_text(json.dumps(distinct_chain(800)))
     out = tmp_path / "chain.svg"
     done = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(out))
     assert done.returncode == 0 and done.stderr == "", done.stderr

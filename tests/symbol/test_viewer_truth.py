@@ -15,6 +15,7 @@ import numpy as np
 from kvcli.mx.ndarray import io as ndarray_io
 
 from .conftest import needs_dot, run_kvcli
+from .graphs import distinct_chain
 from .test_viewer import _errors, _open, browser  # noqa: F401 - the fixture
 
 
@@ -333,12 +334,8 @@ def test_the_png_and_the_svg_are_the_same_drawing(tmp_path: Path) -> None:
     fake.write_text(f"#!/bin/sh\ncase \"$1\" in -Tpng) sleep 6 ;; esac\nexec {shutil.which('dot')} \"$@\"\n")
     fake.chmod(0o755)
     # 800 distinct nodes: above the size that is drawn exactly untried, laid out by dot in a second
-    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[800, 0, 0]]}
-    for i in range(800):
-        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
-                              "inputs": [[i, 0, 0]]})
     path = tmp_path / "chain.json"
-    path.write_text(json.dumps(spec))
+    path.write_text(json.dumps(distinct_chain(800)))
     said = {}
     for ext in ("svg", "png"):
         out = tmp_path / f"chain.{ext}"
