@@ -357,7 +357,9 @@ def visualize(
     ``.html`` (the interactive viewer) or ``"-"`` (standard output, ``format`` ``"svg"`` or
     ``"dot"``); by default ``STEM.svg`` in the current directory. ``shape``: input shape
     specs (``"data=1,3,224,224"``); ``dtype``: input dtypes (``{"data": "float16"}``), shown
-    on the edges.
+    on the edges; ``rankdir``: the side the inputs are drawn on (``"TB"`` top, ``"BT"``,
+    ``"LR"`` left, ``"RL"``), the data flowing to the other. Static drawings carry a colour
+    legend; a ``.pdf`` is cut into A4 pages (a note says how many).
 
     Big graphs are tried exactly for a few seconds and folded (repeated blocks drawn once
     with a count) if graphviz is slower; ``full`` draws every node however long it takes (up
