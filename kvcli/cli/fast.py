@@ -6,13 +6,14 @@ module *recognises* command lines by reading the same table the typer app is bui
 (:mod:`kvcli.cli.table`: the commands marked ``fast``, their options and ranges, the global
 options before or after the command) and calls the same :func:`kvcli.cli.core.dispatch`.
 Anything it does not fully understand (``--help``, a typo, a value out of range, an unknown
-option, ``-d4``-style short values, a repeated option) is handed to typer, which parses it
+option, ``-d4``-style short values, a repeated option that is not repeatable) is handed to typer, which parses it
 and produces the usage error or help; so the two paths cannot disagree on a command line
 that runs. ``KVCLI_NO_FAST_PATH=1`` turns the fast path off (tests compare both).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Optional
 
 from kvcli import config
@@ -36,7 +37,7 @@ def _split(token: str) -> tuple[str, Optional[str]]:
 def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: dict[str, Any]) -> int:
     """Record ``opt`` (its value inline or in the next token) in ``into``; returns the index of
     the last token used. A repeated option or a bad value defers to typer."""
-    if opt.dest in into:
+    if opt.dest in into and not opt.multiple:
         raise _Defer
     if not opt.takes_value:
         if inline is not None:
@@ -49,9 +50,13 @@ def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: 
         index += 1
         inline = tokens[index]
     try:
-        into[opt.dest] = opt.convert(inline)
+        value = opt.convert(inline)
     except BadValueError:
         raise _Defer from None
+    if opt.multiple:  # a repeatable option (--shape) gathers its values, as typer does
+        into.setdefault(opt.dest, []).append(value)
+    else:
+        into[opt.dest] = value
     return index
 
 
@@ -121,7 +126,8 @@ def values_for(command: Command, positionals: list[str], options: dict[str, Any]
             values[arg.dest] = positionals[index:]
             index = len(positionals)
         else:
-            values[arg.dest] = positionals[index] if index < len(positionals) else None
+            value = positionals[index] if index < len(positionals) else None
+            values[arg.dest] = Path(value) if arg.kind == "path" and value is not None else value
             index += 1
     for opt in command.opts:
         values[opt.dest] = options.get(opt.dest, False if opt.kind == "flag" else opt.default)

@@ -166,6 +166,14 @@ PARAMS = Opt(("--params",), "params", "MXNet .params file of the model (e.g. MOD
              "auxiliary state is checked against the inferred shapes (a missing, extra or wrong-shaped array is named "
              "in one line each); the HTML viewer shows each tensor's statistics.", kind="path", metavar="FILE",
              complete="file")
+VALUES = Opt(("--values",), "values", "With the .params file, how many values of each tensor the HTML viewer "
+             "carries (to page through beside its statistics): a number, or all. Default: the first 1000.",
+             metavar="N|all")
+NO_PARAMS = Opt(("--no-params",), "no_params", "Do not read the newest MODEL-NNNN.params beside a "
+                "MODEL-symbol.json file (read without --params, as MXNet's load_checkpoint names them).", kind="flag")
+PARTIAL = Opt(("--partial",), "partial", "Accept --shape values that do not fit the graph (the wrong rank, a kernel "
+              "larger than the input): show what can be inferred, with a warning. Without it that is an error.",
+              kind="flag")
 ALLOW_UNKNOWN = Opt(("--allow-unknown-ops",), "allow_unknown_ops", "Accept ops that are not MXNet operators (custom "
                     "plugin builds): they are drawn with unknown shapes and totals become lower bounds. Without it such "
                     "a file is refused.", kind="flag")
@@ -358,7 +366,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   metavar="FILE", complete="file"),
               SHAPE,
               Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
-              Opt(("--rankdir",), "rankdir", "Layout direction.", kind="choice", choices=("tb", "lr", "bt", "rl"),
+              Opt(("--rankdir",), "rankdir", "The side the inputs are drawn on, the data flowing to the other: tb "
+                  "(top), bt (bottom), lr (left), rl (right).", kind="choice", choices=("tb", "lr", "bt", "rl"),
                   default="tb"),
               Opt(("--show-weights",), "show_weights", "Also draw weight/bias/moving-stat variables.", kind="flag"),
               Opt(("--full",), "full", "Draw every node exactly, even when graphviz will take long (big graphs are "
@@ -376,20 +385,22 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--format",), "fmt", "Output format when -o is - .", kind="choice", choices=("svg", "dot")),
               Opt(("--dtype",), "dtype", "Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes.",
                   multiple=True, metavar="NAME=TYPE"),
-              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
-                  ".dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, STRICT, ALLOW_UNKNOWN),
+              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
+                  "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
+              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
+        fast=True,
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
-        "Per-layer table (layer, op, output shape, params, previous layers) and correct totals.\n\n"
+        "Per-layer table (layer, op, output shape, params, aux, MACs, output bytes, previous layers) and correct "
+        "totals.\n\n"
         "Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled separately; each "
         "shared weight is counted once. The totals equal the sum of MXNet's infer_shape argument shapes (inputs and "
         "labels excluded). When an op is unknown or a parameter's shape cannot be inferred, the totals say \"at least\".",
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, STRICT, ALLOW_UNKNOWN),
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN), fast=True,
     ),
 )
 
