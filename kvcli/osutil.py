@@ -7,6 +7,8 @@
   adopted (they could swap its files, or listen on its sockets).
 * :func:`runtime_dir` — a short private folder for Unix sockets (a socket path holds at most
   107 bytes, whatever the session's name and home).
+* :func:`write_secret` / :func:`process_secret` — a new random secret in a private file (the
+  Ray auth tokens of the instances kvcli starts).
 * :func:`user_home` — the user's home folder, never ``/`` because ``HOME`` is empty.
 * :func:`pid_alive` — whether a process id is a running process of this user.
 * :func:`resource_problem` — one line for running out of memory or file descriptors.
@@ -194,6 +196,52 @@ def runtime_dir(room: int = 0) -> Path:
     )
 
 
+# ---------------------------------------------------------------------- secrets
+def write_secret(path: Path) -> Path:
+    """Write a new random secret (64 hex digits) into the new file ``path``: created 0600,
+    never through a symlink, never over an existing file (``O_EXCL``); returns ``path``.
+
+    Raises:
+        OSError: the file exists or cannot be created.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(unique_token(32))
+    return Path(path)
+
+
+def process_secret(prefix: str) -> Path:
+    """A new secret file for this process in the runtime folder (0700, this user's):
+    ``PREFIX-PID-RANDOM``, removed when this process exits; files of the same prefix whose
+    process is gone (killed) are removed first.
+
+    Raises:
+        UnsafePathError: the runtime folder is unsafe (see :func:`runtime_dir`).
+        OSError: the file cannot be created.
+    """
+    import atexit
+
+    folder = runtime_dir()
+    for stale in folder.glob(f"{prefix}-*-*"):
+        pid = stale.name[len(prefix) + 1:].split("-", 1)[0]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            try:
+                stale.unlink()
+            except OSError:  # gone meanwhile
+                pass
+    path = write_secret(folder / f"{prefix}-{os.getpid()}-{unique_token(8)}")
+    atexit.register(_remove_secret, path, os.getpid())
+    return path
+
+
+def _remove_secret(path: Path, pid: int) -> None:
+    if os.getpid() == pid:  # not in a forked child, whose parent still uses it
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 # ---------------------------------------------------------------------- the home
 def _password_home() -> str:
     try:
@@ -301,5 +349,6 @@ def _limit(name: str) -> int | None:
 
 __all__ = [
     "MAX_SOCKET_PATH", "PLAIN_FILE", "PRIVATE_DIR", "PRIVATE_FILE", "atomic_write", "expand_user", "folder_problem",
-    "fsync_dir", "pid_alive", "private_dir", "resource_problem", "runtime_dir", "user_home",
+    "fsync_dir", "pid_alive", "private_dir", "process_secret", "resource_problem", "runtime_dir", "user_home",
+    "write_secret",
 ]
