@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
+from kvcli.store.dist.group import ray_temp_dir  # noqa: E402
 from tests.other_user import as_user, other_uid  # noqa: E402
 from tests.runner import KVCLI, kvcli_env  # noqa: E402
 
@@ -140,6 +141,14 @@ def test_another_user_can_neither_join_a_launched_job_nor_read_its_token_or_logs
         assert attack["read"] == [] and not attack["joined"], attack
         assert "Authentication" in attack["error"] or "Unauthenticated" in attack["error"]
 
+        # Ray's logs hold what the job printed; the other user can open none of them
+        session = Path(record["session_dir"])
+        logs = [p for p in session.rglob("*") if p.is_file() and not p.is_symlink() and MARKER.encode() in p.read_bytes()]
+        assert logs, f"no log of {session} holds what the job printed"
+        assert session.is_relative_to(ray_temp_dir())  # not /tmp/ray, open to all
+        targets = [str(session), str(session / "logs"), *map(str, logs)]
+        assert set(as_user(uid, _try_to_read, targets).values()) == {"Permission denied"}
+
     finally:
         (out / "done").touch()
         try:
@@ -159,3 +168,22 @@ def test_a_dist_session_without_a_cluster_never_writes_rays_default_token(reacha
     assert done.returncode == 0, done.stderr
     assert not (home / ".ray").exists()
     assert "Token authentication is enabled" not in done.stderr  # kvcli chose token auth itself: no notice
+
+
+def test_the_namespace_clusters_ray_logs_are_private() -> None:
+    """bench/netns.py's cluster (``ray start --temp-dir``): Ray makes that folder 0777; it
+    lives in a 0700 folder, so another user reads none of its logs."""
+    sys.path.insert(0, str(HERE.parents[1]))
+    from bench.netns import netns_cluster, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(f"no namespace cluster: {reason}")
+    uid = other_uid()
+    with netns_cluster(1, cpus=1, object_store_mib=100) as cluster:
+        temp = Path(cluster.ray_temp)
+        logs = [p for p in temp.rglob("*.log") if p.is_file() and not p.is_symlink()]
+        assert logs, f"Ray wrote no logs under {temp}"
+        assert mode(temp.parent) == 0o700 and os.stat(temp.parent).st_uid == os.geteuid()
+        targets = [str(temp), *map(str, logs[:5])]
+        assert set(as_user(uid, _try_to_read, targets).values()) == {"Permission denied"}

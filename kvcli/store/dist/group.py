@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, StoreError
+from kvcli.osutil import runtime_dir
 from kvcli.store.base import Key
 
 ENV_ADDRESS = config.RAY_ADDRESS.name
@@ -48,11 +49,30 @@ def import_ray(kind: str) -> Any:
 LOCAL_RAY_SYSTEM_CONFIG: dict[str, Any] = {"worker_niceness": 0}
 
 
+#: Bytes the longest Unix socket path Ray makes takes after kvcli's runtime folder:
+#: ``/ray/session_2026-12-04_22-25-45_016847_PID/sockets/plasma_store.N`` (a 7-digit pid).
+RAY_SOCKET_ROOM = len("/ray/session_2026-12-04_22-25-45_016847_4194304/sockets/plasma_store.99")
+
+
+def ray_temp_dir() -> Path:
+    """The temp folder of the Ray instances kvcli starts: ``ray`` in this user's runtime
+    folder (:func:`kvcli.osutil.runtime_dir`: 0700, short enough for Ray's socket paths).
+    Ray makes the folders below it open to all (0777), as it does ``/tmp/ray``; the
+    runtime folder keeps every other user out of its logs, sockets and spilled objects.
+
+    Raises:
+        UnsafePathError: the runtime folder is another user's or open to others.
+    """
+    return runtime_dir(room=RAY_SOCKET_ROOM) / "ray"
+
+
 def ray_init_options(address: str) -> dict[str, Any]:
-    """The ``ray.init`` arguments kvcli uses for ``address`` (``"local"`` starts an instance)."""
+    """The ``ray.init`` arguments kvcli uses for ``address`` (``"local"`` starts an instance,
+    whose logs and sockets go to the private :func:`ray_temp_dir`)."""
     options: dict[str, Any] = {"address": address, "include_dashboard": False, "logging_level": logging.WARNING}
     if address == "local":  # a cluster that is joined keeps its own settings
         options["_system_config"] = dict(LOCAL_RAY_SYSTEM_CONFIG)
+        options["_temp_dir"] = str(ray_temp_dir())
     return options
 
 
