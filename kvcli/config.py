@@ -79,7 +79,8 @@ DEVICE_IDLE = _declare(Variable("KVCLI_DEVICE_IDLE", "float", 300.0,
 # ---------------------------------------------------------------------- values
 MAX_ELEMENTS = _declare(Variable("KVCLI_MAX_ELEMENTS", "int", 1 << 27,
                                  "largest value (elements) the value language, `-`, `@file` and `@fifo` build "
-                                 "or read (default 2**27 = 134,217,728)", low=1, high=1 << 62))
+                                 "or read, and each value of an `import` (default 2**27 = 134,217,728)",
+                                 low=1, high=1 << 62))
 STREAM_TIMEOUT = _declare(Variable("KVCLI_STREAM_TIMEOUT", "float", 30.0,
                                    "seconds a pipe or FIFO may stay silent while a value or a symbol file is read (default 30)",
                                    low=0.001, high=86400.0))
