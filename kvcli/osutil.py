@@ -173,27 +173,68 @@ def runtime_dir(room: int = 0) -> Path:
     enough that a name of ``room`` bytes fits after it in a socket path.
 
     ``$XDG_RUNTIME_DIR/kvcli`` when that is set and short enough (it is per user and goes
-    at logout), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``.
+    at logout), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``. The temporary
+    folder is everyone's: when another user made ``kvcli-UID`` there first (or it is open to
+    others) it is never adopted, and a private folder of an unpredictable name beside it,
+    ``kvcli-UID-XXXXXXXX``, is used instead (as ssh-agent and systemd make theirs); later
+    commands find it again (it is a folder of this user, 0700, which no one else can make).
 
     Raises:
-        UnsafePathError: the folder exists but belongs to someone else or is open to others.
+        UnsafePathError: ``$XDG_RUNTIME_DIR/kvcli`` belongs to someone else or is open to
+            others (that folder is the user's own: something is wrong there).
         OSError: it cannot be created.
     """
     uid = os.geteuid() if hasattr(os, "geteuid") else 0
-    candidates = []
+
+    def fits(folder: Path, extra: int = 0) -> bool:
+        return len(os.fsencode(str(folder))) + extra + 1 + room <= MAX_SOCKET_PATH
+
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg):
-        candidates.append(Path(xdg) / "kvcli")
+    if os.path.isabs(xdg) and fits(Path(xdg) / "kvcli"):
+        return private_dir(Path(xdg) / "kvcli", "runtime folder", create=True, closed=True)
     import tempfile
 
-    candidates += [Path(tempfile.gettempdir()) / f"kvcli-{uid}", Path("/tmp") / f"kvcli-{uid}"]
-    for folder in candidates:
-        if len(os.fsencode(str(folder))) + 1 + room <= MAX_SOCKET_PATH:
+    parents = list(dict.fromkeys([Path(tempfile.gettempdir()), Path("/tmp")]))
+    for parent in parents:
+        folder = parent / f"kvcli-{uid}"
+        if not fits(folder, 1 + _FALLBACK_RANDOM):  # room for the fallback's longer name too
+            continue
+        try:
             return private_dir(folder, "runtime folder", create=True, closed=True)
+        except UnsafePathError:
+            return _fallback_runtime_dir(parent, f"kvcli-{uid}-")
     raise UnsafePathError(  # pragma: no cover - /tmp/kvcli-UID always fits
-        f"no runtime folder short enough for a Unix socket among {', '.join(map(str, candidates))}: "
+        f"no runtime folder short enough for a Unix socket in {', '.join(map(str, parents))}: "
         "set XDG_RUNTIME_DIR to a short folder of yours"
     )
+
+
+#: Random characters of a fallback runtime folder's name (``tempfile.mkdtemp``'s).
+_FALLBACK_RANDOM = 8
+
+
+def _fallback_runtime_dir(parent: Path, prefix: str) -> Path:
+    """The first (by name) of this user's private folders ``PREFIX*`` in ``parent``, made
+    with an unpredictable name if there is none."""
+
+    def own() -> list[Path]:
+        found = []
+        for path in parent.glob(f"{prefix}*"):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+                found.append(path)
+        return sorted(found)
+
+    found = own()
+    if found:
+        return found[0]
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))  # 0700, O_EXCL: a name no one could take first
+    return (own() or [made])[0]  # a command running beside this one may have made one too: all take the first
 
 
 # ---------------------------------------------------------------------- secrets

@@ -589,11 +589,8 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
-                from kvcli.store.device.store import warm_folder
-
-                sockets = warm_folder(folder)
                 row.update(
-                    warm_devices=len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0,
+                    warm_devices=_warm_devices(folder) if manifest.store_type == "device" else 0,
                     type=manifest.store_type,
                     options=manifest.store_options,
                     updater=manifest.updater,
@@ -603,3 +600,15 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
                 )
         found.append(row)
     return found
+
+
+def _warm_devices(folder: Path) -> int | None:
+    """How many warm devices of the session in ``folder`` listen (None: unknown, the runtime
+    folder cannot be used; the listing never depends on it)."""
+    from kvcli.store.device.store import warm_folder
+
+    try:
+        sockets = warm_folder(folder)
+        return len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0
+    except (UnsafePathError, OSError):
+        return None
