@@ -17,10 +17,12 @@ from kvcli.session.live import LiveStore, Place
 from kvcli.arrays.npyio import remove_quietly
 from kvcli.session.files import (
     copy_file,
+    private_folder,
     new_file_name,
     read_npy,
     write_npy,
 )
+from kvcli.session.schema import MAX_COUNTER
 from kvcli.session.imports import ImportPlan, adopted_updater, plan, read_export, stage_state, stage_value
 from kvcli.session.manifest import KeyEntry, Manifest, write_json
 from kvcli.session.names import (
@@ -431,7 +433,9 @@ class Session:
             else:
                 store_type_, options = "local", {}
             # a new generation: every cached copy of the old manifest is stale
-            manifest = Manifest(store_type_, options, generation=(old.generation + 1 if old else 0))
+            # (a session at the largest generation a manifest holds starts over at 0)
+            generation = old.generation + 1 if old is not None and old.generation < MAX_COUNTER - 1 else 0
+            manifest = Manifest(store_type_, options, generation=generation)
             self._live.close_if_changed(manifest)
             self._live.loaded.clear()
             self._live.residuals = {}
@@ -465,7 +469,8 @@ class Session:
             manifest = txn.manifest
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
-            (folder / DATA).mkdir(parents=True, exist_ok=True)
+            private_folder(folder, "export folder")
+            private_folder(folder / DATA, "export data folder")
             for name in sorted(manifest.files()):
                 copy_file(self.path / DATA / name, folder / DATA / name)
             for entry in manifest.keys.values():  # an export holds every value as a file

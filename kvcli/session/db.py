@@ -166,6 +166,12 @@ def key_select(conn: sqlite3.Connection) -> str:
     return ", ".join(columns)
 
 
+#: The files SQLite keeps beside a database: its write-ahead log and the log's index, and a
+#: rollback journal (kvcli's databases use the log; a journal is left only by a crash while a
+#: database made by a migration or reset switches to it).
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def db_path(folder: Path) -> Path:
     return folder / DB
 
@@ -199,22 +205,27 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
     """
     path = db_path(folder)
     present = _check_file(path)
-    for suffix in ("-wal", "-shm"):
+    for suffix in SIDE_FILES:  # SQLite would open them by name: never through a symlink
         _check_file(Path(str(path) + suffix))
     if not present and not write:
         return None
     conn: sqlite3.Connection | None = None
+    created = False
     try:
         if immutable:
             conn = open_db(f"file:{path}?mode=ro&immutable=1", timeout, uri=True)
         elif write or os.access(folder, os.W_OK):
             if not present:  # created private, like every file kvcli writes
                 os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE))
+                created = True
             conn = open_db(str(path), timeout)
         else:
             flags = "" if os.path.exists(str(path) + "-wal") else "&immutable=1"
             conn = open_db(f"file:{path}?mode=ro{flags}", timeout, uri=True)
-        check_schema(conn, path)
+        if not check_schema(conn, path) and present:
+            # kvcli makes the tables in the call that creates the file: an existing database
+            # without them was emptied (truncated), and the session's keys are gone with it
+            raise corrupted(path, "it is empty: it holds none of the session's tables, so its keys are lost")
         conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk when COMMIT returns
         if write:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -226,6 +237,8 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
     except (sqlite3.DatabaseError, SessionError, OSError) as error:
         if conn is not None:
             conn.close()
+        if created:  # no half-made database is left (the next command would find it empty)
+            _remove(path)
         if isinstance(error, sqlite3.DatabaseError):
             raise db_error(path, error) from None
         if isinstance(error, OSError):

@@ -144,6 +144,20 @@ def private_session(home: Path, name: str, create: bool) -> Path:
     return folder
 
 
+def private_folder(path: Path, what: str) -> Path:
+    """``path`` as a folder of this user that no one else may write, created 0700 (its
+    parents the usual way) when missing: an export, whose files another user must not swap.
+
+    Raises:
+        UnsafePathError: it belongs to another user or others may write it.
+        SessionError: it cannot be created.
+    """
+    try:
+        return private_dir(path, what, create=True)
+    except OSError as error:
+        raise SessionError(f"cannot create the {what} {path}: {error.strerror or error}") from None
+
+
 # ---------------------------------------------------------------------- file helpers
 def remove_empty_dir(path: Path) -> None:
     try:
