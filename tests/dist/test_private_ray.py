@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
 from kvcli.store.dist.group import ray_temp_dir  # noqa: E402
-from tests.other_user import as_user, other_uid  # noqa: E402
+from tests.other_user import as_user, other_uid, reachable_folder  # noqa: E402
 from tests.runner import KVCLI, kvcli_env  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(240)]
@@ -66,14 +64,10 @@ def mode(path: Path) -> int:
 def reachable() -> Iterator[Path]:
     """A folder every user can reach, holding a home made as Debian's ``useradd -m`` makes
     one (0755: every local user may read what is in it)."""
-    folder = Path(tempfile.mkdtemp(prefix="kvcli-ray-users-"))
-    os.chmod(folder, 0o755)
-    (folder / "victim").mkdir(mode=0o755)
-    os.chmod(folder / "victim", 0o755)
-    try:
+    with reachable_folder("kvcli-ray-users-") as folder:
+        (folder / "victim").mkdir()
+        os.chmod(folder / "victim", 0o755)
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def victim_env(home: Path, **extra: str) -> dict[str, str]:

@@ -7,10 +7,8 @@ emptied ``session.db`` is shown as damaged and never taken for a new session; a 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import stat
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -20,7 +18,7 @@ import pytest
 from kvcli.errors import SessionError, UnsafePathError
 from kvcli.session import Session
 from kvcli.session.db import DB
-from tests.other_user import as_user, other_uid
+from tests.other_user import as_user, other_uid, reachable_folder
 from tests.runner import run_kvcli
 
 pytestmark = pytest.mark.timeout(120)
@@ -106,12 +104,8 @@ def test_an_emptied_database_is_listed_as_damaged_and_never_taken_for_a_new_sess
 # ---------------------------------------------------------------------- export folders
 @pytest.fixture
 def reachable() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="kvcli-export-"))
-    os.chmod(folder, 0o1777)  # as /tmp: anyone may make a folder in it
-    try:
+    with reachable_folder("kvcli-export-", 0o1777) as folder:  # as /tmp: anyone may make a folder in it
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _make_empty_folder(path: str) -> None:

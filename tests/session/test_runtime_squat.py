@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from tests.other_user import as_user, other_uid
+from tests.other_user import as_user, other_uid, reachable_folder
 from tests.runner import run_kvcli
 
 pytestmark = pytest.mark.timeout(180)
@@ -26,15 +24,8 @@ pytestmark = pytest.mark.timeout(180)
 def shared_tmp() -> Iterator[Path]:
     """A short temporary folder open to every user, as /tmp is (sticky, 1777): kvcli's
     TMPDIR in these tests, so the real runtime folder is left alone."""
-    folder = Path(tempfile.mkdtemp(prefix="kvsq", dir="/tmp"))
-    os.chmod(folder, 0o1777)
-    try:
+    with reachable_folder("kvsq", 0o1777) as folder:
         yield folder
-    finally:
-        for path in [folder, *folder.rglob("*")]:
-            if path.is_dir() and not path.is_symlink():
-                os.chmod(path, 0o700)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _squat(path: str) -> None:
