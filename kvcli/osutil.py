@@ -168,12 +168,14 @@ def private_dir(path: Path, what: str, create: bool = False, closed: bool = Fals
 
 
 # ---------------------------------------------------------------------- runtime folder
-def runtime_dir(room: int = 0) -> Path:
+def runtime_dir(room: int = 0, bulky: bool = False) -> Path:
     """A private folder (0700, this user's, created if needed) for Unix sockets, short
     enough that a name of ``room`` bytes fits after it in a socket path.
 
     ``$XDG_RUNTIME_DIR/kvcli`` when that is set and short enough (it is per user and goes
-    at logout), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``. The temporary
+    at logout) and the files are not ``bulky`` (that folder is a small in-memory file
+    system: Ray's logs and spilled objects go to the temporary folder, as Ray's own
+    ``/tmp/ray`` does), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``. The temporary
     folder is everyone's: when another user made ``kvcli-UID`` there first (or it is open to
     others) it is never adopted, and a private folder of an unpredictable name beside it,
     ``kvcli-UID-XXXXXXXX``, is used instead (as ssh-agent and systemd make theirs); later
@@ -190,7 +192,7 @@ def runtime_dir(room: int = 0) -> Path:
         return len(os.fsencode(str(folder))) + extra + 1 + room <= MAX_SOCKET_PATH
 
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg) and fits(Path(xdg) / "kvcli"):
+    if os.path.isabs(xdg) and fits(Path(xdg) / "kvcli") and not bulky:
         return private_dir(Path(xdg) / "kvcli", "runtime folder", create=True, closed=True)
     import tempfile
 

@@ -181,3 +181,17 @@ def test_the_namespace_clusters_ray_logs_are_private() -> None:
         assert mode(temp.parent) == 0o700 and os.stat(temp.parent).st_uid == os.geteuid()
         targets = [str(temp), *map(str, logs[:5])]
         assert set(as_user(uid, _try_to_read, targets).values()) == {"Permission denied"}
+
+
+def test_rays_temp_folder_is_not_the_small_in_memory_runtime_folder(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """$XDG_RUNTIME_DIR is a small tmpfs: Ray's logs and spilled objects go to the temporary
+    folder (where Ray's own /tmp/ray would be), in this user's 0700 folder there."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    temp = ray_temp_dir()
+    assert not temp.is_relative_to(tmp_path)
+    info = os.stat(temp.parent)
+    assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700
+    from kvcli.osutil import runtime_dir
+
+    assert runtime_dir() == tmp_path / "kvcli"  # the sockets stay there

@@ -56,14 +56,15 @@ RAY_SOCKET_ROOM = len("/ray/session_2026-12-04_22-25-45_016847_4194304/sockets/p
 
 def ray_temp_dir() -> Path:
     """The temp folder of the Ray instances kvcli starts: ``ray`` in this user's runtime
-    folder (:func:`kvcli.osutil.runtime_dir`: 0700, short enough for Ray's socket paths).
+    folder in the temporary folder (:func:`kvcli.osutil.runtime_dir`: 0700, short enough
+    for Ray's socket paths; where Ray's own ``/tmp/ray`` would be, for its bulky files).
     Ray makes the folders below it open to all (0777), as it does ``/tmp/ray``; the
     runtime folder keeps every other user out of its logs, sockets and spilled objects.
 
     Raises:
         UnsafePathError: the runtime folder is another user's or open to others.
     """
-    return runtime_dir(room=RAY_SOCKET_ROOM) / "ray"
+    return runtime_dir(room=RAY_SOCKET_ROOM, bulky=True) / "ray"
 
 
 def ray_init_options(address: str) -> dict[str, Any]:
