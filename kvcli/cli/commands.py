@@ -408,17 +408,42 @@ def run_export(options: GlobalOptions, folder: Path) -> None:
         output.note(f"exported {output.plural(count, 'key')} to {path}")
 
 
-def run_import(options: GlobalOptions, folder: Path) -> None:
+def run_import(options: GlobalOptions, folder: Path, merge: bool = False, yes: bool = False) -> None:
     with open_session(options) as session:
-        manifest = session.import_(folder)
+        planned = session.import_plan(folder, merge)
+        if planned.replaced or planned.dropped:
+            confirm(_import_question(session.name, folder, planned, merge), yes, options)
+        manifest = session.import_(folder, merge=merge)
         notices = list(session.notices)
+    changed = {"replaced": planned.replaced, "dropped": planned.dropped}
     if options.json:
         output.print_json({"imported": str(folder), "keys": list(manifest.keys), "updater": manifest.updater,
-                           "notices": notices})
+                           "merged": merge, **changed, "notices": notices})
     else:
         for notice in notices:
             output.note(notice)
-        output.note(f"imported {output.plural(len(manifest.keys), 'key')} from {folder} (updater {manifest.updater})")
+        done = [f"{what} {_key_list(keys)}" for what, keys in changed.items() if keys]
+        output.note(f"imported {output.plural(len(planned.replaced) + len(planned.added), 'key')} from {folder}"
+                    + (f" ({'; '.join(done)})" if done else "") + f" (updater {manifest.updater})")
+
+
+def _import_question(name: str, folder: Path, planned: Any, merge: bool) -> str:
+    """What an import will replace and drop, asked before it does."""
+    parts = []
+    if planned.replaced:
+        parts.append(f"replaces the values of {_key_list(planned.replaced)}")
+    if planned.dropped:
+        parts.append(f"drops {_key_list(planned.dropped)}")
+    keeps = "keeps its other keys, updater and state" if merge else "replaces its updater and optimizer state"
+    return f"import of {folder} into session {name!r} {' and '.join(parts)}, and {keeps}:"
+
+
+def _key_list(keys: Sequence[Any]) -> str:
+    """``key w`` / ``3 keys (w, b, c)`` / ``12 keys (k0, ..., k7 and 4 more)``."""
+    if len(keys) == 1:
+        return f"key {keys[0]}"
+    shown = ", ".join(str(k) for k in keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    return f"{len(keys)} keys ({shown})"
 
 
 def run_sessions(options: GlobalOptions) -> None:

@@ -271,9 +271,15 @@ SESSION_COMMANDS: tuple[Command, ...] = (
             ("kvcli export backup/  &&  kvcli --session copy import backup/",),
             args=(Arg("folder", "DIR", "A new or empty folder.", kind="path", complete="dir"),), needs_session=True),
     Command("import", "kvcli.cli.commands:run_import",
-            "Replace the session's keys and updater by those exported in DIR (all checked first).",
-            ("kvcli --session restored import backup/",),
-            args=(Arg("folder", "DIR", "A folder written by kvcli export.", kind="path", complete="dir"),)),
+            "Replace the session's keys, updater and optimizer state by those exported in DIR (all checked "
+            "first).\n\nWhen the session has keys, says which are replaced and dropped and asks first on a "
+            "terminal; --yes skips the question (needed in scripts). --merge imports only the exported keys' "
+            "values and keeps the session's other keys, its updater and its state.",
+            ("kvcli --session restored import backup/", "kvcli import backup/ --merge --yes"),
+            args=(Arg("folder", "DIR", "A folder written by kvcli export.", kind="path", complete="dir"),),
+            opts=(Opt(("--merge",), "merge", "Import only the exported keys (each set as init sets it: its optimizer "
+                      "state starts afresh); keep the session's other keys, its updater and its state.", kind="flag"),
+                  YES)),
     Command(
         "sessions", "kvcli.cli.commands:run_sessions", "List the sessions in the home folder (or delete one).",
         ("kvcli --home ./kv sessions", "kvcli sessions delete exp1 --yes"),

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcli.errors import DistributedError
-from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, atomic_write, pid_alive, private_dir
+from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, atomic_write, pid_alive, private_dir, write_secret
 
 INFO_FILE = "cluster.json"
 #: The cluster's Ray auth token (0600): Ray checks it on every call (token auth is on by
@@ -107,9 +106,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
     log = home / "cluster.log"
     token = token_path(home)
     token.unlink(missing_ok=True)
-    fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(secrets.token_hex(32))
+    write_secret(token)
     env = {**os.environ, **join_environment(home)}
     env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, PRIVATE_FILE), "wb") as sink:
@@ -258,7 +255,7 @@ def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.dist.group import start_local_ray
 
     stopping = False
 
@@ -267,7 +264,7 @@ def _hold(path: Path, cpus: int) -> None:
         stopping = True
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ray.init(num_cpus=cpus or None, **ray_init_options("local"))
+    start_local_ray(ray, token=token_path(path.parent), num_cpus=cpus or None)
     signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
     cpus_granted = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
     info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address), cpus_granted, time.time())

@@ -34,6 +34,7 @@ from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore, Place
 from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
 from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
+from kvcli.session.schema import MAX_COUNTER
 
 
 class _Txn:
@@ -224,7 +225,7 @@ class Committer:
             if not empty:
                 return
             self.close_db()
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", *db.SIDE_FILES):
                 remove_quietly(self.place.path / (DB + suffix))
         remove_empty_dir(self.place.path / DATA)
 
@@ -278,6 +279,7 @@ class Committer:
 
     def _commit(self, txn: _Txn) -> None:
         manifest = txn.manifest
+        self._check_counts(txn)
         data = self.place.path / DATA
         store = self.live.store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
@@ -379,6 +381,21 @@ class Committer:
             if self._leftovers_possible(manifest):
                 self.collect_garbage(manifest)
 
+    def _check_counts(self, txn: _Txn) -> None:
+        """Refuse a commit whose generation or a key's version would pass what a manifest
+        holds (the next read would find the session corrupted), before anything is written."""
+        manifest = txn.manifest
+        if manifest.generation + 1 > MAX_COUNTER - 1:
+            raise SessionError(f"session {self.place.name!r} has had {manifest.generation:,} commits, the most it "
+                               "counts; nothing was changed: call Session.reset() to start it over (this deletes "
+                               "its keys), or export it and import the copy into a new session")
+        for key in txn.changed:
+            entry = manifest.keys.get(key)
+            if entry is not None and entry.version > MAX_COUNTER - 1:
+                raise SessionError(f"key {key!r} has had {MAX_COUNTER - 1:,} writes, the most a session counts; "
+                                   "nothing was changed: delete the key and init it again (its count starts "
+                                   "over)")
+
     def _leftovers_possible(self, manifest: Manifest) -> bool:
         """Whether the folder may hold files no committed row names (a killed command's):
         more files in ``data/`` than the rows name, or a stale temporary or old manifest.
@@ -437,7 +454,7 @@ class Committer:
             except SessionError:
                 pass  # damaged: build a new database below
         self.close_db()
-        for suffix in ("-wal", "-shm"):
+        for suffix in db.SIDE_FILES:  # of the damaged database (a symlink is removed, not followed)
             remove_quietly(self.place.path / (DB + suffix))
         crash_point("before-manifest")
         db.create_from(self.place.path, manifest.to_json(with_data=True), lock_timeout())

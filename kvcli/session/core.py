@@ -14,22 +14,24 @@ from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError,
 from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
 from kvcli.session.live import LiveStore, Place, count_keys, state_text
+from kvcli.arrays.npyio import remove_quietly
 from kvcli.session.files import (
     check_export_folder,
-    check_regular,
     copy_file,
+    private_folder,
     new_file_name,
     read_npy,
     write_npy,
 )
-from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file, write_json
+from kvcli.session.schema import MAX_COUNTER
+from kvcli.session.imports import ImportPlan, adopted_updater, plan, read_export, stage_state, stage_value
+from kvcli.session.manifest import KeyEntry, Manifest, write_json
 from kvcli.session.names import (
     SAFE_DTYPES,
     SESSION_RE,
     DATA,
     DEFAULT_SESSION,
     EXPORT_FORMAT_VERSION,
-    INLINE_BYTES,
     MANIFEST,
     Key,
     absolute_python_spec,
@@ -477,7 +479,9 @@ class Session:
             else:
                 store_type_, options = "local", {}
             # a new generation: every cached copy of the old manifest is stale
-            manifest = Manifest(store_type_, options, generation=(old.generation + 1 if old else 0))
+            # (a session at the largest generation a manifest holds starts over at 0)
+            generation = old.generation + 1 if old is not None and old.generation < MAX_COUNTER - 1 else 0
+            manifest = Manifest(store_type_, options, generation=generation)
             self._live.close_if_changed(manifest)
             self._live.loaded.clear()
             self._live.residuals = {}
@@ -511,7 +515,8 @@ class Session:
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
             try:
-                (folder / DATA).mkdir(parents=True, exist_ok=True)
+                private_folder(folder, "export folder")
+                private_folder(folder / DATA, "export data folder")
                 for name in sorted(manifest.files()):
                     copy_file(self.path / DATA / name, folder / DATA / name)
                 for entry in manifest.keys.values():  # an export holds every value as a file
@@ -530,88 +535,73 @@ class Session:
                 raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
         return folder
 
-    def import_(self, folder: str | Path) -> Manifest:
-        """Replace the session's keys, updater and optimizer state by an exported copy.
+    def import_plan(self, folder: str | Path, merge: bool = False) -> ImportPlan:
+        """What :meth:`import_` of ``folder`` would do to the session's keys (replaced,
+        dropped, added), read without changing anything (the export is checked as the
+        import checks it)."""
+        source = read_export(Path(folder).expanduser())
+        return plan(self.peek_keys() if self.exists() else [], list(source.keys), merge)
 
-        Everything in ``folder`` is validated before the session changes; the session
-        keeps its own store type.
+    def import_(self, folder: str | Path, merge: bool = False) -> Manifest:
+        """Replace the session's keys, updater and optimizer state by an exported copy; with
+        ``merge``, only set the exported keys (as :meth:`init` would: their optimizer state
+        starts afresh) and keep the session's other keys, its updater and its state.
+
+        Everything in ``folder`` is checked (see :mod:`kvcli.session.imports`) before the
+        session changes; the session keeps its own store type. Call :meth:`import_plan`
+        first to tell the user which keys are replaced and dropped.
         """
         folder = Path(folder).expanduser()
-        source = load_manifest_file(folder / MANIFEST)
-        if source is None:
-            raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
-        small: dict[Key, np.ndarray] = {}  # values held in their row once imported
-        for key, entry in source.keys.items():
-            array = read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
-            if entry.nbytes <= INLINE_BYTES:
-                small[key] = np.array(array)
-        code = python_spec(source.updater) is not None
-        if source.optimizer_state:
-            state_path = folder / DATA / source.optimizer_state
-            check_regular(state_path, "the optimizer state file")
-            if not code:  # a python updater is dropped below, its state with it, unread
-                self._check_imported_state(folder, source, state_path)
-        with self._committer.transaction(write=True, create=True) as txn:
-            manifest = txn.manifest
-            manifest.keys = {}
-            txn.all_rows = True
-            for key, entry in source.keys.items():
-                name = new_file_name(".npy")
-                new = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
-                if key in small:
-                    new.hold(small[key])
-                else:
-                    copy_file(folder / DATA / entry.file, self.path / DATA / name)
-                manifest.keys[key] = new
-            manifest.updater = source.updater
-            manifest.updater_trust = None
-            self.notices = []
-            if code:  # an export never brings code to run
-                manifest.updater = "assign"
-                self.notices.append(
-                    f"the exported updater {source.updater} was not adopted"
-                    + (" nor its optimizer state" if source.optimizer_state else "")
-                    + " (an import never brings code to run); "
-                    "the session uses assign: set the updater again if you trust that file"
-                )
-            manifest.optimizer_state = None
-            if source.optimizer_state and manifest.updater != "assign":
-                manifest.optimizer_state = new_file_name(".npz")
-                copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
-            txn.dirty = True
+        source = read_export(folder)
+        self.notices = []
+        if merge:
+            return self._merge(folder, source)
+        updater, notices = adopted_updater(folder, source)
+        staged: list[Path] = []  # new files of the session: removed again if the import fails
+        try:
+            with self._committer.transaction(write=True, create=True) as txn:
+                manifest = txn.manifest
+                manifest.keys = {}
+                txn.all_rows = True
+                data = self.path / DATA
+                for key, entry in source.keys.items():
+                    new = KeyEntry(key, new_file_name(".npy"), entry.dtype, entry.shape, entry.version)
+                    staged.append(data / new.file)
+                    small = stage_value(folder, key, entry, data / new.file)
+                    if small is not None:
+                        new.hold(small)
+                    manifest.keys[key] = new
+                manifest.updater, manifest.updater_trust, manifest.optimizer_state = updater, None, None
+                if source.optimizer_state and python_spec(source.updater) is None:  # else dropped unread
+                    manifest.optimizer_state = new_file_name(".npz")
+                    staged.append(data / manifest.optimizer_state)
+                    stage_state(folder, source, data / manifest.optimizer_state)
+                txn.dirty = True
+        except BaseException:
+            for path in staged:
+                remove_quietly(path)
+            raise
+        self.notices = notices
         return manifest
 
+    def _merge(self, folder: Path, source: Manifest) -> Manifest:
+        """``import_(merge=True)``: each exported key set as :meth:`init` sets it."""
+        import tempfile
 
+        values: list[np.ndarray] = []
+        with tempfile.TemporaryDirectory(prefix="kvcli-import-") as scratch:  # 0700: this user's
+            for key, entry in source.keys.items():  # each file read once, checked, held
+                staged = Path(scratch) / entry.file
+                small = stage_value(folder, key, entry, staged)
+                values.append(small if small is not None else read_npy(staged, entry.dtype, tuple(entry.shape)).copy())
+        if source.updater != "assign" or source.optimizer_state:
+            self.notices.append(f"the exported updater {source.updater!r}"
+                                + (" and its optimizer state were" if source.optimizer_state else " was")
+                                + " not adopted (a merge keeps the session's)")
+        self.init(list(source.keys), values)
+        with self._committer.transaction(write=False) as txn:
+            return txn.manifest
 
-
-
-    @staticmethod
-    def _check_imported_state(folder: Path, source: Manifest, state_path: Path) -> None:
-        """An exported optimizer state must load into the export's own updater (never one its
-        file names: a file cannot bring code) and fit the export's keys, or nothing is imported."""
-        from kvcli.errors import KVCliError
-        from kvcli.optim.spec import parse_updater
-        from kvcli.optim.state import load_state, names_code, read_meta
-
-        def refused(problem: str) -> SessionError:
-            return SessionError(f"{folder} cannot be imported: {problem}; nothing was changed")
-
-        try:
-            saved = read_meta(state_path)
-            if names_code(saved.spec):
-                raise refused(f"its optimizer state file names Python code ({str(saved.spec)[:200]}), which an "
-                              "import never runs")
-            try:
-                updater = parse_updater(source.updater)
-            except KVCliError as error:
-                raise refused(f"its updater {source.updater!r} cannot be set up ({error})") from None
-            if not hasattr(updater, "load_state_dict"):
-                raise refused(f"it has an optimizer state file but its updater {source.updater!r} keeps no state")
-            load_state(state_path, updater, shapes=source.shapes(), all_keys=True, adopt_spec=False)
-        except SessionError:
-            raise
-        except KVCliError as error:
-            raise refused(str(error)) from None
 
     def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
         entry = manifest.keys.get(key)
@@ -632,19 +622,6 @@ class Session:
             raise KeyTypeError(
                 f"{found}: use one kind of key per session, or Session.reset()", problem=found, remedy="one-kind"
             )
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------------- listing
@@ -669,11 +646,8 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
             if manifest is None:  # only a lock file: a first command failed or is running
                 continue
             else:
-                from kvcli.store.device.store import warm_folder
-
-                sockets = warm_folder(folder)
                 row.update(
-                    warm_devices=len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0,
+                    warm_devices=_warm_devices(folder) if manifest.store_type == "device" else 0,
                     type=manifest.store_type,
                     options=manifest.store_options,
                     updater=manifest.updater,
@@ -683,3 +657,15 @@ def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
                 )
         found.append(row)
     return found
+
+
+def _warm_devices(folder: Path) -> int | None:
+    """How many warm devices of the session in ``folder`` listen (None: unknown, the runtime
+    folder cannot be used; the listing never depends on it)."""
+    from kvcli.store.device.store import warm_folder
+
+    try:
+        sockets = warm_folder(folder)
+        return len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0
+    except (UnsafePathError, OSError):
+        return None

@@ -215,7 +215,7 @@ def dot_program() -> Optional[str]:
     """Path of graphviz's ``dot`` (``KVCLI_DOT`` overrides), or ``None`` if it is missing."""
     override = config.get(config.DOT)
     if override:
-        return override if Path(override).exists() else None
+        return config.check_program(config.DOT, override)
     return shutil.which("dot")
 
 

@@ -5,6 +5,7 @@ command for minutes — so kvcli passes ``"local"`` unless an address is given."
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -29,6 +30,13 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> _FakeRay:
     monkeypatch.setattr(dist_group, "import_ray", lambda kind: fake)
     monkeypatch.delenv("KVCLI_RAY_ADDRESS", raising=False)
     monkeypatch.setattr(dist_group, "_joined", False)
+    for name in (dist_group.AUTH_MODE, dist_group.AUTH_TOKEN_PATH, dist_group.AUTH_TOKEN):
+        # a fake start still gives this process a token of its own: the real Ray this test
+        # process may run (and the commands it starts) keep theirs
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
     return fake
 
 

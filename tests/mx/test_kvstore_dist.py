@@ -22,14 +22,14 @@ pytestmark = [pytest.mark.dist, pytest.mark.timeout(180)]
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A local 2-CPU Ray (or the one another test module started)."""
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.dist.group import start_local_ray
 
     import ray
 
     ray.cloudpickle.register_pickle_by_value(dist_workers)  # the workers need no sys.path
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, **ray_init_options("local"))
+        start_local_ray(ray, num_cpus=2)
     yield ray
     if started:
         ray.shutdown()

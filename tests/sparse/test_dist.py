@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcl
 
 import kvcli  # noqa: E402
 import kvcli.mx as mx  # noqa: E402
-from kvcli.store.dist.group import ray_init_options  # noqa: E402
+from kvcli.store.dist.group import start_local_ray  # noqa: E402
 from kvcli.store.dist.launch import launch  # noqa: E402
 from kvcli.arrays.summation import sum_into  # noqa: E402
 from kvcli.arrays.sparse import RowSparse  # noqa: E402
@@ -33,7 +33,7 @@ def ray_session() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        ray.init(num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}}, **ray_init_options("local"))
+        start_local_ray(ray, num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}})
     # the launched worker function below lives in this test module: ship it by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield ray

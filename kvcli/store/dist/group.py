@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import time
 import uuid
 import zlib
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kvcli import config
-from kvcli.errors import DistributedError, StoreError
+from kvcli.errors import DistributedError, KVCliError, StoreError
+from kvcli.osutil import runtime_dir
 from kvcli.store.base import Key
 
 ENV_ADDRESS = config.RAY_ADDRESS.name
@@ -47,12 +49,60 @@ def import_ray(kind: str) -> Any:
 LOCAL_RAY_SYSTEM_CONFIG: dict[str, Any] = {"worker_niceness": 0}
 
 
+#: Bytes the longest Unix socket path Ray makes takes after kvcli's runtime folder:
+#: ``/ray/session_2026-12-04_22-25-45_016847_PID/sockets/plasma_store.N`` (a 7-digit pid).
+RAY_SOCKET_ROOM = len("/ray/session_2026-12-04_22-25-45_016847_4194304/sockets/plasma_store.99")
+
+
+def ray_temp_dir() -> Path:
+    """The temp folder of the Ray instances kvcli starts: ``ray`` in this user's runtime
+    folder in the temporary folder (:func:`kvcli.osutil.runtime_dir`: 0700, short enough
+    for Ray's socket paths; where Ray's own ``/tmp/ray`` would be, for its bulky files).
+    Ray makes the folders below it open to all (0777), as it does ``/tmp/ray``; the
+    runtime folder keeps every other user out of its logs, sockets and spilled objects.
+
+    Raises:
+        UnsafePathError: the runtime folder is another user's or open to others.
+    """
+    return runtime_dir(room=RAY_SOCKET_ROOM, bulky=True) / "ray"
+
+
 def ray_init_options(address: str) -> dict[str, Any]:
-    """The ``ray.init`` arguments kvcli uses for ``address`` (``"local"`` starts an instance)."""
+    """The ``ray.init`` arguments kvcli uses for ``address`` (``"local"`` starts an instance,
+    whose logs and sockets go to the private :func:`ray_temp_dir`)."""
     options: dict[str, Any] = {"address": address, "include_dashboard": False, "logging_level": logging.WARNING}
     if address == "local":  # a cluster that is joined keeps its own settings
         options["_system_config"] = dict(LOCAL_RAY_SYSTEM_CONFIG)
+        options["_temp_dir"] = str(ray_temp_dir())
     return options
+
+
+#: The environment variables of Ray's token authentication (Ray 2.52 and later): the mode,
+#: the file holding the token, and the token itself (which would win over the file).
+AUTH_MODE, AUTH_TOKEN_PATH, AUTH_TOKEN = "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_TOKEN"
+
+
+def start_local_ray(ray: Any, token: Path | None = None, **options: Any) -> None:
+    """Start a new local Ray instance for this process (``ray.init`` with
+    :func:`ray_init_options` ``("local")`` and ``options``) that no other local user can join.
+
+    Its auth token is a new private file (0600, in this user's 0700 runtime folder, removed
+    when this process exits) or ``token`` (the home's cluster token); this process, Ray's
+    processes and every worker they start (and the commands ``kvcli launch`` runs there)
+    inherit ``RAY_AUTH_TOKEN_PATH`` naming it. Ray's own default, ``~/.ray/auth_token``
+    (written 0644, in a home other users may read), is never written nor read.
+    """
+    from kvcli.osutil import process_secret
+
+    path = token if token is not None else process_secret("ray-token")
+    os.environ.pop(AUTH_TOKEN, None)
+    os.environ.update({AUTH_MODE: "token", AUTH_TOKEN_PATH: str(path)})
+    raylet: Any = getattr(ray, "_raylet", None)
+    if hasattr(raylet, "AuthenticationTokenLoader"):  # Ray 2.52 and later
+        # Ray read the variables when it was imported: read them again, as Ray itself does
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
+    ray.init(**ray_init_options("local"), **options)
 
 
 def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
@@ -71,8 +121,13 @@ def connect(address: str | None = None, kind: str = "dist_sync") -> Any:
     # cluster only when told to (KVCLI_RAY_ADDRESS, --ray-address, a session's kept cluster).
     address = address or config.get(config.RAY_ADDRESS) or "local"
     try:
-        ray.init(**ray_init_options(address), ignore_reinit_error=True)
-    except (ConnectionError, RuntimeError, ValueError) as error:
+        if address == "local":
+            start_local_ray(ray, ignore_reinit_error=True)
+        else:
+            ray.init(**ray_init_options(address), ignore_reinit_error=True)
+    except KVCliError:  # an unsafe runtime folder: its own line
+        raise
+    except (ConnectionError, RuntimeError, ValueError, OSError) as error:
         if address == "local":
             raise DistributedError(
                 f"{kind}: cannot start a local Ray instance: {error}; Ray's own messages above say why "
