@@ -36,6 +36,16 @@ NDArray.tostype = sparse.tostype_method  # type: ignore[attr-defined]
 NDArray.copyto = sparse.copyto_method(NDArray.copyto)  # type: ignore[method-assign]
 
 
+def _sparse_reduce(self: Any) -> Any:
+    """A sparse array pickles as its ``.params`` record (as MXNet's does)."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    return (ndarray_io.array_from_bytes, (bytes(ndarray_io.array_to_bytes(self)),))
+
+
+sparse.BaseSparseNDArray.__reduce__ = _sparse_reduce  # type: ignore[method-assign,assignment]
+
+
 def _getstate(self: NDArray) -> dict[str, bytearray]:
     """Pickled as MXNet pickles an NDArray: ``{'handle': <the array's .params record>}``,
     so arrays pickled by MXNet load here and the other way round."""
@@ -99,6 +109,9 @@ _install_optimizer_views(_OptimizerViews())
 _SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli.mx.ndarray.io"}
 
 __getattr__ = submodule_getattr("kvcli.mx.ndarray", _SUBMODULES, globals())
+
+# every nd function takes sparse arrays as MXNet does; sparse arrays get their methods
+sparse.bind(globals(), _functions.fluent_methods(), NDArray)
 
 __all__ = [  # noqa: F405 - random is loaded on first use
     *_ndarray.__all__,
