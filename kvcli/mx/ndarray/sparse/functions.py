@@ -25,7 +25,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kvcli.arrays.sparse import RowSparse
 from kvcli.errors import SparseUnsupportedError
 from kvcli.mx.ndarray import functions as dense_functions
 from kvcli.mx.ndarray import ndarray as dense_ndarray
@@ -328,10 +327,7 @@ def retain(data: Any, indices: Any, out: Any = None, name: str | None = None) ->
     unique and inside the shape: MXNet keeps others as given, making an invalid array."""
     if not isinstance(data, RowSparseNDArray):
         raise unsupported("nd.sparse.retain", getattr(data, "stype", DEFAULT), "it takes a row_sparse array")
-    values = np.asarray(indices._kvcli_buffer() if isinstance(indices, NDArray) else indices).reshape(-1)
-    # the checks of a row-sparse array's row ids (whole numbers, sorted, unique, in range)
-    ids = RowSparse(np.zeros((values.size, *data.shape[1:]), data._value.dtype), values, data.shape).indices
-    return _finish(kernels.retain(data, ids), out)  # type: ignore[no-any-return]
+    return _finish(data.retain(indices), out)  # type: ignore[no-any-return]
 
 
 def slice(data: Any, begin: Any, end: Any, step: Any = (), out: Any = None, name: str | None = None) -> NDArray:  # noqa: A001 - MXNet's name

@@ -152,12 +152,6 @@ def dense_dot_csr(lhs: np.ndarray, x: CSRNDArray) -> CSRNDArray:
 
 
 # ---------------------------------------------------------------------- rows and slices
-def retain(x: RowSparseNDArray, ids: np.ndarray) -> RowSparseNDArray:
-    """The rows ``ids`` of ``x`` (zero where ``x`` holds none), as MXNet's ``sparse.retain``."""
-    value = x._kvcli_row_sparse()
-    return RowSparseNDArray(value.rows(ids), x.context)
-
-
 def csr_slice(x: CSRNDArray, begin: int, end: int, col_begin: int, col_end: int) -> CSRNDArray:
     """Rows ``begin:end`` and columns ``col_begin:col_end`` (already normalised) of ``x``."""
     rows = x.rows(begin, end)
@@ -196,4 +190,4 @@ def csr_take_rows(x: CSRNDArray, positions: np.ndarray) -> CSRNDArray:
 
 
 __all__ = ["add_rows", "check_dot_dtype", "dense_with_stored", "csr_binary", "csr_concat_rows", "csr_dot_dense", "csr_slice",
-           "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "retain", "rsp_binary", "with_dense"]
+           "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "rsp_binary", "with_dense"]

@@ -100,10 +100,13 @@ class RowSparseNDArray(BaseSparseNDArray):
         self._value.validate()
 
     def retain(self, indices: Any) -> "RowSparseNDArray":
-        """``nd.sparse.retain(self, indices)``: only the rows ``indices``."""
-        from kvcli.mx.ndarray.sparse.functions import retain
-
-        return retain(self, indices)
+        """``nd.sparse.retain(self, indices)``: exactly the rows ``indices`` (zero where this
+        array holds none). The ids must be sorted, unique and inside the shape: MXNet keeps
+        others as given, making an array it then computes with wrongly."""
+        values = np.asarray(indices._kvcli_buffer() if isinstance(indices, NDArray) else indices).reshape(-1)
+        # the checks of a row-sparse array's row ids (whole numbers, sorted, unique, in range)
+        ids = RowSparse(np.zeros((values.size, *self.shape[1:]), self._value.dtype), values, self.shape).indices
+        return RowSparseNDArray(self._value.rows(ids), self._ctx)
 
     # -- indexing (MXNet allows only the whole array) -------------------------------------
     def __getitem__(self, index: Any) -> "RowSparseNDArray":
