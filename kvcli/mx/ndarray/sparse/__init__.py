@@ -60,7 +60,7 @@ def bind(namespace: dict[str, Any], fluent: dict[str, Callable[..., Any]], dense
     for name in ND_NAMES:
         if name in namespace:
             globals()[name] = namespace[name]
-    install_methods({name: _method(namespace[name]) for name in fluent if name in namespace})
+    install_methods({name: _method(namespace[name]) for name in (*fluent, "abs") if name in namespace})
     seal(dense_class)
 
 
