@@ -77,7 +77,8 @@ CASES = [
     ("take", "nd.take(x, nd.array([2, 0, 0]))"), ("take clip", "nd.take(x, nd.array([7, -1]))"),
     ("take wrap", "nd.take(x, nd.array([7, -1]), mode='wrap')"), ("take axis1", "nd.take(x, nd.array([0]), axis=1)"),
     ("cast default", "nd.sparse.cast_storage(x, 'default')"), ("cast same", "nd.sparse.cast_storage(x, x.stype)"),
-    ("tostype default", "x.tostype('default')"), ("tostype other", "x.tostype('csr' if x.stype == 'row_sparse' else 'row_sparse')"),
+    ("tostype default", "x.tostype('default')"),
+    ("tostype other", "x.tostype('csr' if x.stype == 'row_sparse' else 'row_sparse')"),
     ("T", "x.T"), ("transpose", "nd.transpose(x)"), ("broadcast_to", "nd.broadcast_to(x, x.shape)"),
     ("x.broadcast_to", "x.broadcast_to(x.shape)"), ("zeros_like", "nd.zeros_like(x)"), ("ones_like", "nd.ones_like(x)"),
     ("clip", "nd.clip(x, -1, 1)"), ("clip positive", "nd.clip(x, 1, 2)"), ("x.clip", "x.clip(-2, 0)"),
@@ -328,7 +329,8 @@ def in_subprocess(name: str) -> object:
     done = subprocess.run([sys.executable, __file__, "--part", name], capture_output=True, text=True, check=False)
     if done.returncode != 0 and name.startswith("ctor:"):  # MXNet built an invalid array and died reading it
         expr = dict(CONSTRUCTORS)[name[5:]]
-        return {name[5:]: {"expr": expr, "result": {"error": "crash", "message": f"MXNet's process died ({done.returncode})"}}}
+        died = {"error": "crash", "message": f"MXNet's process died ({done.returncode})"}
+        return {name[5:]: {"expr": expr, "result": died}}
     if done.returncode != 0:
         raise SystemExit(f"part {name} failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
