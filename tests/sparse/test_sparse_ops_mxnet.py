@@ -5,16 +5,18 @@ on csr and row_sparse inputs of several shapes and dtypes, every constructor for
 
 A result matches when it has MXNet's class, storage type, dtype and shape, the same bits
 (every nan counts as one value) and, for a sparse result, the same stored positions. Where
-MXNet raises, kvcli must raise. :data:`DEVIATIONS` lists the cases where kvcli deliberately
-differs, each with the reason (MXNet's answer is wrong, or MXNet builds an invalid array).
+MXNet raises, kvcli must raise. Two tables name every exception, each with its reason:
+:data:`DEVIATIONS` (MXNet's answer is wrong; kvcli's answer, or its refusal, is checked
+against numpy instead) and :data:`ULP_TOLERANCE` (values within one unit in the last place).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -27,16 +29,85 @@ REF = json.loads((DATA / "mxnet_sparse_ops_reference.json").read_text())
 PARAMS = DATA / "mxnet_params_sparse"
 nd = mx.nd
 
-#: case name -> why kvcli's answer differs from MXNet's (kvcli's is checked against numpy).
-DEVIATIONS = {
-    # MXNet 1.9.1's dense fallback of these scalar comparisons returns all zeros (wrong);
-    # kvcli gives the elementwise comparison
-    "x<1": "MXNet's _lesser_scalar fallback on sparse input returns zeros",
-    "x>=0": "MXNet's _greater_equal_scalar fallback on sparse input returns zeros",
-    "x<=y": "MXNet's broadcast_lesser_equal on two sparse inputs returns wrong values",
-    "d<x": "MXNet's broadcast_greater with a sparse operand returns wrong values",
-    "x>y": "MXNet's broadcast_greater on two sparse inputs returns wrong values",
+Inputs = dict[str, Any]  # one recorded case: "stype", "dtype", "shape" and the dense inputs "x", "y", "d", ...
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """Where MXNet 1.9.1's recorded answer is wrong and kvcli's differs on purpose."""
+
+    applies: Callable[[Inputs], bool]  # to which recorded inputs
+    why: str
+    #: kvcli's answer, from numpy: (storage type, dense values); None: kvcli refuses (raises)
+    expect: Callable[[Inputs], tuple[str, np.ndarray]] | None
+
+
+def _inf_sum(v: Inputs) -> bool:
+    """x's values without nans sum to an infinity (they hold infinities of one sign)."""
+    return v["dtype"].startswith("float") and bool(np.isinf(np.nansum(v["x"].astype(np.float64))))
+
+
+def _csr_row_vs_row(v: Inputs) -> bool:
+    """A 1-row csr array with a (1, n) dense operand, n > 1."""
+    return v["stype"] == "csr" and v["shape"][0] == 1 and v["shape"][1] > 1
+
+
+def _on_stored(op: Callable[[np.ndarray, np.ndarray], np.ndarray], other: str) -> Callable[[Inputs], Any]:
+    """``x op other`` on x's stored (non-zero) elements, zero elsewhere: a csr kernel's answer."""
+    def expect(v: Inputs) -> tuple[str, np.ndarray]:
+        with np.errstate(all="ignore"):
+            return "csr", np.where(v["x"] != 0, op(v["x"], v[other]), 0).astype(v["dtype"])
+    return expect
+
+
+def _reduced(total: Callable[[np.ndarray], Any]) -> Callable[[Inputs], tuple[str, np.ndarray]]:
+    def expect(v: Inputs) -> tuple[str, np.ndarray]:
+        wide = v["x"].astype(np.float32 if v["dtype"] == "float16" else v["dtype"])
+        return "default", np.asarray([total(wide)]).astype(v["dtype"])
+    return expect
+
+
+_COLUMN = "MXNet reads the (1, n) dense operand of a 1-row csr array as a column and applies its first value to " \
+          "every stored element; kvcli broadcasts the row over the stored elements, as MXNet does for any other csr"
+_KAHAN = "MXNet sums with Kahan compensation, whose residual turns an infinity into nan (nansum([inf, 3]) is nan " \
+         "there, sum is inf); kvcli gives the infinity"
+#: case name -> the deviation (kvcli's answer is checked against numpy on the inputs it applies to).
+DEVIATIONS: dict[str, Deviation] = {
+    "retain method": Deviation(
+        lambda v: v["stype"] == "row_sparse",
+        "MXNet's RowSparseNDArray.retain drops self (it calls retain(indices)) and returns (0,); kvcli retains the rows",
+        lambda v: ("row_sparse", np.where(np.arange(v["shape"][0])[:, None] == v["shape"][0] - 1, v["x"], 0))),
+    "nd.nansum": Deviation(_inf_sum, _KAHAN, _reduced(np.nansum)),
+    "nd.norm ord1": Deviation(lambda v: _inf_sum({**v, "x": np.abs(v["x"])}) and not np.isnan(v["x"]).any(), _KAHAN,
+                              _reduced(lambda a: np.abs(a).sum())),
+    "nd.norm axis1": Deviation(
+        lambda v: v["stype"] == "row_sparse" and v["dtype"].startswith("int"),
+        "MXNet's L2 norm of integers scales by the running maximum in integer division ([4, 0, -3] gives 4): "
+        "kvcli refuses integer L2 norms", None),
+    "nd.multiply xd": Deviation(_csr_row_vs_row, _COLUMN, _on_stored(np.multiply, "d")),
+    "broadcast_mul row": Deviation(_csr_row_vs_row, _COLUMN, _on_stored(np.multiply, "row")),
+    "x/d": Deviation(_csr_row_vs_row, _COLUMN, _on_stored(np.divide, "d")),
+    "broadcast_div row": Deviation(_csr_row_vs_row, _COLUMN, _on_stored(np.divide, "row")),
+    "slice neg": Deviation(
+        lambda v: v["stype"] == "csr" and v["shape"][0] == 1,
+        "MXNet's csr slice from begin=-2 of a 1-row array gives zeros; kvcli gives the row, as numpy and MXNet's "
+        "row_sparse slice do", lambda v: ("csr", v["x"])),
 }
+_FMATH = "numpy's elementwise float kernels round differently from the C library MXNet calls (the fmath branch " \
+         "replaces them with MXNet's own)"
+#: case name -> (the dtypes it covers, the most units in the last place kvcli's values may differ by, why).
+ULP_TOLERANCE: dict[str, tuple[tuple[str, ...], int, str]] = {
+    **{case: (("float32", "float64"), 4, _FMATH) for case in (
+        "nd.exp", "x.exp()", "nd.expm1", "x.expm1()", "nd.log10", "x.log10()", "nd.log2", "x.log2()", "nd.log1p",
+        "x.log1p()", "nd.sin", "x.sin()", "nd.cos", "x.cos()", "nd.tanh", "x.tanh()", "nd.sigmoid", "x.sigmoid()",
+        "exp out")},
+    "nd.norm axis1": (("float64",), 1, "MXNet's dense L2 norm (the row_sparse fallback) sums squares scaled by the "
+                      "running maximum (LAPACK's nrm2); kvcli's dense norm sums the squares"),
+    **{case: (("float64",), 1, "MXNet's dense dot (the storage fallback) is its BLAS, which sums with fused "
+              "multiply-adds; kvcli's dense dot is numpy's") for case in ("dot", "dot xT", "dot dense csrT")},
+}
+
+
 #: Constructor forms where MXNet builds an invalid array silently (or dies on it) and kvcli refuses.
 REFUSED_INVALID = {
     "rsp shape rows < max index", "rsp unsorted indices", "rsp repeated indices", "csr rows mismatch",
@@ -49,25 +120,30 @@ def dec(desc: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(raw, dtype=desc["dtype"]).reshape(desc["shape"]).copy()
 
 
-def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+def same_bits(got: np.ndarray, want: np.ndarray, ulps: int = 0) -> bool:
+    """Equal dtype, shape and bits (every nan counts as one value), or within ``ulps`` units in
+    the last place."""
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
     if got.dtype.kind == "f":
         nan = np.isnan(got) & np.isnan(want)
-        return bool(np.all(nan | (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))))
+        signed = f"i{got.itemsize}"
+        steps = np.abs(got.view(signed).astype(np.int64) - want.view(signed).astype(np.int64))
+        same_sign = np.signbit(got) == np.signbit(want)
+        return bool(np.all(nan | (same_sign & (steps <= ulps)) | (got.view(signed) == want.view(signed))))
     return bool(np.array_equal(got, want))
 
 
-def mismatch(got: Any, want: dict[str, Any]) -> str | None:
-    """Why ``got`` is not MXNet's recorded result, or None."""
+def mismatch(got: Any, want: dict[str, Any], ulps: int = 0) -> str | None:
+    """Why ``got`` is not MXNet's recorded result (values within ``ulps``), or None."""
     if "error" in want:
         return None if isinstance(got, BaseException) else f"MXNet raised {want['error']}: {want['message']}, kvcli gave a value"
     if isinstance(got, BaseException):
         return f"kvcli raised {type(got).__name__}: {got}"
     if want["type"] == "list":
-        if len(got) != len(want["items"]):
-            return "list length"
-        return next((m for g, w in zip(got, want["items"]) if (m := mismatch(g, w))), None)
+        if not isinstance(got, (list, tuple)) or len(got) != len(want["items"]):
+            return f"kvcli gave {type(got).__name__}, MXNet a list of {len(want['items'])}"
+        return next((m for g, w in zip(got, want["items"]) if (m := mismatch(g, w, ulps))), None)
     if want["type"] == "python":
         return None if got == want["value"] else f"{got!r} != {want['value']!r}"
     if not isinstance(got, nd.NDArray):
@@ -76,7 +152,7 @@ def mismatch(got: Any, want: dict[str, Any]) -> str | None:
                          ("shape", list(got.shape)), ("context", str(got.context))):
         if value != want[field]:
             return f"{field} {value} != {want[field]}"
-    if not same_bits(got.asnumpy(), dec(want["dense"])):
+    if not same_bits(got.asnumpy(), dec(want["dense"]), ulps):
         return f"values {got.asnumpy().tolist()} != {dec(want['dense']).tolist()}"
     if got.stype == "csr":
         rows = np.repeat(np.arange(got.shape[0]), np.diff(want["indptr"]))
@@ -101,28 +177,89 @@ def test_reference_is_mxnet_191_and_attributes_match() -> None:
     assert set(REF["ndarray_attributes"]) == MXNET_NDARRAY_ATTRIBUTES
 
 
-@pytest.mark.xfail(reason="open mismatches with MXNet remain (integer and float16 operands, nan sign handling, "
-                          "norm of integers, out= into sparse arrays): see the mxsparse report", strict=False)
+def case_env(case: dict[str, Any]) -> dict[str, Any]:
+    """The names a recorded expression reads, as kvcli arrays of the recorded inputs."""
+    env: dict[str, Any] = {"mx": mx, "nd": nd, "np": np}
+    env.update({k: nd.array(dec(v), dtype=case["dtype"]) for k, v in case["inputs"].items()})
+    env["x"], env["y"] = env["x"].tostype(case["stype"]), env["y"].tostype(case["stype"])
+    return env
+
+
+def deviation_problem(case: dict[str, Any], name: str, got: Any) -> str | None:
+    """Why ``got`` is not kvcli's answer for a listed deviation (numpy's, or a refusal), or None."""
+    deviation = DEVIATIONS[name]
+    values = {"stype": case["stype"], "dtype": case["dtype"], "shape": case["shape"],
+              **{k: dec(v) for k, v in case["inputs"].items()}}
+    if deviation.expect is None:
+        return None if isinstance(got, BaseException) else f"kvcli must refuse ({deviation.why})"
+    if isinstance(got, BaseException):
+        return f"kvcli raised {type(got).__name__}: {got}"
+    stype, dense = deviation.expect(values)
+    if got.stype != stype or not same_bits(got.asnumpy(), np.asarray(dense, case["dtype"])):
+        return f"{got.stype} {got.asnumpy().tolist()} != numpy's {stype} {np.asarray(dense).tolist()}"
+    return None
+
+
+def deviates(case: dict[str, Any], name: str) -> bool:
+    values = {"stype": case["stype"], "dtype": case["dtype"], "shape": case["shape"],
+              **{k: dec(v) for k, v in case["inputs"].items()}}
+    return name in DEVIATIONS and DEVIATIONS[name].applies(values)
+
+
+def tolerance(case: dict[str, Any], name: str) -> int:
+    """The ulps a case may differ by (:data:`ULP_TOLERANCE`)."""
+    dtypes, ulps, _why = ULP_TOLERANCE.get(name, ((), 0, ""))
+    return ulps if case["dtype"] in dtypes else 0
+
+
 @pytest.mark.parametrize("index", range(len(REF["ops"])),
                          ids=[f"{c['stype']}-{c['dtype']}-{'x'.join(map(str, c['shape']))}" for c in REF["ops"]])
 def test_functions_methods_and_operators_match_mxnet(index: int) -> None:
     case = REF["ops"][index]
-    env: dict[str, Any] = {"mx": mx, "nd": nd, "np": np}
-    env.update({k: nd.array(dec(v), dtype=case["dtype"]) for k, v in case["inputs"].items()})
-    env["x"], env["y"] = env["x"].tostype(case["stype"]), env["y"].tostype(case["stype"])
+    env = case_env(case)
     expressions = dict(REF["cases"])
     problems = []
     for name, want in case["results"].items():
         got = evaluate(expressions[name], env)
-        if name in DEVIATIONS:
-            dense = {k: (v.asnumpy() if isinstance(v, nd.NDArray) else v) for k, v in env.items()}
-            truth = evaluate(expressions[name], {**dense, "nd": nd, "mx": mx, "np": np})
-            assert not isinstance(got, BaseException) and np.array_equal(got.asnumpy(), np.asarray(truth)), name
-            continue
-        why = mismatch(got, want)
+        if deviates(case, name):
+            why = deviation_problem(case, name, got)
+        else:
+            why = mismatch(got, want, tolerance(case, name))
         if why:
             problems.append(f"{name} [{expressions[name]}]: {why}")
     assert not problems, "\n".join(problems)
+
+
+def test_each_deviation_is_needed() -> None:
+    """Each deviation differs from MXNet's record on some input it applies to (MXNet raises,
+    or its answer is not numpy's there): a deviation MXNet's record does not show fails here."""
+    shown: set[str] = set()
+    for case in REF["ops"]:
+        values = {"stype": case["stype"], "dtype": case["dtype"], "shape": case["shape"],
+                  **{k: dec(v) for k, v in case["inputs"].items()}}
+        for name, want in case["results"].items():
+            if not deviates(case, name):
+                continue
+            expect = DEVIATIONS[name].expect
+            if expect is None or "error" in want:
+                shown.add(name)
+                continue
+            stype, dense = expect(values)
+            if want.get("stype") != stype or not same_bits(dec(want["dense"]), np.asarray(dense, case["dtype"])):
+                shown.add(name)
+    assert shown == set(DEVIATIONS), f"deviations MXNet's record does not show: {set(DEVIATIONS) - shown}"
+
+
+@pytest.mark.parametrize("name", sorted(ULP_TOLERANCE))
+def test_each_tolerance_is_needed(name: str) -> None:
+    """A tolerance no recorded value needs is stale (e.g. the fmath entries once the
+    elementwise kernels are MXNet's): this fails until it is removed."""
+    dtypes, _ulps, _why = ULP_TOLERANCE[name]
+    expression = dict(REF["cases"])[name]
+    needed = [f"{c['stype']}-{c['dtype']}-{c['shape']}" for c in REF["ops"] if c["dtype"] in dtypes
+              and name in c["results"] and not deviates(c, name)
+              and mismatch(evaluate(expression, case_env(c)), c["results"][name]) is not None]
+    assert needed, f"ULP_TOLERANCE[{name!r}] is not needed any more: kvcli gives MXNet's bits, remove the entry"
 
 
 @pytest.mark.parametrize("name", sorted(REF["constructors"]))

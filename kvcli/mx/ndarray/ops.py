@@ -104,6 +104,8 @@ def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.
     other = _operand(name, lhs, rhs)
     x, y = (other, lhs) if reflected else (lhs, other)
     with np.errstate(all="ignore"):  # MXNet gives inf/nan (or wraps) without a warning
+        if name == "pow" and lhs.dtype.kind in "iu":  # MXNet: powf of the values as floats, truncated (2 ** -1 is 0)
+            x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
         result = func(x, y)
     return np.asarray(result).astype(lhs.dtype, copy=False)
 
@@ -119,10 +121,10 @@ def binary_inplace(name: str, lhs: np.ndarray, rhs: Any) -> None:
         raise NDArrayError(f"in-place {name}: the result has shape {shape}, not this array's {lhs.shape}")
     func = ARITHMETIC[name]
     with np.errstate(all="ignore"):
-        if isinstance(func, np.ufunc):
+        if isinstance(func, np.ufunc) and name != "pow":
             func(lhs, other, out=lhs)
-        else:  # integer division truncating toward zero
-            lhs[...] = np.asarray(func(lhs, other)).astype(lhs.dtype, copy=False)
+        else:  # MXNet's own kernels (power, mod, division truncating toward zero ...)
+            lhs[...] = binary(name, lhs, other)
 
 
 def unary(name: str, data: np.ndarray) -> np.ndarray:
@@ -134,7 +136,8 @@ def unary(name: str, data: np.ndarray) -> np.ndarray:
 
 
 UNARY: dict[str, Callable[[Any], Any]] = {
-    "sqrt": np.sqrt, "square": np.square, "sign": np.sign, "abs": np.abs, "negative": np.negative,
+    "sqrt": np.sqrt, "square": np.square, "abs": np.abs, "negative": np.negative,
+    "sign": lambda x: np.sign(np.where(np.isnan(x), 0, x) + 0),  # MXNet: 0 for nan and -0
 }
 
 
@@ -142,8 +145,8 @@ def dot(lhs: np.ndarray, rhs: np.ndarray, transpose_a: bool = False, transpose_b
     """MXNet's ``dot``: the last axis of ``lhs`` with the first of ``rhs``; floats only;
     two vectors give shape ``(1,)``."""
     dtype = check_same_dtype("dot", lhs, rhs)
-    if not np.issubdtype(dtype, np.floating):
-        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot takes float16/32/64): use .astype('float32')")
+    if dtype not in (np.float32, np.float64):
+        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot on CPU takes float32/64): use .astype('float32')")
     x = lhs.T if transpose_a else lhs
     y = rhs.T if transpose_b else rhs
     if x.ndim == 0 or y.ndim == 0 or x.shape[-1] != y.shape[0]:
@@ -181,10 +184,12 @@ def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = Fals
     (MXNet's float16 reduction order can make a result differ from kvcli's by one ulp)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    if ord == 1 and data.dtype.kind in "iu":  # MXNet: |x| summed in the integer type (wrapping)
+        return reduced(np.abs(data).sum(axis=axes, keepdims=keepdims, dtype=data.dtype), data.dtype)
     if not np.issubdtype(data.dtype, np.floating):
         raise NDArrayError(f"norm: dtype {data.dtype} is not supported by kvcli: use .astype('float32') first")
     wide = data.astype(np.float64 if data.dtype == np.float64 else np.float32)
-    axes = tuple(axis) if isinstance(axis, (list, tuple)) else axis
     if ord == 1:
         result = np.abs(wide).sum(axis=axes, keepdims=keepdims)
     else:

@@ -76,6 +76,18 @@ def check_stype(stype: Any, where: str) -> str:
     return str(stype)
 
 
+def axis_range(size: int, begin: Any, end: Any) -> tuple[int, int]:
+    """``begin:end`` of an axis of ``size`` as numpy reads it (None: the start / the end;
+    negative counts from the end; beyond the axis stops at its ends), which is what MXNet's
+    slice gives on a row_sparse or dense array; nothing selected is refused, as MXNet's csr
+    slice refuses it (it makes no empty csr array)."""
+    lo, hi, _ = slice(begin, end).indices(size)
+    if lo >= hi:
+        raise SparseUnsupportedError(f"slice: begin {begin}, end {end} select nothing of an axis of size {size} "
+                                     "(MXNet makes no empty csr array either)")
+    return lo, hi
+
+
 class BaseSparseNDArray(NDArray):
     """An NDArray in a sparse storage format (``mxnet.nd.sparse.BaseSparseNDArray``)."""
 
@@ -92,6 +104,11 @@ class BaseSparseNDArray(NDArray):
     def _assign_dense(self, dense: np.ndarray) -> None:
         """Become the sparse form of ``dense`` (same shape), keeping this array's storage type
         and dtype: what MXNet does when a dense result is written into a sparse ``out``."""
+        raise NotImplementedError
+
+    def _assign_sparse(self, other: "BaseSparseNDArray") -> None:
+        """Become a copy of ``other`` (same shape and storage type), stored positions included
+        (those holding zeros too), in this array's dtype: MXNet's ``copyto`` between sparse arrays."""
         raise NotImplementedError
 
     def _with_context(self, ctx: Context) -> "BaseSparseNDArray":
@@ -195,7 +212,7 @@ class BaseSparseNDArray(NDArray):
         if tuple(other.shape) != tuple(self.shape):
             raise SparseUnsupportedError(f"copyto: shape {self.shape} cannot be copied into shape {other.shape}")
         if isinstance(other, BaseSparseNDArray):
-            other._assign_dense(self._dense())
+            other._assign_sparse(self)
         else:
             np.copyto(other._kvcli_buffer(), self._dense(), casting="unsafe")
         return other
@@ -224,9 +241,9 @@ class BaseSparseNDArray(NDArray):
     def __hash__(self) -> int:  # by identity, as MXNet's
         return id(self) // 16
 
-    # -- in place: MXNet computes ``self op other`` and copies it back into this storage -------
+    # -- in place: MXNet computes ``self op other`` and copies it back (``result.copyto(self)``) --
     def _assign(self, result: Any) -> "BaseSparseNDArray":
-        self._assign_dense(np.asarray(result._dense() if is_sparse(result) else result.asnumpy()))
+        result.copyto(self)
         return self
 
     def __iadd__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
@@ -293,5 +310,5 @@ def seal(dense_class: type) -> None:
             setattr(BaseSparseNDArray, name, _refusing(name))
 
 
-__all__ = ["BaseSparseNDArray", "CSR", "check_stype", "DEFAULT", "ROW_SPARSE", "STYPES", "install_methods", "is_sparse", "seal",
+__all__ = ["BaseSparseNDArray", "CSR", "axis_range", "check_stype", "DEFAULT", "ROW_SPARSE", "STYPES", "install_methods", "is_sparse", "seal",
            "unsupported"]

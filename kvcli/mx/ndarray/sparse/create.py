@@ -20,7 +20,7 @@ import numpy as np
 from kvcli.arrays.sparse import RowSparse
 from kvcli.errors import CSRError, RowSparseError, ShapeMismatchError, SparseUnsupportedError
 from kvcli.mx.ndarray.context import Context
-from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context
+from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context, as_shape
 from kvcli.mx.ndarray.ndarray import zeros as dense_zeros
 from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, STYPES, check_stype, is_sparse
 from kvcli.mx.ndarray.sparse.csr import INDEX_DTYPE, CSRNDArray, csr_shape
@@ -292,10 +292,28 @@ def wrap(value: Any, ctx: Context | None = None) -> NDArray:
 def nd_zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None,
              **kwargs: Any) -> NDArray:
     """An array of zeros (float32 unless ``dtype`` says otherwise); ``stype='row_sparse'``
-    (``'csr'``) gives a :class:`RowSparseNDArray` (:class:`CSRNDArray`) storing nothing."""
+    (``'csr'``) gives a :class:`RowSparseNDArray` (:class:`CSRNDArray`) storing nothing, and so
+    does a sparse ``out=``."""
     if stype is not None and stype != DEFAULT:
         return zeros(stype, shape, ctx, dtype)
+    if is_sparse(kwargs.get("out")):
+        return filled_into("zeros", shape, dtype, kwargs["out"])
     return dense_zeros(shape, ctx, dtype, **kwargs)
+
+
+def filled_into(name: str, shape: Any, dtype: Any, out: Any) -> NDArray:
+    """``nd.zeros`` / ``nd.ones`` with a sparse ``out``: ``out`` holding zeros (nothing stored)
+    or ones (everything stored), keeping its storage type; the shape and the dtype (float32
+    unless given) must be ``out``'s, as MXNet checks."""
+    wanted = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    if np.dtype(out.dtype) != wanted:
+        raise SparseUnsupportedError(f"{name}: Type inconsistent, Provided = {np.dtype(out.dtype)}, inferred type = "
+                                     f"{wanted}: give dtype={np.dtype(out.dtype).name!r} or an out of {wanted}")
+    if tuple(out.shape) != as_shape(shape):
+        raise SparseUnsupportedError(f"{name}: Shape inconsistent, Provided = {tuple(out.shape)}, inferred shape = "
+                                     f"{as_shape(shape)}")
+    out._assign_dense(np.full(out.shape, 0 if name == "zeros" else 1, wanted))
+    return out  # type: ignore[no-any-return]
 
 
 nd_zeros.__name__ = nd_zeros.__qualname__ = "zeros"
@@ -328,5 +346,5 @@ def copyto_method(dense_copyto: Any) -> Any:
     return copyto
 
 
-__all__ = ["array", "cast_storage", "check_shape", "copyto_method", "csr_matrix", "empty", "nd_zeros",
+__all__ = ["array", "cast_storage", "check_shape", "copyto_method", "csr_matrix", "empty", "filled_into", "nd_zeros",
            "row_sparse_array", "tostype", "tostype_dense", "tostype_method", "wrap", "zeros"]

@@ -10,14 +10,14 @@ refuses them too); optimizers update CSR weights through MXNet's storage fallbac
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
 from kvcli.errors import CSRError, SparseUnsupportedError
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ndarray import NDArray, as_context
-from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, BaseSparseNDArray, check_stype, is_sparse
+from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, BaseSparseNDArray, axis_range, check_stype, is_sparse
 
 INDEX_DTYPE = np.dtype(np.int64)
 
@@ -73,6 +73,11 @@ class CSRNDArray(BaseSparseNDArray):
     def _assign_dense(self, dense: np.ndarray) -> None:
         other = CSRNDArray.from_dense(np.asarray(dense).astype(self._values.dtype, copy=False), self._ctx)
         self._values, self._columns, self._indptr = other._values, other._columns, other._indptr
+
+    def _assign_sparse(self, other: BaseSparseNDArray) -> None:
+        source = cast(CSRNDArray, other)  # the same storage type: copyto checked it
+        self._values = source._values.astype(self._values.dtype, copy=True)
+        self._columns, self._indptr = source._columns.copy(), source._indptr.copy()
 
     #: The optimizers' protocol for a CSR weight (kvcli.optim.base): become these dense values.
     _kvcli_assign_dense = _assign_dense
@@ -140,7 +145,8 @@ class CSRNDArray(BaseSparseNDArray):
         """A copy with values of ``dtype`` (``self`` when ``copy=False`` and it has that dtype)."""
         if not copy and np.dtype(dtype) == self._values.dtype:
             return self
-        return self._with_values(self._values.astype(dtype))
+        with np.errstate(invalid="ignore"):  # nan to integers: C's conversion, silent as in MXNet
+            return self._with_values(self._values.astype(dtype))
 
     def copy(self) -> "CSRNDArray":
         return self._with_context(self._ctx)
@@ -159,10 +165,10 @@ class CSRNDArray(BaseSparseNDArray):
                                dtype=self._values.dtype)
 
     # -- indexing: rows, as MXNet's ``x[i]`` and ``x[a:b]`` (nd.sparse.slice on axis 0) --------
-    def rows(self, begin: int, end: int) -> "CSRNDArray":
-        """Rows ``begin:end`` (MXNet's slice: negative counts from the end, clamped to the shape)."""
-        start, stop, _ = slice(begin, end).indices(self._shape[0])
-        stop = max(stop, start)
+    def rows(self, begin: int | None, end: int | None) -> "CSRNDArray":
+        """Rows ``begin:end`` (MXNet's slice: negative counts from the end, an end past the last
+        row stops there; nothing selected is refused, as MXNet makes no empty array)."""
+        start, stop = axis_range(self._shape[0], begin, end)
         lo, hi = self._indptr[start], self._indptr[stop]
         return CSRNDArray(self._values[lo:hi].copy(), self._columns[lo:hi].copy(), self._indptr[start:stop + 1] - lo,
                           (stop - start, self._shape[1]), self._ctx)
@@ -178,7 +184,7 @@ class CSRNDArray(BaseSparseNDArray):
                                              "use .tostype('default') for steps")
             if key.start is None and key.stop is None:
                 return self
-            return self.rows(key.start or 0, self._shape[0] if key.stop is None else key.stop)
+            return self.rows(key.start, key.stop)
         if isinstance(key, tuple):
             raise SparseUnsupportedError("Multi-dimension indexing is not supported on a csr array (by MXNet either): "
                                          "use .tostype('default') first")

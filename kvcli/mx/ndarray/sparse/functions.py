@@ -31,8 +31,9 @@ from kvcli.mx.ndarray import ndarray as dense_ndarray
 from kvcli.mx.ndarray import ops as nd_ops
 from kvcli.mx.ndarray.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import kernels
-from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, is_sparse, unsupported
+from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, axis_range, is_sparse, unsupported
 from kvcli.mx.ndarray.sparse.create import array as sparse_array
+from kvcli.mx.ndarray.sparse.create import filled_into
 from kvcli.mx.ndarray.sparse.create import zeros as sparse_zeros
 from kvcli.mx.ndarray.sparse.csr import CSRNDArray
 from kvcli.mx.ndarray.sparse.rowsparse import RowSparseNDArray
@@ -169,6 +170,41 @@ def _zeros_like(name: str, data: Any, out: Any = None, **kwargs: Any) -> Any:
     return _finish(sparse_zeros(data.stype, data.shape, data.context, data.dtype), out)
 
 
+@_rule("norm")
+def _norm(name: str, data: Any, ord: int = 2, axis: Any = None, keepdims: bool = False, out: Any = None,
+          **kwargs: Any) -> Any:
+    """MXNet's L2 norm kernels: a sparse array over all axes (float32/float64 only), a csr array
+    over axis 0 or 1 without keepdims (floats only); every other norm is the fallback."""
+    if is_sparse(data) and ord == 2:
+        axes = () if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        dtype = np.dtype(data.dtype)
+        if not axes and dtype == np.float16:
+            raise unsupported("the L2 norm of float16 values", data.stype, "MXNet's sparse norm is not implemented "
+                              "for float16 either: use .astype('float32')")
+        kernel = not axes or (isinstance(data, CSRNDArray) and len(axes) == 1 and axes[0] in (0, 1) and not keepdims)
+        if kernel and dtype.kind != "f":
+            raise unsupported(f"the L2 norm of {dtype} values", data.stype, "MXNet's sparse norm takes floating "
+                              "point types only: use .astype('float32')")
+    return fallback(name, (data,), {"ord": ord, "axis": axis, "keepdims": keepdims, "out": out, **kwargs})
+
+
+@_rule("ones")
+def _ones(name: str, shape: Any, ctx: Any = None, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:
+    if not is_sparse(out):
+        return fallback(name, (shape, ctx, dtype), {"out": out, **kwargs})
+    return filled_into(name, shape, dtype, out)
+
+
+@_rule("full")
+def _full(name: str, shape: Any, val: Any, ctx: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``nd.full(shape, val, out=sparse)`` is MXNet's ``out[:] = val`` (shape and dtype unused):
+    a row_sparse ``out`` holds ``val`` in every row; a csr one refuses a number."""
+    if not is_sparse(out):
+        return fallback(name, (shape, val, ctx), {"dtype": dtype, "out": out})
+    out[:] = val
+    return out
+
+
 # ---------------------------------------------------------------------- binary
 def _scalar(value: Any) -> bool:
     return nd_ops.is_scalar(value)
@@ -188,18 +224,38 @@ def _scale(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> Any
 
 @_rule("broadcast_mul", "broadcast_div")
 def _broadcast(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> Any:
-    if isinstance(lhs, CSRNDArray) and isinstance(rhs, NDArray) and not is_sparse(rhs):
+    """csr times (or over) a dense array: MXNet's csr kernels, on the stored values only (csr result)."""
+    if isinstance(lhs, CSRNDArray) and _is_dense(rhs):
         other = rhs._kvcli_buffer()
         nd_ops.check_same_dtype(name, lhs._values, other)
-        if other.shape == lhs.shape and name == "broadcast_div":
-            raise SparseUnsupportedError("Please use elemwise_div for division between csr and dense of the same "
-                                         "shape (MXNet's broadcast_div refuses it too)")
+        if other.ndim > 2:
+            raise SparseUnsupportedError(f"{name}: a csr array broadcasts with a dense array of at most 2 dimensions "
+                                         f"(MXNet neither), not shape {other.shape}")
+        if other.ndim == 2 and other.shape[0] != 1 and other.shape[1] != 1:  # MXNet's kernel for one shape
+            if name == "broadcast_div":
+                raise SparseUnsupportedError("Please use elemwise_div for division between csr and dense of the same "
+                                             "shape (MXNet's broadcast_div refuses it too)")
+            if other.shape != lhs.shape:
+                raise SparseUnsupportedError(f"{name}: shapes {lhs.shape} and {other.shape} differ")
+            kernels.check_float(name, other.dtype)
         try:
             np.broadcast_to(other, lhs.shape)
         except ValueError:
             raise SparseUnsupportedError(f"{name}: shape {other.shape} does not broadcast to the csr's {lhs.shape}") \
                 from None
+        # A (1, n) operand of a 1-row csr is its row, as for any csr (MXNet 1.9.1 reads it as a column
+        # and uses its first value throughout: one of the deviations its record test lists).
         return _finish(kernels.with_dense(lhs, other, _OP_OF[name]), out)
+    return fallback(name, (lhs, rhs), {"out": out, **kwargs})
+
+
+@_rule("add", "subtract", "broadcast_add", "broadcast_plus", "broadcast_sub", "broadcast_minus")
+def _add_subtract(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> Any:
+    """csr ± dense of one shape: MXNet's csr kernel (float32/float64 only, dense result); any
+    other pair is MXNet's fallback."""
+    if _csr_and_dense(lhs, rhs) and lhs.shape == rhs.shape:
+        op = "add" if name in ("add", "broadcast_add", "broadcast_plus") else "sub"
+        return _elemwise(f"elemwise_{op}", lhs, rhs, out=out, **kwargs)
     return fallback(name, (lhs, rhs), {"out": out, **kwargs})
 
 
@@ -214,9 +270,19 @@ def _compare(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> A
     return fallback(name, (lhs, rhs), {"out": out, **kwargs})
 
 
+def _is_dense(value: Any) -> bool:
+    return isinstance(value, NDArray) and not is_sparse(value)
+
+
+def _csr_and_dense(lhs: Any, rhs: Any) -> bool:
+    return (isinstance(lhs, CSRNDArray) and _is_dense(rhs)) or (isinstance(rhs, CSRNDArray) and _is_dense(lhs))
+
+
 @_rule("elemwise_add", "elemwise_sub", "elemwise_mul")
 def _elemwise(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> Any:
     op = _OP_OF[name]
+    if _csr_and_dense(lhs, rhs):  # MXNet's csr-with-dense kernels
+        kernels.check_float(name, lhs.dtype)
     if is_sparse(lhs) and is_sparse(rhs) and lhs.stype == rhs.stype:
         if lhs.shape != rhs.shape:
             raise SparseUnsupportedError(f"{name}: shapes {lhs.shape} and {rhs.shape} differ")
@@ -332,25 +398,22 @@ def retain(data: Any, indices: Any, out: Any = None, name: str | None = None) ->
 
 def slice(data: Any, begin: Any, end: Any, step: Any = (), out: Any = None, name: str | None = None) -> NDArray:  # noqa: A001 - MXNet's name
     """MXNet's ``slice``: ``data[begin[0]:end[0], begin[1]:end[1], ...]`` (None: the whole
-    axis; negative counts from the end). A csr array sliced without steps stays csr."""
+    axis; negative counts from the end). A csr array sliced without steps stays csr, and
+    refuses an empty selection as MXNet does; other arrays give numpy's selection, dense."""
     begin, end = tuple(begin), tuple(end)
     step = tuple(step or ())
     if len(begin) != len(end) or len(begin) > data.ndim:
         raise SparseUnsupportedError(f"slice: begin {begin} and end {end} must have equal lengths, at most {data.ndim}")
-    bounds = []
-    for axis in range(data.ndim):
-        size = data.shape[axis]
-        if axis < len(begin):
-            lo, hi, st = builtins.slice(begin[axis], end[axis],
-                                       step[axis] if axis < len(step) else None).indices(size)
-        else:
-            lo, hi, st = 0, size, 1
-        bounds.append((lo, max(hi, lo) if st > 0 else hi, st))
-    if isinstance(data, CSRNDArray) and all(st == 1 for _, _, st in bounds):
-        (r0, r1, _), (c0, c1, _) = bounds
+    steps = [step[axis] if axis < len(step) and step[axis] is not None else 1 for axis in range(len(begin))]
+    if isinstance(data, CSRNDArray) and all(st == 1 for st in steps):
+        (r0, r1), (c0, c1) = (axis_range(size, begin[axis], end[axis]) if axis < len(begin) else (0, size)
+                              for axis, size in enumerate(data.shape))
         return _finish(kernels.csr_slice(data, r0, r1, c0, c1), out)  # type: ignore[no-any-return]
+    # MXNet's dense slice (the storage fallback): numpy's, an empty selection included
+    bounds = [builtins.slice(begin[axis], end[axis], steps[axis]).indices(size) if axis < len(begin) else (0, size, 1)
+              for axis, size in enumerate(data.shape)]
     values = data._data if is_sparse(data) else data._kvcli_buffer()
-    index = tuple(builtins.slice(lo, hi, st) for lo, hi, st in bounds)
+    index = tuple(builtins.slice(lo, max(hi, lo) if st > 0 else hi, st) for lo, hi, st in bounds)
     return _finish(NDArray(np.array(values[index], copy=True), data.context), out)  # type: ignore[no-any-return]
 
 

@@ -64,37 +64,30 @@ def dense_with_stored(x: Any, dense: np.ndarray, op: str, sparse_first: bool) ->
 
 # ---------------------------------------------------------------------- sparse with sparse
 def rsp_binary(a: RowSparseNDArray, b: RowSparseNDArray, op: str) -> RowSparseNDArray:
-    """``a <op> b`` of two row-sparse arrays: ``add``/``sub`` over the union of their rows,
-    ``mul`` over the rows both hold."""
+    """``a <op> b`` of two row-sparse arrays over the union of their rows (a row one of them
+    lacks counts as zeros, so ``inf * missing`` is nan); every union row is stored, zero or not."""
     nd_ops.check_same_dtype(f"elemwise_{op}", a._value.data, b._value.data)
     x, y = a._kvcli_row_sparse(), b._kvcli_row_sparse()
-    if op == "mul":
-        rows = np.intersect1d(x.indices, y.indices).astype(INDEX_DTYPE)
-    else:
-        rows = np.union1d(x.indices, y.indices).astype(INDEX_DTYPE)
+    rows = np.union1d(x.indices, y.indices).astype(INDEX_DTYPE)
     data = nd_ops.binary(op, x.rows(rows).data, y.rows(rows).data)
     return RowSparseNDArray(RowSparse._trusted(data, rows, x.shape), a.context)
 
 
 def csr_binary(a: CSRNDArray, b: CSRNDArray, op: str) -> CSRNDArray:
-    """``a <op> b`` of two csr arrays: ``add``/``sub`` over the union of their entries (an
-    entry whose result is zero is not stored), ``mul`` over the entries both hold."""
+    """``a <op> b`` of two csr arrays over the union of their entries (an entry one of them
+    lacks counts as zero, so ``inf * missing`` is nan); a result equal to zero is not stored."""
     nd_ops.check_same_dtype(f"elemwise_{op}", a._values, b._values)
     cols = a.shape[1]
     keys_a = a._rows() * cols + a._columns
     keys_b = b._rows() * cols + b._columns
-    if op == "mul":
-        keys = np.intersect1d(keys_a, keys_b)
-    else:
-        keys = np.union1d(keys_a, keys_b)
+    keys = np.union1d(keys_a, keys_b)
     left = np.zeros(keys.size, a._values.dtype)
     right = np.zeros(keys.size, b._values.dtype)
-    left[np.searchsorted(keys, keys_a[np.isin(keys_a, keys)])] = a._values[np.isin(keys_a, keys)]
-    right[np.searchsorted(keys, keys_b[np.isin(keys_b, keys)])] = b._values[np.isin(keys_b, keys)]
+    left[np.searchsorted(keys, keys_a)] = a._values
+    right[np.searchsorted(keys, keys_b)] = b._values
     values = nd_ops.binary(op, left, right)
-    if op != "mul":
-        keep = values != 0
-        keys, values = keys[keep], values[keep]
+    keep = values != 0
+    keys, values = keys[keep], values[keep]
     return _csr_from_keys(keys, values, a.shape, a.context)
 
 
@@ -111,13 +104,21 @@ def add_rows(arrays: list[RowSparseNDArray]) -> RowSparseNDArray:
     return RowSparseNDArray(sum_rows([a._kvcli_row_sparse() for a in arrays]), arrays[0].context)
 
 
-# ---------------------------------------------------------------------- dot
+# ---------------------------------------------------------------------- dtypes
+def check_float(what: str, dtype: Any) -> None:
+    """MXNet's csr kernels (dot, csr with dense of one shape) take float32 and float64 only."""
+    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise SparseUnsupportedError(f"{what} of a csr array: this operation only supports 32-bit and 64-bit floating "
+                                     f"point (MXNet neither), not {np.dtype(dtype)}: use .astype('float32')")
+
+
 def check_dot_dtype(*dtypes: np.dtype) -> None:
     if len(set(dtypes)) != 1:
         raise SparseUnsupportedError(f"dot: operands have dtypes {', '.join(map(str, dtypes))}; MXNet needs equal dtypes")
-    if dtypes[0] not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise SparseUnsupportedError(f"dot of a csr array: this operation only supports 32-bit and 64-bit floating "
-                                     f"point (MXNet neither), not {dtypes[0]}: use .astype('float32')")
+    check_float("dot", dtypes[0])
+
+
+# ---------------------------------------------------------------------- dot
 
 
 def csr_dot_dense(x: CSRNDArray, rhs: np.ndarray) -> np.ndarray:
@@ -134,7 +135,8 @@ def csr_dot_dense(x: CSRNDArray, rhs: np.ndarray) -> np.ndarray:
 def csr_t_dot_dense(x: CSRNDArray, rhs: np.ndarray) -> RowSparseNDArray:
     """``dot(csr.T, dense)``: a row-sparse array of the csr's columns that hold values."""
     out = np.zeros((x.shape[1], rhs.shape[1]), rhs.dtype)
-    np.add.at(out, x._columns, x._values[:, None] * rhs[x._rows()])
+    with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in MXNet
+        np.add.at(out, x._columns, x._values[:, None] * rhs[x._rows()])
     rows = np.unique(x._columns).astype(INDEX_DTYPE)
     return RowSparseNDArray(RowSparse._trusted(np.ascontiguousarray(out[rows]), rows, (x.shape[1], rhs.shape[1])),
                             x.context)
@@ -143,7 +145,8 @@ def csr_t_dot_dense(x: CSRNDArray, rhs: np.ndarray) -> RowSparseNDArray:
 def dense_dot_csr(lhs: np.ndarray, x: CSRNDArray) -> CSRNDArray:
     """``dot(dense, csr)``: a csr array with every lhs row holding each column the csr uses."""
     out = np.zeros((lhs.shape[0], x.shape[1]), lhs.dtype)
-    np.add.at(out, (slice(None), x._columns), lhs[:, x._rows()] * x._values[None, :])
+    with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in MXNet
+        np.add.at(out, (slice(None), x._columns), lhs[:, x._rows()] * x._values[None, :])
     columns = np.unique(x._columns).astype(INDEX_DTYPE)
     count = columns.size
     indptr = np.arange(lhs.shape[0] + 1, dtype=INDEX_DTYPE) * count
@@ -158,8 +161,7 @@ def csr_slice(x: CSRNDArray, begin: int, end: int, col_begin: int, col_end: int)
     if (col_begin, col_end) == (0, x.shape[1]):
         return rows
     keep = (rows._columns >= col_begin) & (rows._columns < col_end)
-    counts = np.add.reduceat(keep.astype(INDEX_DTYPE), rows._indptr[:-1]) if keep.size else np.zeros(rows.shape[0], INDEX_DTYPE)
-    counts = np.where(np.diff(rows._indptr) > 0, counts, 0)
+    counts = np.bincount(rows._rows()[keep], minlength=rows.shape[0])
     indptr = np.zeros(rows.shape[0] + 1, INDEX_DTYPE)
     np.cumsum(counts, out=indptr[1:])
     return CSRNDArray(rows._values[keep].copy(), rows._columns[keep] - col_begin, indptr,
@@ -189,5 +191,5 @@ def csr_take_rows(x: CSRNDArray, positions: np.ndarray) -> CSRNDArray:
     return CSRNDArray(x._values[at], x._columns[at], indptr, (positions.size, x.shape[1]), x.context)
 
 
-__all__ = ["add_rows", "check_dot_dtype", "dense_with_stored", "csr_binary", "csr_concat_rows", "csr_dot_dense", "csr_slice",
+__all__ = ["add_rows", "check_dot_dtype", "check_float", "dense_with_stored", "csr_binary", "csr_concat_rows", "csr_dot_dense", "csr_slice",
            "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "rsp_binary", "with_dense"]

@@ -39,6 +39,10 @@ class RowSparseNDArray(BaseSparseNDArray):
     def _assign_dense(self, dense: np.ndarray) -> None:
         self._value.assign(RowSparse.from_dense(np.asarray(dense).astype(self._value.dtype, copy=False)))
 
+    def _assign_sparse(self, other: BaseSparseNDArray) -> None:
+        value = other._kvcli_row_sparse()  # type: ignore[attr-defined]  # a RowSparseNDArray (same stype)
+        self._value.assign(value if value.dtype == self._value.dtype else value.astype(self._value.dtype))
+
     def _with_context(self, ctx: Context) -> "RowSparseNDArray":
         return RowSparseNDArray(self._value.copy(), ctx)
 
