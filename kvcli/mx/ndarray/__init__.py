@@ -33,6 +33,8 @@ zeros = sparse.nd_zeros  # type: ignore[assignment]  # nd.zeros takes stype= (th
 for _name, _method in _functions.fluent_methods().items():
     setattr(NDArray, _name, _method)
 NDArray.tostype = sparse.tostype_method  # type: ignore[attr-defined]
+slice = sparse.slice  # noqa: A001 - MXNet's nd.slice: of a dense array too (numpy's selection, dense)
+NDArray.slice = sparse.slice_method  # type: ignore[attr-defined]
 NDArray.copyto = sparse.copyto_method(NDArray.copyto)  # type: ignore[method-assign]
 
 
@@ -43,7 +45,7 @@ def _sparse_reduce(self: Any) -> Any:
     return (ndarray_io.array_from_bytes, (bytes(ndarray_io.array_to_bytes(self)),))
 
 
-sparse.BaseSparseNDArray.__reduce__ = _sparse_reduce  # type: ignore[method-assign,assignment]
+sparse.BaseSparseNDArray.__reduce__ = _sparse_reduce  # type: ignore[method-assign]
 
 
 def _getstate(self: NDArray) -> dict[str, bytearray]:
@@ -116,5 +118,5 @@ sparse.bind(globals(), _functions.fluent_methods(), NDArray)
 __all__ = [  # noqa: F405 - random is loaded on first use
     *_ndarray.__all__,
     *(name for name in _functions.__all__ if name not in ("MATH_NAMES", "BINARY_NAMES")),
-    "load", "load_frombuffer", "random", "save", "sparse",
+    "load", "load_frombuffer", "random", "save", "slice", "sparse",
 ]

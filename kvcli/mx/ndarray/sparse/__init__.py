@@ -60,8 +60,13 @@ def bind(namespace: dict[str, Any], fluent: dict[str, Callable[..., Any]], dense
     for name in ND_NAMES:
         if name in namespace:
             globals()[name] = namespace[name]
-    install_methods({name: _method(namespace[name]) for name in (*fluent, "abs") if name in namespace})
+    install_methods({name: _method(namespace[name]) for name in (*fluent, "abs", "slice") if name in namespace})
     seal(dense_class)
+
+
+def slice_method(self: NDArray, *args: Any, **kwargs: Any) -> NDArray:
+    """``nd.slice(self, begin, end, step)``."""
+    return slice(self, *args, **kwargs)
 
 
 def _method(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -76,5 +81,5 @@ def _method(function: Callable[..., Any]) -> Callable[..., Any]:
 __all__ = [
     "BaseSparseNDArray", "CSRNDArray", "Context", "NDArray", "NotSupportedForSparseNDArray", "RowSparseNDArray",
     "STYPES", "add", "array", "cast_storage", "csr_matrix", "divide", "dot", "empty", "is_sparse", "multiply",
-    "retain", "row_sparse_array", "slice", "subtract", "tostype", "wrap", "zeros", *ND_NAMES,
+    "retain", "row_sparse_array", "slice", "slice_method", "subtract", "tostype", "wrap", "zeros", *ND_NAMES,
 ]

@@ -115,9 +115,13 @@ class BaseSparseNDArray(NDArray):
         """A copy on ``ctx``."""
         raise NotImplementedError
 
+    def tostype(self, stype: str) -> NDArray:
+        """A copy in storage type ``stype`` (each storage type says which it can become)."""
+        raise NotImplementedError
+
     # -- NDArray's storage, as a read-only dense copy (MXNet's storage fallback) -------------
-    @property  # type: ignore[override]
-    def _data(self) -> np.ndarray:
+    @property
+    def _data(self) -> np.ndarray:  # type: ignore[override]  # read-only here: a dense copy
         dense = self._dense()
         dense.flags.writeable = False
         return dense
@@ -246,19 +250,19 @@ class BaseSparseNDArray(NDArray):
         result.copyto(self)
         return self
 
-    def __iadd__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
+    def __iadd__(self, other: Any) -> "BaseSparseNDArray":
         return self._assign(self + other)
 
-    def __isub__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
+    def __isub__(self, other: Any) -> "BaseSparseNDArray":
         return self._assign(self - other)
 
-    def __imul__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
+    def __imul__(self, other: Any) -> "BaseSparseNDArray":
         return self._assign(self * other)
 
-    def __itruediv__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
+    def __itruediv__(self, other: Any) -> "BaseSparseNDArray":
         return self._assign(self / other)
 
-    def __imod__(self, other: Any) -> "BaseSparseNDArray":  # type: ignore[override]
+    def __imod__(self, other: Any) -> "BaseSparseNDArray":
         return self._assign(self % other)
 
 
@@ -310,5 +314,5 @@ def seal(dense_class: type) -> None:
             setattr(BaseSparseNDArray, name, _refusing(name))
 
 
-__all__ = ["BaseSparseNDArray", "CSR", "axis_range", "check_stype", "DEFAULT", "ROW_SPARSE", "STYPES", "install_methods", "is_sparse", "seal",
-           "unsupported"]
+__all__ = ["BaseSparseNDArray", "CSR", "axis_range", "check_stype", "DEFAULT", "ROW_SPARSE", "STYPES", "install_methods",
+           "is_sparse", "seal", "unsupported"]

@@ -13,7 +13,7 @@ scipy, sums repeated coordinates.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from kvcli.errors import CSRError, RowSparseError, ShapeMismatchError, SparseUns
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context, as_shape
 from kvcli.mx.ndarray.ndarray import zeros as dense_zeros
-from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, STYPES, check_stype, is_sparse
+from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, STYPES, BaseSparseNDArray, check_stype, is_sparse
 from kvcli.mx.ndarray.sparse.csr import INDEX_DTYPE, CSRNDArray, csr_shape
 from kvcli.mx.ndarray.sparse.rowsparse import RowSparseNDArray
 
@@ -89,16 +89,16 @@ def row_sparse_array(arg1: Any, shape: Sequence[int] | None = None, ctx: Context
             raise ValueError(f"Unexpected length of input tuple: {len(arg1)}")
         if len(arg1) > 2 or (_is_int(arg1[0]) and _is_int(arg1[1])):
             check_shape(arg1, shape)
-            return zeros(ROW_SPARSE, tuple(int(d) for d in arg1), ctx=ctx, dtype=dtype)
+            return cast(RowSparseNDArray, zeros(ROW_SPARSE, tuple(int(d) for d in arg1), ctx=ctx, dtype=dtype))
         return _row_sparse_from_definition(arg1[0], arg1[1], shape, ctx, dtype)
     if isinstance(arg1, RowSparseNDArray):
         check_shape(arg1.shape, shape)
-        return array(arg1, ctx=ctx, dtype=dtype)
+        return cast(RowSparseNDArray, array(arg1, ctx=ctx, dtype=dtype))
     if isinstance(arg1, CSRNDArray):
         raise ValueError("Unexpected input type: CSRNDArray (a csr array cannot become row_sparse, in MXNet neither)")
     dense = _values(arg1, _default_dtype(arg1, dtype))
     check_shape(dense.shape, shape)
-    return tostype_dense(dense, ROW_SPARSE, as_context(ctx))
+    return cast(RowSparseNDArray, tostype_dense(dense, ROW_SPARSE, as_context(ctx)))
 
 
 def _row_sparse_from_definition(data: Any, indices: Any, shape: Sequence[int] | None, ctx: Context | None,
@@ -135,19 +135,19 @@ def csr_matrix(arg1: Any, shape: Sequence[int] | None = None, ctx: Context | Non
                 data, (row, col) = arg1
                 return _from_coordinates(data, row, col, shape, ctx, dtype)
             check_shape(arg1, shape)
-            return zeros(CSR, arg1, ctx=ctx, dtype=dtype)
+            return cast(CSRNDArray, zeros(CSR, arg1, ctx=ctx, dtype=dtype))
         if len(arg1) == 3:
             return _csr_from_definition(arg1[0], arg1[1], arg1[2], shape, ctx, dtype)
         raise ValueError(f"Unexpected length of input tuple: {len(arg1)}")
     if isinstance(arg1, CSRNDArray) or _is_scipy_csr(arg1):
         check_shape(arg1.shape, shape)
-        return array(arg1, ctx=ctx, dtype=dtype)  # type: ignore[return-value]
+        return cast(CSRNDArray, array(arg1, ctx=ctx, dtype=dtype))
     if isinstance(arg1, RowSparseNDArray):
         raise ValueError("Unexpected input type: RowSparseNDArray (a row_sparse array cannot become csr, in MXNet "
                          "neither)")
     dense = _values(arg1, _default_dtype(arg1, dtype))
     check_shape(dense.shape, shape)
-    return tostype_dense(dense, CSR, as_context(ctx))  # type: ignore[return-value]
+    return cast(CSRNDArray, tostype_dense(dense, CSR, as_context(ctx)))
 
 
 def _csr_from_definition(data: Any, indices: Any, indptr: Any, shape: Sequence[int] | None, ctx: Context | None,
@@ -224,7 +224,7 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
         if not is_sparse(source_array):
             raise AssertionError("Please use `tostype` to create RowSparseNDArray or CSRNDArray from an NDArray")
         kind = _default_dtype(source_array, dtype)
-        copy = source_array.astype(kind)._with_context(as_context(ctx))
+        copy = cast(BaseSparseNDArray, source_array.astype(kind))._with_context(as_context(ctx))
         return copy
     if _is_scipy_csr(source_array):
         canonical = source_array.sorted_indices()
@@ -263,7 +263,7 @@ def cast_storage(data: NDArray, stype: str, out: NDArray | None = None, name: st
     if not isinstance(data, NDArray):
         raise TypeError(f"cast_storage takes an NDArray, not {type(data).__name__}")
     if is_sparse(data):
-        result = data.tostype(stype)
+        result = cast(BaseSparseNDArray, data).tostype(stype)
     else:
         result = tostype_dense(data._kvcli_buffer(), stype, data.context)
     if out is None:
@@ -313,7 +313,7 @@ def filled_into(name: str, shape: Any, dtype: Any, out: Any) -> NDArray:
         raise SparseUnsupportedError(f"{name}: Shape inconsistent, Provided = {tuple(out.shape)}, inferred shape = "
                                      f"{as_shape(shape)}")
     out._assign_dense(np.full(out.shape, 0 if name == "zeros" else 1, wanted))
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 nd_zeros.__name__ = nd_zeros.__qualname__ = "zeros"

@@ -26,6 +26,8 @@ class CSRNDArray(BaseSparseNDArray):
     """A 2-D array in compressed sparse row form (``mxnet.nd.sparse.CSRNDArray``)."""
 
     __slots__ = ("_values", "_columns", "_indptr", "_shape")
+    #: How many index arrays the storage has (MXNet's ``_num_aux``, which its tests read): indptr and indices.
+    _num_aux = 2
 
     def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int],
                  ctx: Context | None = None) -> None:  # noqa: D107 - arrays already checked (see checked())
@@ -108,23 +110,23 @@ class CSRNDArray(BaseSparseNDArray):
         """A copy of the stored values, row by row."""
         return NDArray(self._values.copy(), self._ctx)
 
+    @data.setter
+    def data(self, value: Any) -> None:
+        raise SparseUnsupportedError("data of a csr array cannot be set (MXNet neither): use nd.sparse.csr_matrix")
+
     @property
     def indices(self) -> NDArray:
         """A copy of the column of each stored value (int64)."""
         return NDArray(self._columns.copy(), self._ctx)
 
+    @indices.setter
+    def indices(self, value: Any) -> None:
+        raise SparseUnsupportedError("indices of a csr array cannot be set (MXNet neither): use nd.sparse.csr_matrix")
+
     @property
     def indptr(self) -> NDArray:
         """A copy of where each row's values start in ``data`` (int64, ``rows + 1`` entries)."""
         return NDArray(self._indptr.copy(), self._ctx)
-
-    @data.setter
-    def data(self, value: Any) -> None:
-        raise SparseUnsupportedError("data of a csr array cannot be set (MXNet neither): use nd.sparse.csr_matrix")
-
-    @indices.setter
-    def indices(self, value: Any) -> None:
-        raise SparseUnsupportedError("indices of a csr array cannot be set (MXNet neither): use nd.sparse.csr_matrix")
 
     @indptr.setter
     def indptr(self, value: Any) -> None:

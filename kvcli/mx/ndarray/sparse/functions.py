@@ -42,7 +42,8 @@ Handler = Callable[..., Any]
 
 #: ``nd`` functions that map 0 to 0: on a sparse array MXNet applies them to the stored values.
 UNARY_KEEP = ("abs", "sign", "round", "rint", "ceil", "floor", "trunc", "fix", "square", "sqrt", "sin", "tanh",
-              "expm1", "log1p", "relu", "negative")
+              "expm1", "log1p", "relu", "negative", "arcsin", "arcsinh", "arctan", "arctanh", "tan", "sinh", "degrees",
+              "radians", "cbrt")
 #: MXNet 1.9.1's operators with a sparse storage-type inference (``dir(mx.nd.sparse)``): one
 #: of these without an entry in :data:`RULES` or :data:`FALLBACK_CHECKED` is refused.
 MXNET_SPARSE_KERNELS = frozenset((
@@ -57,8 +58,8 @@ MXNET_SPARSE_KERNELS = frozenset((
 ))
 #: Of those, the ones whose result on sparse inputs MXNet computes densely (checked on MXNet).
 FALLBACK_CHECKED = frozenset((
-    "broadcast_add", "broadcast_minus", "broadcast_plus", "broadcast_sub", "cos", "elemwise_div", "exp", "log",
-    "log10", "log2", "mean", "norm", "sigmoid", "sum", "where",
+    "arccos", "broadcast_add", "broadcast_minus", "broadcast_plus", "broadcast_sub", "cos", "cosh", "elemwise_div",
+    "exp", "gamma", "gammaln", "log", "log10", "log2", "mean", "norm", "rsqrt", "sigmoid", "sum", "where",
 ))
 _COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "greater": operator.gt, "greater_equal": operator.ge,
             "lesser": operator.lt, "lesser_equal": operator.le}
@@ -76,7 +77,7 @@ def dense_function(name: str) -> Callable[..., Any]:
     found = getattr(dense_functions, name, None) or getattr(dense_ndarray, name, None)
     if found is None:
         raise AttributeError(f"nd has no function {name!r}")
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _rule(*names: str) -> Callable[[Handler], Handler]:
@@ -287,7 +288,7 @@ def _elemwise(name: str, lhs: Any, rhs: Any, out: Any = None, **kwargs: Any) -> 
         if lhs.shape != rhs.shape:
             raise SparseUnsupportedError(f"{name}: shapes {lhs.shape} and {rhs.shape} differ")
         kernel = kernels.csr_binary if lhs.stype == CSR else kernels.rsp_binary
-        return _finish(kernel(lhs, rhs, op), out)  # type: ignore[arg-type]
+        return _finish(kernel(lhs, rhs, op), out)
     if op in ("add", "sub") and is_sparse(lhs) != is_sparse(rhs) and isinstance(lhs, NDArray) \
             and isinstance(rhs, NDArray) and lhs.shape == rhs.shape:
         sparse, dense = (lhs, rhs) if is_sparse(lhs) else (rhs, lhs)
@@ -387,13 +388,18 @@ def _array(name: str, source_array: Any, ctx: Any = None, dtype: Any = None) -> 
     return sparse_array(source_array, ctx=ctx, dtype=dtype)
 
 
-def retain(data: Any, indices: Any, out: Any = None, name: str | None = None) -> RowSparseNDArray:
+def retain(data: Any, indices: Any = None, out: Any = None, name: str | None = None, **kwargs: Any) -> RowSparseNDArray:
     """The rows ``indices`` of a row_sparse array (zero where it holds none), as a row_sparse
     array listing exactly those rows (``mxnet.nd.sparse.retain``). The ids must be sorted,
     unique and inside the shape: MXNet keeps others as given, making an invalid array."""
+    if kwargs:  # an MXNetError, as MXNet's operator raises (and a TypeError, as Python's would be)
+        raise SparseUnsupportedError(f"retain got unexpected keyword arguments {sorted(kwargs)}: it takes data, "
+                                     "indices, out and name")
+    if indices is None:
+        raise SparseUnsupportedError("retain needs indices: the row ids to keep")
     if not isinstance(data, RowSparseNDArray):
         raise unsupported("nd.sparse.retain", getattr(data, "stype", DEFAULT), "it takes a row_sparse array")
-    return _finish(data.retain(indices), out)  # type: ignore[no-any-return]
+    return _finish(data.retain(indices), out)
 
 
 def slice(data: Any, begin: Any, end: Any, step: Any = (), out: Any = None, name: str | None = None) -> NDArray:  # noqa: A001 - MXNet's name
@@ -408,13 +414,13 @@ def slice(data: Any, begin: Any, end: Any, step: Any = (), out: Any = None, name
     if isinstance(data, CSRNDArray) and all(st == 1 for st in steps):
         (r0, r1), (c0, c1) = (axis_range(size, begin[axis], end[axis]) if axis < len(begin) else (0, size)
                               for axis, size in enumerate(data.shape))
-        return _finish(kernels.csr_slice(data, r0, r1, c0, c1), out)  # type: ignore[no-any-return]
+        return _finish(kernels.csr_slice(data, r0, r1, c0, c1), out)
     # MXNet's dense slice (the storage fallback): numpy's, an empty selection included
     bounds = [builtins.slice(begin[axis], end[axis], steps[axis]).indices(size) if axis < len(begin) else (0, size, 1)
               for axis, size in enumerate(data.shape)]
     values = data._data if is_sparse(data) else data._kvcli_buffer()
     index = tuple(builtins.slice(lo, max(hi, lo) if st > 0 else hi, st) for lo, hi, st in bounds)
-    return _finish(NDArray(np.array(values[index], copy=True), data.context), out)  # type: ignore[no-any-return]
+    return _finish(NDArray(np.array(values[index], copy=True), data.context), out)
 
 
 def add(lhs: Any, rhs: Any) -> Any:

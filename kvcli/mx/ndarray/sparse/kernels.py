@@ -146,7 +146,7 @@ def dense_dot_csr(lhs: np.ndarray, x: CSRNDArray) -> CSRNDArray:
     """``dot(dense, csr)``: a csr array with every lhs row holding each column the csr uses."""
     out = np.zeros((lhs.shape[0], x.shape[1]), lhs.dtype)
     with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in MXNet
-        np.add.at(out, (slice(None), x._columns), lhs[:, x._rows()] * x._values[None, :])
+        np.add.at(out.T, x._columns, (lhs[:, x._rows()] * x._values[None, :]).T)  # out.T: a view
     columns = np.unique(x._columns).astype(INDEX_DTYPE)
     count = columns.size
     indptr = np.arange(lhs.shape[0] + 1, dtype=INDEX_DTYPE) * count
@@ -191,5 +191,6 @@ def csr_take_rows(x: CSRNDArray, positions: np.ndarray) -> CSRNDArray:
     return CSRNDArray(x._values[at], x._columns[at], indptr, (positions.size, x.shape[1]), x.context)
 
 
-__all__ = ["add_rows", "check_dot_dtype", "check_float", "dense_with_stored", "csr_binary", "csr_concat_rows", "csr_dot_dense", "csr_slice",
-           "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "rsp_binary", "with_dense"]
+__all__ = ["add_rows", "check_dot_dtype", "check_float", "dense_with_stored", "csr_binary", "csr_concat_rows",
+           "csr_dot_dense", "csr_slice", "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "rsp_binary",
+           "with_dense"]

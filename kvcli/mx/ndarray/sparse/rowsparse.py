@@ -24,6 +24,8 @@ class RowSparseNDArray(BaseSparseNDArray):
     ``indices`` (int64, sorted) hold ``data``; every other row is zero."""
 
     __slots__ = ("_value",)
+    #: How many index arrays the storage has (MXNet's ``_num_aux``, which its tests read): indices.
+    _num_aux = 1
 
     def __init__(self, value: RowSparse, ctx: Context | None = None) -> None:  # noqa: D107 - no NDArray.__init__: no dense buffer
         self._value = value
@@ -64,15 +66,15 @@ class RowSparseNDArray(BaseSparseNDArray):
         """A copy of the row ids of the stored rows (int64, sorted)."""
         return NDArray(self._value.indices.copy(), self._ctx)
 
-    @property
-    def data(self) -> NDArray:
-        """A copy of the stored rows, shape ``(len(indices),) + shape[1:]``."""
-        return NDArray(self._value.data.copy(), self._ctx)
-
     @indices.setter
     def indices(self, value: Any) -> None:
         raise SparseUnsupportedError("indices of a row_sparse array cannot be set (MXNet neither): "
                                      "make a new one with nd.sparse.row_sparse_array")
+
+    @property
+    def data(self) -> NDArray:
+        """A copy of the stored rows, shape ``(len(indices),) + shape[1:]``."""
+        return NDArray(self._value.data.copy(), self._ctx)
 
     @data.setter
     def data(self, value: Any) -> None:
