@@ -99,6 +99,15 @@ CASES = [
     ("setitem sparse", "(lambda z: (z.__setitem__(slice(None), y), z)[1])(x.copy())"),
     ("copyto dense", "x.copyto(d.copy())"), ("copyto same", "x.copyto(y.copy())"),
     ("dense copyto", "d.copyto(x.copy())"), ("copyto ctx", "x.copyto(mx.cpu(1))"),
+    ("slice dense", "nd.slice(d, begin=(0, 1), end=(2, None))"), ("x.slice", "x.slice(begin=(0,), end=(1,))"),
+    ("x[-2]", "x[-2]"), ("x[-1:]", "x[-1:]"), ("x[:9]", "x[:9]"),
+    ("full out", "nd.full(x.shape, 2, out=x.copy())"), ("ones out dtype", "nd.ones(x.shape, dtype=x.dtype, out=x.copy())"),
+    ("zeros out dtype", "nd.zeros(x.shape, dtype=x.dtype, out=x.copy())"),
+    ("norm axis0", "nd.norm(x, axis=0)"), ("norm axis1 keepdims", "nd.norm(x, axis=1, keepdims=True)"),
+    ("norm axis()", "nd.norm(x, axis=())"), ("norm axis-1", "nd.norm(x, axis=-1)"),
+    ("retain bad keyword", "nd.sparse.retain(x, nd.array([0]), invalid_arg=1)"),
+    ("x*0", "x * 0"), ("x*0 copyto", "(x * 0).copyto(x.copy())"), ("imul 0", "(lambda z: (z.__imul__(0), z)[1])(x.copy())"),
+    ("elemwise_sub xx", "nd.elemwise_sub(x, x)"), ("x-x", "x - x"),
 ]
 
 

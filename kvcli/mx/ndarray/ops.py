@@ -184,11 +184,12 @@ def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = Fals
     (MXNet's float16 reduction order can make a result differ from kvcli's by one ulp)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
-    axes = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    axes = (tuple(axis) or None) if isinstance(axis, (list, tuple)) else axis  # () is every axis, as None
     if ord == 1 and data.dtype.kind in "iu":  # MXNet: |x| summed in the integer type (wrapping)
         return reduced(np.abs(data).sum(axis=axes, keepdims=keepdims, dtype=data.dtype), data.dtype)
     if not np.issubdtype(data.dtype, np.floating):
-        raise NDArrayError(f"norm: dtype {data.dtype} is not supported by kvcli: use .astype('float32') first")
+        raise NDArrayError(f"norm: the L2 norm of dtype {data.dtype} is not supported by kvcli (MXNet's is wrong: it "
+                           f"divides in integers): use .astype('float32') first")
     wide = data.astype(np.float64 if data.dtype == np.float64 else np.float32)
     if ord == 1:
         result = np.abs(wide).sum(axis=axes, keepdims=keepdims)
