@@ -7,6 +7,10 @@ Run with a Python that has mxnet 1.9.1 (from the repository root):
 Writes
   tests/data/mxnet_nd_reference.json  -- each case: the code, MXNet's result (dtype, shape,
                                          values) or the exception class it raised
+  tests/data/mxnet_nd_random_reference.json -- the same for the generated differential cases
+                                         (:func:`random_cases`): every dense ``nd`` function
+                                         and NDArray operator on seeded random arrays of
+                                         several shapes and dtypes with edge values
   tests/data/mxnet_params/*.params    -- files written by ``mx.nd.save``; their expected
                                          contents are in the JSON under "params"
 
@@ -398,6 +402,203 @@ CASES: list[tuple[str, str, str]] = [
 ]
 
 
+# ---------------------------------------------------------------------- generated differential cases
+#: Executed before the generated cases: ``R(seed, shape, dtype)`` makes a seeded array with
+#: edge values (0, -0, +-1, NaN, +-inf for floats; 0, -1, the type's limits for integers)
+#: from splitmix64 written out, so MXNet's numpy and kvcli's draw the same values.
+RANDOM_SETUP = """
+def _mix(i):
+    z = np.asarray(i, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+_FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, float('nan'), float('inf'), float('-inf'), 0.5, -2.5, 3.0]
+
+def R(seed, shape, dtype='float32', edges=True, low=-4.0, high=4.0):
+    n = int(np.prod(shape))
+    words = _mix(np.arange(n, dtype=np.uint64) + np.uint64(seed * 1000003 + 7))
+    edge_at = (words & np.uint64(7)) == np.uint64(0) if edges else np.zeros(n, dtype=bool)
+    pick = ((words >> np.uint64(3)) % np.uint64(64)).astype(np.int64)
+    if np.dtype(dtype).kind == 'f':
+        values = low + (words >> np.uint64(11)).astype(np.float64) * ((high - low) / 2.0 ** 53)
+        edge_values = np.array(_FLOAT_EDGES)[pick % len(_FLOAT_EDGES)]
+    else:
+        info = np.iinfo(dtype)
+        lo, hi = max(int(low) * 5, int(info.min)), min(int(high) * 5, int(info.max))
+        values = lo + (words % np.uint64(hi - lo + 1)).astype(np.int64)
+        edge_values = np.array([0, info.min, info.max, 1, -1 if info.min < 0 else 2], dtype=np.int64)[pick % 5]
+    values = np.where(edge_at, edge_values, values)
+    return nd.array(values.reshape(shape).astype(dtype), dtype=dtype)
+
+def P(seed, shape, dtype='float32'):
+    # positive values without edges (logarithms, divisors, powers)
+    return R(seed, shape, dtype, edges=False, low=0.25, high=4.0)
+"""
+
+FLOATS = ("float32", "float64", "float16")
+INTS = ("int32", "int64", "uint8", "int8")
+#: MXNet's element-wise maths functions (also in tests/data/make_mxnet_nd_math_reference.py).
+UNARY_FUNCTIONS = (
+    "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "cbrt", "gamma", "gammaln",
+    "sigmoid", "softsign", "sqrt", "rsqrt", "rcbrt", "reciprocal", "square", "degrees", "radians",
+    "abs", "negative", "sign", "relu", "floor", "ceil", "trunc", "round", "rint", "fix",
+)
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "pow": "**",
+              "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_FUNCTIONS = ("add", "subtract", "multiply", "divide", "modulo", "power", "maximum", "minimum", "equal",
+              "not_equal", "greater", "greater_equal", "lesser", "lesser_equal")
+_BROADCAST = ("add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "equal", "not_equal",
+              "greater", "greater_equal", "lesser", "lesser_equal", "plus", "minus")
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "nansum", "nanprod")
+
+
+#: Shape functions on seeded arrays: (case name, expression with one ``{}`` per array, shapes).
+_SHAPE_FUNCTIONS: tuple[tuple[str, str, tuple[tuple[int, ...], ...]], ...] = (
+    ("transpose", "nd.transpose({}, axes=(1, 0, 2))", ((2, 3, 4),)),
+    ("T", "{}.T", ((2, 3),)),
+    ("reshape", "{}.reshape((0, -1))", ((2, 3, 4),)),
+    ("concat", "nd.concat({}, {}, dim=1)", ((2, 3), (2, 2))),
+    ("stack", "nd.stack({}, {}, axis=2)", ((2, 3), (2, 3))),
+    ("where", "nd.where({}, {}, {})", ((2, 3), (2, 3), (2, 3))),
+    ("split", "nd.split({}, num_outputs=3, axis=1)[1]", ((2, 6),)),
+    ("slice_axis", "nd.slice_axis({}, axis=1, begin=1, end=-1)", ((3, 4),)),
+    ("expand_dims", "nd.expand_dims({}, axis=1)", ((2, 3),)),
+    ("squeeze", "nd.squeeze({})", ((2, 1, 3),)),
+    ("flatten", "nd.flatten({})", ((2, 3, 2),)),
+    ("broadcast_to", "nd.broadcast_to({}, shape=(2, 4))", ((2, 1),)),
+    ("broadcast_like", "nd.broadcast_like({}, nd.zeros((4, 3)))", ((1, 3),)),
+    ("broadcast_axis", "nd.broadcast_axis({}, axis=1, size=3)", ((2, 1),)),
+    ("add_n", "nd.add_n({}, {}, {})", ((2, 3), (2, 3), (2, 3))),
+    ("add_n_five", "nd.add_n({}, {}, {}, {}, {})", ((2, 3),) * 5),
+    ("getitem", "{}[1:, 2]", ((3, 4),)),
+    ("moveaxis", "nd.moveaxis({}, 0, 2)", ((2, 3, 4),)),
+    ("zeros_like", "nd.zeros_like({})", ((2, 3),)),
+    ("ones_like", "nd.ones_like({})", ((2, 3),)),
+)
+
+
+def random_cases() -> list[tuple[str, str, str]]:
+    """Every dense ``nd`` function and NDArray operator kvcli provides, on seeded arrays.
+
+    Integers are never divided by zero (MXNet's process would die of SIGFPE)."""
+    cases: list[tuple[str, str, str]] = []
+    seed = iter(range(1, 1_000_000))
+
+    def add(name: str, expr: str, code: str = "") -> None:
+        cases.append((name, code, expr))
+
+    for f in UNARY_FUNCTIONS:
+        for dtype in FLOATS + INTS:
+            add(f"{f}_{dtype}", f"nd.{f}(R({next(seed)}, (2, 3), '{dtype}'))")
+        add(f"{f}_method", f"R({next(seed)}, (4,)).{f}()")
+        add(f"{f}_empty", f"nd.{f}(nd.zeros((2, 0)))")
+    for dtype in FLOATS + INTS:
+        nonzero = "R({s}, {shape}, '{d}')" if dtype in FLOATS else "(P({s}, {shape}, '{d}') + 1)"
+        for op, symbol in _OPERATORS.items():
+            rhs_same = nonzero.format(s=next(seed), shape=(2, 3), d=dtype)
+            rhs_row = nonzero.format(s=next(seed), shape=(3,), d=dtype)
+            add(f"op_{op}_{dtype}", f"R({next(seed)}, (2, 3), '{dtype}') {symbol} {rhs_same}")
+            add(f"op_{op}_{dtype}_broadcast", f"R({next(seed)}, (2, 3), '{dtype}') {symbol} {rhs_row}")
+            add(f"op_{op}_{dtype}_column", f"R({next(seed)}, (2, 1), '{dtype}') {symbol} "
+                                           + nonzero.format(s=next(seed), shape=(1, 3), d=dtype))
+            for k, number in enumerate(("2.5", "-3", "7", "0.5")):
+                if number == "0.5" and dtype in INTS and op in ("div", "mod"):
+                    continue  # the scalar is cast to the integer type first: 0
+                add(f"op_{op}_{dtype}_scalar{k}", f"R({next(seed)}, (2, 3), '{dtype}') {symbol} {number}")
+                if dtype in FLOATS or op not in ("div", "mod"):
+                    add(f"op_r{op}_{dtype}_scalar{k}", f"{number} {symbol} R({next(seed)}, (2, 3), '{dtype}')")
+        for op in ("add", "sub", "mul", "div", "mod", "pow"):
+            symbol = _OPERATORS[op]
+            rhs = "R({s}, (2, 3), '{d}')" if dtype in FLOATS else "(P({s}, (2, 3), '{d}') + 1)"
+            add(f"iop_{op}_{dtype}", "x", f"x = R({next(seed)}, (2, 3), '{dtype}')\nx {symbol}= "
+                + rhs.format(s=next(seed), d=dtype))
+            add(f"iop_{op}_{dtype}_scalar", "x", f"x = R({next(seed)}, (2, 3), '{dtype}')\nx {symbol}= 3")
+        add(f"neg_{dtype}", f"-R({next(seed)}, (2, 3), '{dtype}')")
+        add(f"abs_builtin_{dtype}", f"abs(R({next(seed)}, (2, 3), '{dtype}'))")
+    for f in _FUNCTIONS:
+        for dtype in ("float32", "float16", "int32"):
+            second = "R({s}, (3,), '{d}')" if dtype != "int32" else "(P({s}, (3,), '{d}') + 1)"
+            add(f"fn_{f}_{dtype}", f"nd.{f}(R({next(seed)}, (2, 3), '{dtype}'), " + second.format(s=next(seed), d=dtype) + ")")
+            add(f"fn_{f}_{dtype}_scalar", f"nd.{f}(R({next(seed)}, (2, 3), '{dtype}'), 2)")
+            add(f"fn_{f}_{dtype}_scalar_first", f"nd.{f}(3, R({next(seed)}, (2, 3), '{dtype}'))")
+    for f in _BROADCAST:
+        for dtype in ("float32", "float64", "int32", "uint8"):
+            second = "R({s}, (1, 3), '{d}')" if dtype in FLOATS else "(P({s}, (1, 3), '{d}') + 1)"
+            add(f"broadcast_{f}_{dtype}", f"nd.broadcast_{f}(R({next(seed)}, (2, 1), '{dtype}'), "
+                + second.format(s=next(seed), d=dtype) + ")")
+    for f in ("add", "sub", "mul", "div"):
+        for dtype in ("float32", "float16", "int64"):
+            second = "R({s}, (2, 3), '{d}')" if dtype in FLOATS else "(P({s}, (2, 3), '{d}') + 1)"
+            add(f"elemwise_{f}_{dtype}", f"nd.elemwise_{f}(R({next(seed)}, (2, 3), '{dtype}'), "
+                + second.format(s=next(seed), d=dtype) + ")")
+    for name in _REDUCTIONS:
+        for dtype in FLOATS + ("int32", "int64", "uint8"):
+            for axis in ("None", "0", "1", "-1", "(0, 2)"):
+                for keepdims in (False, True):
+                    add(f"{name}_{dtype}_axis{axis}_keep{int(keepdims)}".replace(" ", ""),
+                        f"nd.{name}(R({next(seed)}, (3, 4, 5), '{dtype}'), axis={axis}, keepdims={keepdims})")
+            add(f"{name}_{dtype}_exclude", f"R({next(seed)}, (3, 4, 5), '{dtype}').{name}(axis=1, exclude=True)")
+            add(f"{name}_{dtype}_no_edges_long", f"nd.{name}(R({next(seed)}, (3, 700), '{dtype}', edges=False), axis=1)")
+            add(f"{name}_{dtype}_empty", f"nd.{name}(nd.zeros((2, 0), dtype='{dtype}'), axis=1)")
+    for dtype in FLOATS:
+        for low, high in ((0.0, 1.0), (-1.0, 1.0), (1000.0, 1001.0)):
+            for count in (100, 3000, 5000, 20000):
+                add(f"sum_{dtype}_{count}_{low:g}", f"nd.sum(R({next(seed)}, ({count},), '{dtype}', edges=False, "
+                                                    f"low={low}, high={high}))")
+                add(f"mean_{dtype}_{count}_{low:g}", f"nd.mean(R({next(seed)}, (2, {count}), '{dtype}', edges=False, "
+                                                     f"low={low}, high={high}), axis=1)")
+        for order in (1, 2):
+            for axis in ("None", "0", "1", "(0, 1)"):
+                for keepdims in (False, True):
+                    add(f"norm{order}_{dtype}_axis{axis}_keep{int(keepdims)}".replace(" ", ""),
+                        f"nd.norm(R({next(seed)}, (4, 6), '{dtype}'), ord={order}, axis={axis}, keepdims={keepdims})")
+            for count in (50, 3000, 5000):
+                add(f"norm{order}_{dtype}_{count}", f"nd.norm(R({next(seed)}, ({count},), '{dtype}', edges=False), ord={order})")
+    for dtype in INTS[:2]:
+        add(f"norm_{dtype}", f"nd.norm(R({next(seed)}, (4, 6), '{dtype}'))")
+    for name in ("argmax", "argmin"):
+        for dtype in FLOATS + ("int32", "uint8"):
+            for axis in ("None", "0", "1", "-1"):
+                add(f"{name}_{dtype}_axis{axis}", f"nd.{name}(R({next(seed)}, (4, 5), '{dtype}'), axis={axis})")
+            add(f"{name}_{dtype}_keepdims", f"nd.{name}(R({next(seed)}, (4, 5), '{dtype}'), axis=1, keepdims=True)")
+            add(f"{name}_{dtype}_method", f"R({next(seed)}, (4, 5), '{dtype}').{name}(axis=0)")
+    for dtype in FLOATS + INTS:
+        for k, (lo, hi) in enumerate(((-1, 2), (-2.5, 3.5), (0, 0), (-100, 100))):
+            add(f"clip_{dtype}_{k}", f"nd.clip(R({next(seed)}, (2, 5), '{dtype}'), {lo}, {hi})")
+        add(f"clip_{dtype}_method", f"R({next(seed)}, (2, 5), '{dtype}').clip(-1, 1)")
+        add(f"clip_{dtype}_reversed_bounds", f"nd.clip(R({next(seed)}, (2, 5), '{dtype}'), 2, -1)")
+        for target in FLOATS + INTS:
+            add(f"astype_{dtype}_{target}", f"R({next(seed)}, (2, 5), '{dtype}', low=-300, high=300).astype('{target}')")
+    for dtype in FLOATS + ("int32",):
+        for k, (a, b, flags) in enumerate((((2, 3), (3, 4), ""), ((3,), (3,), ""), ((2, 3), (3,), ""),
+                                           ((3, 2), (3, 4), ", transpose_a=True"), ((2, 3), (4, 3), ", transpose_b=True"),
+                                           ((2, 2, 3), (3, 4), ""), ((5, 40), (40, 3), ""))):
+            add(f"dot_{dtype}_{k}", f"nd.dot(R({next(seed)}, {a}, '{dtype}', edges=False), "
+                                    f"R({next(seed)}, {b}, '{dtype}', edges=False){flags})")
+        add(f"one_hot_{dtype}", f"nd.one_hot(R({next(seed)}, (5,), '{dtype}', low=-1, high=5), 4, dtype='{dtype}')")
+        add(f"take_{dtype}", f"nd.take(R({next(seed)}, (4, 3), '{dtype}'), R({next(seed)}, (2, 2), edges=False, low=-2, high=6))")
+        add(f"take_wrap_{dtype}", f"nd.take(R({next(seed)}, (4, 3), '{dtype}'), nd.array([-5, 7, 2]), mode='wrap')")
+        for name, template, shapes in _SHAPE_FUNCTIONS:
+            add(f"{name}_{dtype}", template.format(*(f"R({next(seed)}, {shape}, '{dtype}')" for shape in shapes)))
+    for dtype in FLOATS + INTS:
+        add(f"full_{dtype}", f"nd.full((2, 2), 2.7, dtype='{dtype}')")
+        add(f"arange_{dtype}", f"nd.arange(-3, 7, 1.5, dtype='{dtype}')")
+        add(f"linspace_{dtype}", f"nd.linspace(-1, 5, 7, dtype='{dtype}')")
+        add(f"eye_{dtype}", f"nd.eye(3, 4, 1, dtype='{dtype}')")
+        add(f"array_list_{dtype}", f"nd.array([[1.7, -2.2], [3.5, 1e3]], dtype='{dtype}')")
+    for op in ("add", "mul", "eq", "gt"):
+        add(f"mixed_{op}_float32_int32", f"R({next(seed)}, (2, 3)) {_OPERATORS[op]} R({next(seed)}, (2, 3), 'int32')")
+        add(f"mixed_{op}_float16_float32", f"R({next(seed)}, (2, 3), 'float16') {_OPERATORS[op]} R({next(seed)}, (2, 3))")
+    for f in ("exp", "sum", "abs", "relu", "sigmoid"):
+        add(f"empty_{f}_vector", f"nd.{f}(nd.zeros((0,)))")
+    add("empty_add", "nd.zeros((2, 0)) + nd.ones((2, 0))")
+    add("empty_dot", "nd.dot(nd.zeros((2, 0)), nd.zeros((0, 3)))")
+    add("empty_concat", "nd.concat(nd.zeros((2, 0)), nd.ones((2, 3)), dim=1)")
+    return cases
+
+
 def encode(value: object) -> dict:
     """A JSON-able description of a case's result."""
     if isinstance(value, nd.NDArray):
@@ -500,6 +701,14 @@ def main() -> None:
     }
     (HERE / "mxnet_nd_reference.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     print(f"recorded {len(cases)} cases and {len(out['params'])} .params files")
+    random_ns: dict = {"mx": mx, "nd": nd, "np": np}
+    exec(RANDOM_SETUP, random_ns)  # noqa: S102
+    generated = [{"name": n, "code": c, "expr": e, "mxnet": run_case(random_ns, c, e)} for n, c, e in random_cases()]
+    names = [c["name"] for c in generated]
+    assert len(set(names)) == len(names), "generated case names must be unique"
+    record = {"mxnet_version": mx.__version__, "setup": RANDOM_SETUP, "cases": generated}
+    (HERE / "mxnet_nd_random_reference.json").write_text(json.dumps(record, separators=(",", ":")) + "\n")
+    print(f"recorded {len(generated)} generated cases")
 
 
 if __name__ == "__main__":

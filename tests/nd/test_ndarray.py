@@ -42,7 +42,7 @@ def test_copies_do_not_share_memory() -> None:
 
 
 def test_truth_value_and_hash() -> None:
-    assert bool(nd.array([2.0])) and not bool(nd.array([0.0])) and not bool(nd.zeros((0,)))
+    assert bool(nd.array([2.0])) and not bool(nd.array([0.0])) and not bool(nd.array([]))
     with pytest.raises(NDArrayError, match="ambiguous"):
         bool(nd.ones(2))
     a = nd.ones(2)
@@ -61,8 +61,6 @@ def test_in_place_ops_keep_shape_and_dtype() -> None:
 
 
 def test_function_errors_name_the_fix() -> None:
-    with pytest.raises(NDArrayError, match="a_min=3 is greater than a_max=1"):
-        nd.clip(nd.ones(2), 3, 1)
     with pytest.raises(NDArrayError, match=r"shapes \(2,\) and \(3,\)"):
         nd.dot(nd.ones(2), nd.ones(3))
     with pytest.raises(NDArrayError, match="int32 is not supported"):

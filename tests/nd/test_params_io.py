@@ -193,6 +193,6 @@ def test_save_gives_a_plain_files_permissions_and_replaces_whole(tmp_path: Path)
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
     with pytest.raises(ParamsFileError):
-        nd.save(str(path), {"w": nd.ones((0,)), "bad": object()})  # refused before the file is touched
+        nd.save(str(path), {"w": nd.array([]), "bad": object()})  # refused before the file is touched
     assert nd.load(str(path))["w"].asnumpy().tolist() == [1, 1, 1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.params"]

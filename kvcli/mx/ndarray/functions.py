@@ -37,10 +37,16 @@ def reshape(data: NDArray, shape: Any = None, reverse: bool = False, out: NDArra
     return make_result("reshape", values.reshape(nd_ops.reshape_shape(values.shape, shape, reverse)), data.context, out)
 
 
+#: The reductions MXNet runs on an array with a zero-size axis when reducing every axis
+#: (a sum of nothing is 0, a mean NaN, a product 1); ``max``, ``min`` and the rest refuse.
+_EMPTY_OK = frozenset({"sum", "mean", "prod", "nansum", "nanprod"})
+
+
 def _make_reduction(kind: str) -> Callable[..., NDArray]:
     def function(data: NDArray, axis: Any = None, keepdims: bool = False, exclude: bool = False,
                  out: NDArray | None = None, name: str | None = None) -> NDArray:
-        return make_result(kind, nd_ops.reduce(kind, operand_data(data, kind), axis, keepdims, exclude), data.context, out)
+        values = operand_data(data, kind, empty_ok=axis is None and not exclude and kind in _EMPTY_OK)
+        return make_result(kind, nd_ops.reduce(kind, values, axis, keepdims, exclude), data.context, out)
 
     function.__name__ = kind
     function.__doc__ = (f"MXNet's ``nd.{kind}`` over ``axis`` (None or ``()``: every axis, giving shape ``(1,)``; "
@@ -80,8 +86,8 @@ def _make_math(kind: str) -> Callable[..., NDArray]:
     return function
 
 
-#: Every element-wise maths function, one per entry of :data:`kvcli.mx.ndarray.ops.MATH`, and ``relu``.
-MATH_NAMES = (*nd_ops.MATH, "relu")
+#: Every element-wise maths function, one per entry of :data:`kvcli.mx.ndarray.ops.MATH`.
+MATH_NAMES = nd_ops.MATH
 for _name in MATH_NAMES:
     globals()[_name] = _make_math(_name)
 
@@ -137,9 +143,15 @@ def add_n(*args: NDArray, out: NDArray | None = None, name: str | None = None) -
     nd_ops.check_same_dtype("add_n", *arrays)
     if any(a.shape != arrays[0].shape for a in arrays):
         raise NDArrayError(f"add_n: shapes {[a.shape for a in arrays]} differ: they must be equal")
-    total = arrays[0].copy()
-    for extra in arrays[1:]:
-        total += extra
+    with np.errstate(all="ignore"):
+        if len(arrays) <= 4:  # MXNet's kernel for 2-4 inputs: a[i] + (b[i] + (c[i] + d[i]))
+            total = arrays[-1].copy()
+            for extra in reversed(arrays[:-1]):
+                total = extra + total
+        else:  # more: one pass per input, left to right
+            total = arrays[0].copy()
+            for extra in arrays[1:]:
+                total += extra
     return make_result("add_n", total, args[0].context, out)
 
 
@@ -281,11 +293,13 @@ broadcast_axes = broadcast_axis
 Reshape, Flatten, SliceChannel = reshape, flatten, split
 
 
+#: Functions of ``nd`` that MXNet 1.9.1's NDArray has no method for (``x.erf()`` is an AttributeError).
+_NOT_METHODS = frozenset({"erf", "gamma", "gammaln", "negative", "softsign"})
 #: The functions that are also NDArray methods (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``).
-_FLUENT = (
+_FLUENT = tuple(name for name in (
     *nd_ops.REDUCTIONS, "argmax", "argmin", *MATH_NAMES, *nd_ops.UNARY, "norm", "clip", "transpose",
     "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like", "broadcast_axes",
-)
+) if name not in _NOT_METHODS)
 
 
 def _make_fluent(function: Callable[..., Any]) -> Callable[..., Any]:

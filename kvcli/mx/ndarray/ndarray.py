@@ -91,6 +91,7 @@ class NDArray:
     @property
     def T(self) -> "NDArray":
         """The transpose, a copy as in MXNet (``self`` itself when ``ndim < 2``)."""
+        require_known_shape("transpose", self._data)
         return self if self._data.ndim < 2 else NDArray(self._data.T.copy(), self._ctx)
 
     # -- conversion ---------------------------------------------------------------------
@@ -108,14 +109,17 @@ class NDArray:
         """A copy cast to ``dtype``; ``self`` when ``copy=False`` and the dtype is already it."""
         if not copy and np.dtype(dtype) == self._data.dtype:
             return self
-        return NDArray(self._data.astype(dtype), self._ctx)
+        require_known_shape("astype", self._data)
+        return NDArray(nd_ops.cast(self._data, np.dtype(dtype)), self._ctx)
 
     def copy(self) -> "NDArray":
+        require_known_shape("copy", self._data)
         return NDArray(self._data.copy(), self._ctx)
 
     def copyto(self, other: "NDArray | Context") -> "NDArray | bool":
         """Copy into another NDArray of the same shape (cast to its dtype) and return it, or
         onto a context as a new array. Copying an array to itself warns and returns False."""
+        require_known_shape("copyto", self._data)
         if isinstance(other, Context):
             return NDArray(self._data.copy(), other)
         if not isinstance(other, NDArray):
@@ -130,7 +134,10 @@ class NDArray:
 
     def as_in_context(self, context: Context) -> "NDArray":
         """``self`` when it is on ``context`` already, else a copy there."""
-        return self if context == self._ctx else NDArray(self._data.copy(), as_context(context))
+        if context == self._ctx:
+            return self
+        require_known_shape("as_in_context", self._data)
+        return NDArray(self._data.copy(), as_context(context))
 
     def reshape(self, *shape: Any, reverse: bool = False, **kwargs: Any) -> "NDArray":
         """A **view** of a new shape, with MXNet's special values (0 copies a dimension, -1
@@ -233,6 +240,7 @@ def _index(index: Any) -> Any:
 
 def _binary(name: str, reflected: bool = False) -> Callable[[NDArray, Any], Any]:
     def method(self: NDArray, other: Any) -> Any:
+        require_known_shape(name, self._data, _unwrap(other))
         return NDArray(nd_ops.binary(name, self._data, _unwrap(other), reflected), self._ctx)
 
     return method
@@ -240,6 +248,7 @@ def _binary(name: str, reflected: bool = False) -> Callable[[NDArray, Any], Any]
 
 def _inplace(name: str) -> Callable[[NDArray, Any], NDArray]:
     def method(self: NDArray, other: Any) -> NDArray:
+        require_known_shape(name, self._data, _unwrap(other))
         nd_ops.binary_inplace(name, self._data, _unwrap(other))
         return self
 
@@ -253,8 +262,8 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
 for _name in nd_ops.COMPARISONS:
     setattr(NDArray, f"__{_name}__", _binary(_name))
 NDArray.__matmul__ = lambda self, other: dot(self, other)  # type: ignore[operator]  # set after the class: dot is below it
-NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", self._data), self._ctx)  # type: ignore[operator]
-NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", self._data), self._ctx)  # type: ignore[attr-defined]
+NDArray.__neg__ = lambda self: NDArray(nd_ops.unary("negative", operand_data(self, "negative")), self._ctx)  # type: ignore[operator]
+NDArray.__abs__ = lambda self: NDArray(nd_ops.unary("abs", operand_data(self, "abs")), self._ctx)  # type: ignore[attr-defined]
 NDArray.abs = NDArray.__abs__  # type: ignore[attr-defined]
 
 
@@ -295,6 +304,9 @@ def _filled(what: str, value: int, shape: int | Sequence[int], ctx: Context | No
     """``zeros`` / ``ones``: a new array, or ``out`` filled, which must have the shape and
     the dtype (float32 unless given) asked for, as in MXNet."""
     if out is None:
+        if 0 in as_shape(shape):
+            raise NDArrayError(f"{what}: MXNet 1.9.1 cannot make an array of shape {as_shape(shape)} (outside np_shape "
+                               f"mode a 0 in a shape means 'unknown'); nd.array(np.zeros(shape)) and nd.empty can")
         return full(shape, value, ctx, DEFAULT_DTYPE if dtype is None else dtype)
     check_out(what, out)
     wanted = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
@@ -333,7 +345,29 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     source = _unwrap(source_array)
     if dtype is None:
         dtype = source.dtype if isinstance(source_array, NDArray) else DEFAULT_DTYPE
-    return NDArray(np.array(source, dtype=dtype, copy=True), ctx)
+    kind = np.dtype(dtype)
+    if isinstance(source, np.ndarray):  # numpy's own conversion: C's casts
+        return NDArray(nd_ops.cast(source, kind) if source.dtype != kind else source.copy(), ctx)
+    if kind.kind in "iu":
+        return NDArray(_python_numbers_to_integers(source, kind), ctx)
+    return NDArray(np.array(source, dtype=kind, copy=True), ctx)
+
+
+def _python_numbers_to_integers(source: Any, dtype: np.dtype) -> np.ndarray:
+    """Python numbers (nested lists) as integers the way MXNet's numpy (1.x) converts them:
+    each number to a C long, toward zero, then wrapped to ``dtype`` (300 -> 44 as uint8);
+    NaN, infinity or beyond a C long is a TypeError, as in MXNet."""
+    values = np.asarray(source)
+    if values.dtype.kind == "f":
+        beyond = ~np.isfinite(values) | (np.abs(values) >= 2.0**63)
+        if beyond.any():
+            raise TypeError(f"nd.array: {values[beyond].ravel()[0]} cannot be converted to {dtype} "
+                            f"(MXNet: source_array must be array like object)")
+        values = np.trunc(values).astype(np.int64)
+    elif values.dtype.kind not in "iub":
+        raise TypeError(f"nd.array: the values cannot be converted to {dtype}: give numbers "
+                        f"(MXNet: source_array must be array like object)")
+    return values.astype(np.int64).astype(dtype)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
@@ -352,9 +386,23 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
         raise NDArrayError(f"arange: start={start}, stop={stop}, step={step} give no values: swap start and stop "
                            f"or change the sign of step")
     kind = np.dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    if count == 0:
+        raise NDArrayError(f"arange: start={start}, stop={stop}, step={step} give no values, which MXNet 1.9.1 "
+                           f"refuses (a shape of 0 means 'unknown' outside np_shape mode)")
+    index = np.arange(count, dtype=np.int64)
     with np.errstate(all="ignore"):
-        values = (nd_ops.cast_scalar(start, kind) + np.arange(count).astype(kind) * nd_ops.cast_scalar(step, kind))
-    values = values.astype(kind, copy=False)
+        if kind.kind == "u" or kind == np.float16:  # MXNet first makes start and step integers for these
+            first, delta = np.trunc(float(start)), np.trunc(float(step))
+            begin = np.array(first, dtype=np.float32).astype(kind) if kind == np.float16 else np.int64(first).astype(kind)
+            stride = np.array(delta, dtype=np.float32).astype(kind) if kind == np.float16 else np.int64(delta).astype(kind)
+        else:
+            begin = nd_ops.cast(np.array(float(start)), kind)[()]
+            stride = nd_ops.cast(np.array(float(step)), kind)[()]
+        if kind.kind == "f":  # start + i * step, the index widened to float (double for float64)
+            wide = np.float64 if kind == np.float64 else np.float32
+            values = (begin.astype(wide) + (index.astype(wide) * stride.astype(wide)).astype(kind).astype(wide)).astype(kind)
+        else:  # in 64-bit integers, wrapped to the dtype
+            values = (np.int64(begin) + index * np.int64(stride)).astype(kind)
     return NDArray(np.repeat(values, repeat) if repeat != 1 else values, ctx)
 
 
@@ -394,14 +442,29 @@ def zeros_like(data: NDArray, out: "NDArray | None" = None, name: str | None = N
 
 
 # ---------------------------------------------------------------------- operators
-def operand_data(value: Any, what: str) -> np.ndarray:
+def operand_data(value: Any, what: str, empty_ok: bool = False) -> np.ndarray:
+    """The numpy values of an NDArray argument of ``what``; one with a zero-size axis is
+    refused (:func:`require_known_shape`) unless ``empty_ok``."""
     if not isinstance(value, NDArray):
         raise TypeError(f"{what} takes NDArrays, not {type(value).__name__}: wrap it with nd.array()")
+    if not empty_ok:
+        require_known_shape(what, value._data)
     return value._data
+
+
+def require_known_shape(what: str, *arrays: Any) -> None:
+    """MXNet 1.9.1 (outside ``np_shape`` mode) reads a 0 in a shape as "unknown", so its
+    operators refuse an array with a zero-size axis (a full ``sum``, ``mean``, ``prod``,
+    ``nansum`` or ``nanprod`` excepted); kvcli does the same rather than return a value."""
+    for values in arrays:
+        if isinstance(values, np.ndarray) and values.size == 0:
+            raise NDArrayError(f"{what}: MXNet 1.9.1 cannot run it on an array of shape {values.shape} (outside "
+                               f"np_shape mode a 0 in a shape means 'unknown'): give every axis at least one element")
 
 
 def _elementwise(name: str, lhs: Any, rhs: Any) -> Any:
     """``lhs <op> rhs`` where either side may be a number (both numbers: a number)."""
+    require_known_shape(name, _unwrap(lhs), _unwrap(rhs))
     if isinstance(lhs, NDArray):
         return NDArray(nd_ops.binary(name, lhs._data, _unwrap(rhs)), lhs.context)
     if isinstance(rhs, NDArray):
@@ -460,12 +523,15 @@ for _name in nd_ops.UNARY:
 
 
 def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None, name: str | None = None) -> NDArray:
-    """Values limited to ``[a_min, a_max]`` (bounds cast to the dtype first, as in MXNet)."""
+    """MXNet's ``clip``: each value compared with the bounds as float32 numbers (float64 for
+    float64 arrays): above ``a_max`` it becomes ``a_max``, else below ``a_min`` ``a_min``
+    (converted to the dtype as C converts); NaN stays. ``a_min > a_max`` is not an error."""
     values = operand_data(data, "clip")
-    if a_min > a_max:
-        raise NDArrayError(f"clip: a_min={a_min} is greater than a_max={a_max}: swap them")
-    lo, hi = nd_ops.cast_scalar(a_min, values.dtype), nd_ops.cast_scalar(a_max, values.dtype)
-    return make_result("clip", np.clip(values, lo, hi), data.context, out)
+    lo, hi = np.float32(a_min), np.float32(a_max)  # MXNet's ClipParam holds floats
+    compared = values if values.dtype == np.float64 else values.astype(np.float32)
+    low, high = nd_ops.cast(np.array(lo), values.dtype), nd_ops.cast(np.array(hi), values.dtype)
+    clipped = np.where(compared > hi, high, np.where(compared < lo, low, values))
+    return make_result("clip", clipped, data.context, out)
 
 
 def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, out: NDArray | None = None,

@@ -10,6 +10,7 @@
 * integer division truncates toward zero (C), while ``%`` follows Python's sign rule.
 * comparisons give 0/1 in the operand's dtype, not bool.
 * ``sqrt`` of an integer array truncates; integer overflow wraps.
+* element-wise maths and ``**`` are MXNet's kernels, value for value (:mod:`~kvcli.mx.ndarray.umath`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,50 @@ import numpy as np
 
 from kvcli.arrays.reshape import reshape_target
 from kvcli.errors import NDArrayError
+from kvcli.mx.ndarray import reductions, umath
 
 
 def _divide(x: Any, y: Any) -> Any:
     if np.issubdtype(np.result_type(x, y), np.integer):
-        quotient = np.floor_divide(x, y)
-        # floor -> truncation where the signs differ and the division is not exact
-        return quotient + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+        return umath.truncating_divide(x, y)
     return np.true_divide(x, y)
+
+
+def cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """MXNet's ``Cast`` (``astype``): a C conversion (float to integer toward zero; NaN or
+    out of range: the type's minimum, narrower types keep the low bits)."""
+    if values.dtype.kind == "f" and dtype.kind in "iu":
+        return umath.c_cast(values, dtype)
+    with np.errstate(all="ignore"):
+        return values.astype(dtype)
+
+
+def _mod(x: Any, y: Any) -> Any:
+    """MXNet's ``mod``, branch for branch: in double, C's ``fmod`` of the operands made
+    positive, the divisor added (``r != 0 ? b : 0``) where the signs differ; ``x % 0`` is 0.
+    Zeros keep MXNet's signs: -0.0 % 3 is -0.0, -2.5 % 0.5 and -0.0 % -3 are +0.0."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if np.result_type(x, y).kind == "u":
+        return np.where(b == 0, 0.0, np.fmod(a, np.where(b == 0, 1.0, b)))
+    kept = np.fmod(a, np.abs(b))  # fmod(a, +-b): a >= 0 (also -0.0)
+    flipped = np.fmod(-a, np.abs(b))  # fmod(-a, +-b): a < 0
+    negative_a = a < 0
+    same_signs = np.where(negative_a, -flipped, kept)  # b < 0 and a < 0, or b > 0 and a >= 0
+    differ = np.where(negative_a, -flipped + np.where(flipped != 0, b, 0.0), kept + np.where(kept != 0, b, 0.0))
+    result = np.where(negative_a == (b < 0), same_signs, differ)
+    return np.where(b == 0, 0.0, result)
+
+
+def _maximum(x: Any, y: Any) -> Any:
+    """MXNet's ``maximum``: ``x`` if it is NaN, else ``x > y ? x : y`` -- numpy's maximum,
+    but of equal values (0.0 and -0.0) the second."""
+    return np.where(np.equal(x, y), y, np.maximum(x, y))
+
+
+def _minimum(x: Any, y: Any) -> Any:
+    """MXNet's ``minimum``: ``x`` if it is NaN, else ``x < y ? x : y`` -- numpy's minimum,
+    but of equal values (0.0 and -0.0) the second."""
+    return np.where(np.equal(x, y), y, np.minimum(x, y))
 
 
 #: Binary operations by the name of their Python operator (``__add__`` -> "add").
@@ -38,11 +75,14 @@ ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "mul": np.multiply,
     "truediv": _divide,
     "floordiv": np.floor_divide,  # not in MXNet's nd; kept for kvcli code, same dtype rules
-    "mod": np.mod,
-    "pow": np.power,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
+    "mod": _mod,
+    "pow": np.power,  # numbers only: arrays go through umath.power (MXNet's powf / pow)
+    "maximum": _maximum,
+    "minimum": _minimum,
 }
+#: Operations whose scalar form keeps the array as the first operand even when the number
+#: is written first (MXNet's ``_maximum_scalar``: ``maximum(2, a)`` is ``maximum(a, 2)``).
+_SCALAR_ARRAY_FIRST = frozenset({"maximum", "minimum"})
 COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "eq": np.equal,
     "ne": np.not_equal,
@@ -102,10 +142,16 @@ def binary(name: str, lhs: np.ndarray, rhs: Any, reflected: bool = False) -> np.
     a numpy array or a scalar."""
     func = ARITHMETIC.get(name) or COMPARISONS[name]
     other = _operand(name, lhs, rhs)
+    if reflected and name in _SCALAR_ARRAY_FIRST and not isinstance(other, np.ndarray):
+        reflected = False
     x, y = (other, lhs) if reflected else (lhs, other)
     with np.errstate(all="ignore"):  # MXNet gives inf/nan (or wraps) without a warning
-        if name == "pow" and lhs.dtype.kind in "iu":  # MXNet: powf of the values as floats, truncated (2 ** -1 is 0)
-            x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
+        if name == "pow":
+            return np.asarray(umath.power(x, y, lhs.dtype))
+        if name == "mod" and lhs.dtype.kind in "iu":
+            return umath.c_cast(func(x, y), lhs.dtype)
+        if name == "mod" and lhs.dtype == np.float16:  # half_t from a double goes through float
+            return np.asarray(func(x, y)).astype(np.float32).astype(np.float16)
         result = func(x, y)
     return np.asarray(result).astype(lhs.dtype, copy=False)
 
@@ -127,18 +173,13 @@ def binary_inplace(name: str, lhs: np.ndarray, rhs: Any) -> None:
             lhs[...] = binary(name, lhs, other)
 
 
+#: The element-wise functions NDArray's own module defines (``nd.sqrt``, ``abs(x)``, ``-x``).
+UNARY = ("sqrt", "square", "sign", "abs", "negative")
+
+
 def unary(name: str, data: np.ndarray) -> np.ndarray:
-    """``sqrt``, ``square``, ``sign``, ``abs`` or ``negative`` of ``data``, keeping its dtype."""
-    with np.errstate(all="ignore"):
-        if name == "sqrt":
-            return np.sqrt(data).astype(data.dtype, copy=False)  # integers truncate
-        return np.asarray(UNARY[name](data))
-
-
-UNARY: dict[str, Callable[[Any], Any]] = {
-    "sqrt": np.sqrt, "square": np.square, "abs": np.abs, "negative": np.negative,
-    "sign": lambda x: np.sign(np.where(np.isnan(x), 0, x) + 0),  # MXNet: 0 for nan and -0
-}
+    """MXNet's ``name`` (a key of :data:`kvcli.mx.ndarray.umath.UNARY`) of ``data``, keeping its dtype."""
+    return umath.unary(name, data)
 
 
 def dot(lhs: np.ndarray, rhs: np.ndarray, transpose_a: bool = False, transpose_b: bool = False) -> np.ndarray:
@@ -146,7 +187,8 @@ def dot(lhs: np.ndarray, rhs: np.ndarray, transpose_a: bool = False, transpose_b
     two vectors give shape ``(1,)``."""
     dtype = check_same_dtype("dot", lhs, rhs)
     if dtype not in (np.float32, np.float64):
-        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot on CPU takes float32/64): use .astype('float32')")
+        raise NDArrayError(f"dot: dtype {dtype} is not supported (MXNet's dot on CPU takes float32 and float64): "
+                           f"use .astype('float32')")
     x = lhs.T if transpose_a else lhs
     y = rhs.T if transpose_b else rhs
     if x.ndim == 0 or y.ndim == 0 or x.shape[-1] != y.shape[0]:
@@ -180,71 +222,45 @@ def reduced(result: Any, dtype: Any = None) -> np.ndarray:
 
 def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     """MXNet's ``norm``: the L1 or L2 norm over ``axis`` (all axes: shape ``(1,)``), in the
-    input's float dtype; float16 accumulates in float32, so large values do not overflow
-    (MXNet's float16 reduction order can make a result differ from kvcli's by one ulp)."""
+    input's float dtype, computed as MXNet's kernel computes it
+    (:mod:`~kvcli.mx.ndarray.reductions`: a Kahan sum of ``|x|``, BLAS's scaled sum of squares)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
-    axes = (tuple(axis) or None) if isinstance(axis, (list, tuple)) else axis  # () is every axis, as None
+    chosen = axes(data.ndim, axis, "norm")
     if ord == 1 and data.dtype.kind in "iu":  # MXNet: |x| summed in the integer type (wrapping)
-        return reduced(np.abs(data).sum(axis=axes, keepdims=keepdims, dtype=data.dtype), data.dtype)
+        return _reduce_rows(data, chosen, keepdims, lambda rows: reductions.kahan_sum(np.abs(rows)))
     if not np.issubdtype(data.dtype, np.floating):
         raise NDArrayError(f"norm: the L2 norm of dtype {data.dtype} is not supported by kvcli (MXNet's is wrong: it "
                            f"divides in integers): use .astype('float32') first")
-    wide = data.astype(np.float64 if data.dtype == np.float64 else np.float32)
     if ord == 1:
-        result = np.abs(wide).sum(axis=axes, keepdims=keepdims)
+        return _reduce_rows(data, chosen, keepdims, lambda rows: reductions.kahan_sum(np.abs(rows), inf_reset=False))
+    return _reduce_rows(data, chosen, keepdims, reductions.nrm2)
+
+
+def _reduce_rows(data: np.ndarray, chosen: tuple[int, ...], keepdims: bool,
+                 reducer: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``reducer`` (outputs x reduced values -> outputs) over the axes ``chosen``."""
+    with np.errstate(all="ignore"):
+        values = reducer(reductions.as_rows(data, chosen))
+    if keepdims:
+        shape = tuple(1 if a in chosen else d for a, d in enumerate(data.shape))
     else:
-        result = np.sqrt(np.square(wide).sum(axis=axes, keepdims=keepdims))
-    return reduced(result, data.dtype)
-
-
+        shape = tuple(d for a, d in enumerate(data.shape) if a not in chosen)
+    return reduced(values.reshape(shape), data.dtype)
 
 
 # ---------------------------------------------------------------------- element-wise maths
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    """C's ``round``: halves go away from zero (numpy's ``round`` goes to even)."""
-    whole = np.trunc(x)
-    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
-
-
-def _rint_half_down(x: np.ndarray) -> np.ndarray:
-    """MXNet's ``rint``: the nearer integer, halves going down (1.5 -> 1, -0.5 -> -1)."""
-    low, high = np.floor(x), np.ceil(x)
-    return np.where(x - low > high - x, high, low)
-
-
-#: MXNet's element-wise maths by name. Float inputs are computed in their own dtype
-#: (float16 in float32); integer inputs are computed in float64 and cast back, as MXNet
-#: does (``exp`` of int32 7 is 1096, ``log`` of a negative int is INT_MIN).
-MATH: dict[str, Callable[[Any], Any]] = {
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
-    "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil, "round": _round_half_away,
-    "rint": _rint_half_down, "trunc": np.trunc, "fix": np.fix,
-}
-#: Ops that give an integer input back unchanged (no float round trip).
-_INTEGER_IDENTITY = frozenset({"floor", "ceil", "round", "rint", "trunc", "fix"})
-
-
-def math(name: str, data: np.ndarray) -> np.ndarray:
-    """``name`` (a key of :data:`MATH`, or ``relu``) of ``data``, in ``data``'s dtype."""
-    if name == "relu":
-        return np.where(data > 0, data, np.zeros((), data.dtype)) if data.dtype.kind in "iu" else \
-            np.where(np.isnan(data) | (data > 0), data, np.zeros((), data.dtype))
-    if data.dtype.kind in "iub":
-        if name in _INTEGER_IDENTITY:
-            return data.copy()
-        wide = data.astype(np.float64)
-    else:
-        wide = data.astype(np.float32) if data.dtype == np.float16 else data
-    with np.errstate(all="ignore"):
-        return np.asarray(MATH[name](wide)).astype(data.dtype)
+#: MXNet's element-wise maths functions besides :data:`UNARY` (``nd.exp``, ``nd.sigmoid`` ...).
+MATH = tuple(name for name in umath.UNARY if name not in UNARY)
+#: The same computation: :func:`unary` serves both tables.
+math = unary
 
 
 # ---------------------------------------------------------------------- reductions
-REDUCTIONS: dict[str, Callable[..., Any]] = {
-    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
-    "nansum": np.nansum, "nanprod": np.nanprod,
+#: MXNet's reductions by name, each on (outputs x reduced values) rows (``mean`` divides the sum).
+REDUCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    **reductions.REDUCERS,
+    "mean": lambda rows: reductions.divide_count(reductions.kahan_sum(rows), rows.shape[1]),
 }
 
 
@@ -267,31 +283,16 @@ def axes(ndim: int, axis: Any, what: str) -> tuple[int, ...]:
 
 
 def reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False, exclude: bool = False) -> np.ndarray:
-    """MXNet's ``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` / ``nansum`` / ``nanprod``:
-    the result keeps ``data``'s dtype (integer sums wrap, an integer mean truncates, float16
-    accumulates in float32); a full reduction is shape ``(1,)``; ``exclude=True`` reduces
-    every axis except ``axis``."""
+    """MXNet's ``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` / ``nansum`` / ``nanprod``,
+    in MXNet's order of operations (:mod:`~kvcli.mx.ndarray.reductions`): the result keeps
+    ``data``'s dtype (integer sums wrap, an integer mean truncates, float16 sums in float16);
+    a full reduction is shape ``(1,)``; ``exclude=True`` reduces every axis except ``axis``."""
     chosen = axes(data.ndim, axis, name)
     if exclude:
         chosen = tuple(a for a in range(data.ndim) if a not in chosen)
         if not chosen:  # nothing left to reduce: MXNet gives the values unchanged
             return data.copy()
-    dtype = data.dtype
-    if dtype.kind in "iu":
-        accumulate: Any = dtype if name != "mean" else np.int64
-    else:
-        accumulate = np.float32 if dtype == np.float16 else dtype
-    func = REDUCTIONS[name]
-    with np.errstate(all="ignore"):
-        if name in ("max", "min"):
-            result = func(data, axis=chosen, keepdims=bool(keepdims))
-        elif name == "mean" and dtype.kind in "iu":
-            total = np.sum(data, axis=chosen, keepdims=bool(keepdims), dtype=np.int64)
-            count = int(np.prod([data.shape[a] for a in chosen], dtype=np.int64))
-            result = np.trunc(total / count)
-        else:
-            result = func(data, axis=chosen, keepdims=bool(keepdims), dtype=accumulate)
-    return reduced(result, dtype)
+    return _reduce_rows(data, chosen, keepdims, REDUCTIONS[name])
 
 
 def arg_reduce(name: str, data: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
@@ -431,7 +432,7 @@ def take(data: np.ndarray, indices: np.ndarray, axis: int = 0, mode: str = "clip
 
 __all__ = [
     "ARITHMETIC", "COMPARISONS", "MATH", "NDArrayError", "REDUCTIONS", "UNARY", "arg_reduce", "axes", "binary",
-    "binary_inplace", "broadcast_shape", "cast_scalar", "check_same_dtype", "dot", "expanded_shape",
+    "binary_inplace", "broadcast_shape", "cast", "cast_scalar", "check_same_dtype", "dot", "expanded_shape",
     "flattened_shape", "is_scalar", "join", "math", "norm", "one_hot", "reduce", "reduced", "reshape_shape",
     "slice_axis", "split", "squeezed_shape", "take", "unary", "where",
 ]
