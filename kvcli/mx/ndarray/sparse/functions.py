@@ -175,17 +175,23 @@ def _zeros_like(name: str, data: Any, out: Any = None, **kwargs: Any) -> Any:
 def _norm(name: str, data: Any, ord: int = 2, axis: Any = None, keepdims: bool = False, out: Any = None,
           **kwargs: Any) -> Any:
     """MXNet's L2 norm kernels: a sparse array over all axes (float32/float64 only), a csr array
-    over axis 0 or 1 without keepdims (floats only); every other norm is the fallback."""
+    over axis 0 or 1 without keepdims (floats only; :mod:`.kernels`); every other norm is the
+    fallback (the dense norm)."""
     if is_sparse(data) and ord == 2:
         axes = () if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         dtype = np.dtype(data.dtype)
         if not axes and dtype == np.float16:
             raise unsupported("the L2 norm of float16 values", data.stype, "MXNet's sparse norm is not implemented "
                               "for float16 either: use .astype('float32')")
-        kernel = not axes or (isinstance(data, CSRNDArray) and len(axes) == 1 and axes[0] in (0, 1) and not keepdims)
-        if kernel and dtype.kind != "f":
+        by_axis = isinstance(data, CSRNDArray) and len(axes) == 1 and axes[0] in (0, 1) and not keepdims
+        if (by_axis or not axes) and dtype.kind != "f":
             raise unsupported(f"the L2 norm of {dtype} values", data.stype, "MXNet's sparse norm takes floating "
                               "point types only: use .astype('float32')")
+        if not axes:
+            result = kernels.l2_norm_all(data).reshape((1,) * (data.ndim if keepdims else 1))
+            return _finish(NDArray(result, data.context), out)
+        if by_axis:
+            return _finish(NDArray(kernels.csr_l2_norm_axis(data, int(axes[0])), data.context), out)
     return fallback(name, (data,), {"ord": ord, "axis": axis, "keepdims": keepdims, "out": out, **kwargs})
 
 

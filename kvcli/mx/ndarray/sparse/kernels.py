@@ -104,6 +104,40 @@ def add_rows(arrays: list[RowSparseNDArray]) -> RowSparseNDArray:
     return RowSparseNDArray(sum_rows([a._kvcli_row_sparse() for a in arrays]), arrays[0].context)
 
 
+# ---------------------------------------------------------------------- L2 norms
+def l2_norm_all(x: Any) -> np.ndarray:
+    """The L2 norm of a whole sparse array: the root of the stored values' sum of squares, in
+    their dtype. (MXNet takes BLAS's dot product of the stored values with themselves, whose
+    summation order can round the last bit differently on long arrays.)"""
+    values = x._values if isinstance(x, CSRNDArray) else x._kvcli_row_sparse().data.reshape(-1)
+    with np.errstate(all="ignore"):
+        return np.sqrt(np.square(values).sum(dtype=values.dtype))
+
+
+def csr_l2_norm_axis(x: CSRNDArray, axis: int) -> np.ndarray:
+    """MXNet's L2 norm of a csr array along axis 0 (per column) or 1 (per row): a Kahan sum of
+    the squares of the stored values in storage order, in their dtype (half too), then the
+    root. As in MXNet, the compensation is not reset at an infinity: a value after one gives nan."""
+    squares = x._values * x._values
+    owners = x._columns if axis == 0 else x._rows()
+    total = np.zeros(x.shape[1 - axis], squares.dtype)
+    residual = np.zeros_like(total)
+    # each stored value's rank among those of its output, in storage (row-major) order
+    order = np.argsort(owners, kind="stable")
+    starts = np.searchsorted(owners[order], owners[order])
+    rank = np.empty(owners.size, INDEX_DTYPE)
+    rank[order] = np.arange(owners.size) - starts
+    with np.errstate(all="ignore"):
+        for j in range(int(rank.max()) + 1 if rank.size else 0):
+            at = np.flatnonzero(rank == j)
+            out = owners[at]
+            y = squares[at] - residual[out]
+            t = total[out] + y
+            residual[out] = (t - total[out]) - y
+            total[out] = t
+        return np.sqrt(total)
+
+
 # ---------------------------------------------------------------------- dtypes
 def check_float(what: str, dtype: Any) -> None:
     """MXNet's csr kernels (dot, csr with dense of one shape) take float32 and float64 only."""
@@ -191,6 +225,6 @@ def csr_take_rows(x: CSRNDArray, positions: np.ndarray) -> CSRNDArray:
     return CSRNDArray(x._values[at], x._columns[at], indptr, (positions.size, x.shape[1]), x.context)
 
 
-__all__ = ["add_rows", "check_dot_dtype", "check_float", "dense_with_stored", "csr_binary", "csr_concat_rows",
-           "csr_dot_dense", "csr_slice", "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "map_values", "rsp_binary",
-           "with_dense"]
+__all__ = ["add_rows", "check_dot_dtype", "check_float", "csr_binary", "csr_concat_rows", "csr_dot_dense",
+           "csr_l2_norm_axis", "csr_slice", "csr_t_dot_dense", "csr_take_rows", "dense_dot_csr", "dense_with_stored",
+           "l2_norm_all", "map_values", "rsp_binary", "with_dense"]
