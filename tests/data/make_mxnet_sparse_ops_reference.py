@@ -40,7 +40,9 @@ rng = np.random.RandomState(33)
 SHAPES = [(4, 5), (6, 3), (1, 4), (5, 1)]
 DTYPES = ["float32", "float64", "float16", "int32", "int64"]
 UNARY = ["abs", "sign", "round", "rint", "ceil", "floor", "trunc", "fix", "square", "sqrt", "sin", "tanh", "expm1",
-         "log1p", "relu", "negative", "exp", "log", "log2", "log10", "cos", "sigmoid", "reciprocal"]
+         "log1p", "relu", "negative", "exp", "log", "log2", "log10", "cos", "sigmoid", "reciprocal",
+         "arcsin", "arcsinh", "arctan", "arctanh", "tan", "sinh", "degrees", "radians", "cbrt", "cosh", "arccos",
+         "arccosh", "rsqrt", "gamma", "gammaln"]
 REDUCE = ["sum", "mean", "max", "min", "prod", "nansum", "nanprod", "argmax", "argmin"]
 #: Cases for every input: (name, expression).
 CASES = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kvcli.errors import SparseUnsupportedError
-from kvcli.mx.ndarray.context import Context
+from kvcli.mx.ndarray.context import Context, current_context
 from kvcli.mx.ndarray.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import operators as _operators
 from kvcli.mx.ndarray.sparse.base import STYPES, BaseSparseNDArray, install_methods, is_sparse, seal
@@ -40,10 +40,11 @@ from kvcli.mx.ndarray.sparse.rowsparse import RowSparseNDArray
 NotSupportedForSparseNDArray = SparseUnsupportedError
 #: ``nd`` functions that ``nd.sparse`` also holds in MXNet 1.9.1 (the same operators), as kvcli has them.
 ND_NAMES = (
-    "abs", "add_n", "broadcast_add", "broadcast_div", "broadcast_minus", "broadcast_mul", "broadcast_plus",
-    "broadcast_sub", "ceil", "clip", "concat", "cos", "elemwise_add", "elemwise_div", "elemwise_mul", "elemwise_sub",
-    "exp", "expm1", "fix", "floor", "log", "log10", "log1p", "log2", "mean", "negative", "norm", "relu", "rint",
-    "round", "sigmoid", "sign", "sin", "sqrt", "square", "sum", "tanh", "trunc", "where", "zeros_like",
+    "abs", "add_n", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "broadcast_add", "broadcast_div",
+    "broadcast_minus", "broadcast_mul", "broadcast_plus", "broadcast_sub", "cbrt", "ceil", "clip", "concat", "cos",
+    "cosh", "degrees", "elemwise_add", "elemwise_div", "elemwise_mul", "elemwise_sub", "exp", "expm1", "fix", "floor",
+    "gamma", "gammaln", "log", "log10", "log1p", "log2", "mean", "negative", "norm", "radians", "relu", "rint", "round",
+    "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "sum", "tan", "tanh", "trunc", "where", "zeros_like",
     "ElementWiseSum",
 )
 
@@ -80,6 +81,7 @@ def _method(function: Callable[..., Any]) -> Callable[..., Any]:
 
 __all__ = [
     "BaseSparseNDArray", "CSRNDArray", "Context", "NDArray", "NotSupportedForSparseNDArray", "RowSparseNDArray",
-    "STYPES", "add", "array", "cast_storage", "csr_matrix", "divide", "dot", "empty", "is_sparse", "multiply",
-    "retain", "row_sparse_array", "slice", "slice_method", "subtract", "tostype", "wrap", "zeros", *ND_NAMES,
+    "STYPES", "add", "array", "cast_storage", "csr_matrix", "current_context", "divide", "dot", "empty", "is_sparse",
+    "multiply", "retain", "row_sparse_array", "slice", "slice_method", "subtract", "tostype", "wrap", "zeros",
+    *ND_NAMES,
 ]

@@ -58,7 +58,7 @@ MXNET_SPARSE_KERNELS = frozenset((
 ))
 #: Of those, the ones whose result on sparse inputs MXNet computes densely (checked on MXNet).
 FALLBACK_CHECKED = frozenset((
-    "arccos", "broadcast_add", "broadcast_minus", "broadcast_plus", "broadcast_sub", "cos", "cosh", "elemwise_div",
+    "arccos", "arccosh", "broadcast_add", "broadcast_minus", "broadcast_plus", "broadcast_sub", "cos", "cosh", "elemwise_div",
     "exp", "gamma", "gammaln", "log", "log10", "log2", "mean", "norm", "rsqrt", "sigmoid", "sum", "where",
 ))
 _COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "greater": operator.gt, "greater_equal": operator.ge,
