@@ -271,6 +271,8 @@ CONSTRUCTORS = [
     ("array csr ctx", "S.array(nd.array(D).tostype('csr'), ctx=mx.cpu(1))"),
     ("array dense", "S.array(nd.array(D))"), ("array numpy", "S.array(D)"), ("array list", "S.array([[1, 2]])"),
     ("array scipy", "S.array(spsp.csr_matrix(([3.0, 1.0], [2, 0], [0, 2, 2]), shape=(2, 3)))"),
+    ("nd.array scipy", "nd.array(spsp.csr_matrix(([3.0, 1.0], [2, 0], [0, 2, 2]), shape=(2, 3)))"),
+    ("nd.array scipy dtype", "nd.array(spsp.csr_matrix(([3.0, 1.0], [2, 0], [0, 2, 2]), shape=(2, 3)), dtype='float16')"),
     ("nd.zeros csr", "nd.zeros((2, 3), stype='csr')"),
     ("nd.zeros rsp f64", "nd.zeros((2, 3), stype='row_sparse', dtype='float64')"),
     ("tostype csr 1-d", "nd.array([1, 0]).tostype('csr')"),

@@ -36,7 +36,7 @@ def _default_dtype(source: Any, dtype: Any) -> np.dtype:
     array or scipy matrix, else float32."""
     if dtype is not None:
         return np.dtype(dtype)
-    if isinstance(source, (NDArray, np.ndarray)) or _is_scipy_csr(source):
+    if isinstance(source, (NDArray, np.ndarray)) or is_scipy_csr(source):
         return np.dtype(source.dtype)
     return np.dtype(DEFAULT_DTYPE)
 
@@ -139,7 +139,7 @@ def csr_matrix(arg1: Any, shape: Sequence[int] | None = None, ctx: Context | Non
         if len(arg1) == 3:
             return _csr_from_definition(arg1[0], arg1[1], arg1[2], shape, ctx, dtype)
         raise ValueError(f"Unexpected length of input tuple: {len(arg1)}")
-    if isinstance(arg1, CSRNDArray) or _is_scipy_csr(arg1):
+    if isinstance(arg1, CSRNDArray) or is_scipy_csr(arg1):
         check_shape(arg1.shape, shape)
         return cast(CSRNDArray, array(arg1, ctx=ctx, dtype=dtype))
     if isinstance(arg1, RowSparseNDArray):
@@ -226,7 +226,7 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
         kind = _default_dtype(source_array, dtype)
         copy = cast(BaseSparseNDArray, source_array.astype(kind))._with_context(as_context(ctx))
         return copy
-    if _is_scipy_csr(source_array):
+    if is_scipy_csr(source_array):
         canonical = source_array.sorted_indices()
         canonical.sum_duplicates()
         return csr_matrix((canonical.data, canonical.indices, canonical.indptr), shape=canonical.shape,
@@ -237,7 +237,8 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
                      "array)")
 
 
-def _is_scipy_csr(value: Any) -> bool:
+def is_scipy_csr(value: Any) -> bool:
+    """Whether ``value`` is a scipy.sparse csr matrix (scipy is not imported for it)."""
     module = type(value).__module__
     return module.startswith("scipy.sparse") and getattr(value, "format", None) == "csr"
 
@@ -346,5 +347,6 @@ def copyto_method(dense_copyto: Any) -> Any:
     return copyto
 
 
-__all__ = ["array", "cast_storage", "check_shape", "copyto_method", "csr_matrix", "empty", "filled_into", "nd_zeros",
+__all__ = ["array", "cast_storage", "check_shape", "copyto_method", "csr_matrix", "empty", "filled_into",
+           "is_scipy_csr", "nd_zeros",
            "row_sparse_array", "tostype", "tostype_dense", "tostype_method", "wrap", "zeros"]

@@ -33,7 +33,7 @@ from kvcli.mx.ndarray.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import kernels
 from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, axis_range, is_sparse, unsupported
 from kvcli.mx.ndarray.sparse.create import array as sparse_array
-from kvcli.mx.ndarray.sparse.create import filled_into
+from kvcli.mx.ndarray.sparse.create import filled_into, is_scipy_csr
 from kvcli.mx.ndarray.sparse.create import zeros as sparse_zeros
 from kvcli.mx.ndarray.sparse.csr import CSRNDArray
 from kvcli.mx.ndarray.sparse.rowsparse import RowSparseNDArray
@@ -90,8 +90,10 @@ def _rule(*names: str) -> Callable[[Handler], Handler]:
 
 
 def _has_sparse(values: Any) -> bool:
+    """Whether a sparse array is among ``values`` (a scipy csr matrix counts: ``nd.array`` of one
+    is a CSRNDArray in MXNet)."""
     for value in values:
-        if is_sparse(value) or (isinstance(value, (list, tuple)) and _has_sparse(value)):
+        if is_sparse(value) or is_scipy_csr(value) or (isinstance(value, (list, tuple)) and _has_sparse(value)):
             return True
     return False
 
