@@ -1,6 +1,6 @@
 # kvcli: `make demo` runs the main job on the built-in samples, `make test` runs the tests.
 # Both work on a fresh machine: they make .venv, install kvcli with its extras, and (as root,
-# when graphviz's `dot` or chromium is missing) apt-get install graphviz, chromium and chromium-driver.
+# when one is missing) apt-get install graphviz, chromium, chromium-driver, tmux, zsh and fish.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -27,6 +27,14 @@ $(STAMP): pyproject.toml
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else \
 	    echo "warning: chromium/chromedriver missing: the HTML viewer's browser tests will be skipped"; \
+	  fi; \
+	fi
+	@if ! command -v tmux >/dev/null 2>&1 || ! command -v zsh >/dev/null 2>&1 || ! command -v fish >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing tmux, zsh and fish (for the terminal and completion tests)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux zsh fish >/dev/null; \
+	  else \
+	    echo "warning: tmux, zsh or fish missing: the terminal and completion tests that need them will be skipped"; \
 	  fi; \
 	fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -180,6 +180,47 @@ class NDArrayError(KVCliError, ValueError):
     """An ``nd`` operation was given operands it cannot combine (dtypes, shapes)."""
 
 
+class OutOfScopeError(KVCliError, AttributeError):
+    """An MXNet 1.9.1 name kvcli.mx does not provide (``mx.gluon``, ``mx.nd.crop``): declared in
+    kvcli's scope table (:mod:`kvcli.mx.scope_table`), whose message says what to use. An
+    ``AttributeError``, so ``hasattr(mx, "gluon")`` is False as for any missing name.
+    ``fields``: ``module`` (MXNet's module path), ``name``."""
+
+
+class OutOfScopeImportError(KVCliError, ImportError):
+    """``import kvcli.mx.gluon`` of an MXNet module kvcli.mx does not provide: the same
+    message as :class:`OutOfScopeError`, as the ``ImportError`` an import statement raises."""
+
+
+class NotImplementedForSymbol(KVCliError):
+    """MXNet's ``mxnet.base.NotImplementedForSymbol``: an NDArray-only function called on a
+    Symbol. ``NotImplementedForSymbol(function, alias, *args)`` as in MXNet."""
+
+    def __init__(self, function: object, alias: object = None, *args: object) -> None:
+        super().__init__(_only_in_ndarray(function, alias, args, "is not implemented for Symbol"))
+        self.function, self.alias = getattr(function, "__name__", str(function)), alias
+
+
+class NotSupportedForSparseNDArray(KVCliError):
+    """MXNet's ``mxnet.base.NotSupportedForSparseNDArray``: a dense-only function called on a
+    sparse array. ``NotSupportedForSparseNDArray(function, alias, *args)`` as in MXNet."""
+
+    def __init__(self, function: object, alias: object = None, *args: object) -> None:
+        super().__init__(_only_in_ndarray(function, alias, args, "is not supported for SparseNDArray"))
+        self.function, self.alias = getattr(function, "__name__", str(function)), alias
+
+
+def _only_in_ndarray(function: object, alias: object, args: tuple[object, ...], problem: str) -> str:
+    """MXNet's wording: ``Function f (namely operator "op") with arguments (...) <problem> and
+    only available in NDArray.``"""
+    text = f"Function {getattr(function, '__name__', str(function))}"
+    if alias:
+        text += f' (namely operator "{alias}")'
+    if args:
+        text += " with arguments (" + ", ".join(str(type(a)) for a in args) + ")"
+    return f"{text} {problem} and only available in NDArray."
+
+
 class DiskError(SessionError):
     """A session file could not be written (a full, read-only or failing disk)."""
 

@@ -17,7 +17,7 @@ import sys
 from typing import Any, Optional
 
 from kvcli.cli import output
-from kvcli.cli.core import GlobalOptions  # noqa: F401 - re-exported
+from kvcli.cli.core import GlobalOptions, typed_scope  # noqa: F401 - GlobalOptions re-exported
 from kvcli.errors import KVCliError
 
 
@@ -74,6 +74,40 @@ def dash_value(argv: list[str], message: str) -> Optional[str]:
     return None
 
 
+#: Commands people try from other tools, and what kvcli does instead.
+NOT_COMMANDS = {
+    "save": "a session is saved by every command that changes it (nothing to save or load); to copy one, use "
+            "{export} and {import_}",
+    "load": "a session is saved by every command that changes it (nothing to save or load); to copy one, use "
+            "{export} and {import_}",
+}
+
+
+def usage_advice(argv: list[str], message: str, command: Optional[str], where: str) -> Optional[str]:
+    """Advice for two usage errors people make: several keys as separate words (``pull w b``:
+    one comma-separated list, ``pull w,b``) and a command kvcli does not need (``save``)."""
+    import shlex
+
+    missing = re.match(r"No such command '([^']*)'", message)
+    if missing and missing.group(1) in NOT_COMMANDS:
+        return NOT_COMMANDS[missing.group(1)].format(export=output.command_text("export DIR", where),
+                                                     import_=output.command_text("import DIR", where))
+    extra = re.match(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", message)
+    if extra is None or command is None:
+        return None
+    from kvcli.cli import table
+
+    entry = table.find(command)
+    if entry is None or not entry.args or entry.args[0].complete != "key" or len(entry.args) != 1:
+        return None
+    words = extra.group(1).split()
+    first = next((i for i, w in enumerate(argv) if w == words[0] and i > 0), None)
+    if first is None or argv[first - 1].startswith("-"):
+        return None
+    fixed = [*argv[:first - 1], ",".join([argv[first - 1], *words]), *argv[first + len(words):]]
+    return f"give several keys as one comma-separated list: {output.command_text(shlex.join(fixed), where)}"
+
+
 def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
     """Run ``argv`` through the typer app's click command; returns the exit code. Usage
     errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
@@ -91,7 +125,7 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     except Exit as done:
         code = done.exit_code
     except Abort:  # click turns a Ctrl-C in a prompt into Abort
-        output.print_error("interrupted", as_json=as_json)
+        output.print_interrupted(as_json)
         return output.EXIT_INTERRUPTED
     except TyperException as error:
         if error.exit_code != output.EXIT_USAGE_ERROR:  # click's other errors (a file it cannot open)
@@ -108,6 +142,10 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
             output.print_error(f"{value!r} is read as an option: put -- before a value that starts with '-'",
                                f"e.g. {output.command_text(shlex.join(fixed), where)}", as_json=as_json)
             return output.EXIT_USAGE_ERROR
+        advice = usage_advice(argv, message, usage_command(error), where)
+        if advice is not None:
+            output.print_error(message, advice, as_json=as_json)
+            return output.EXIT_USAGE_ERROR
         problem = KVCliError(message, remedy="usage", command=usage_command(error))
         output.report_error(problem, where, as_json=as_json)
         return output.EXIT_USAGE_ERROR
@@ -122,9 +160,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     # cost more than the rest of a one-shot command. A value set by the user wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     output.quiet_ray_off_terminal()
+    output.watch_stdout_pipe()
     argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(argv)
+    request = os.environ.get("_KVCLI_COMPLETE")
+    if request is not None:  # a shell's Tab (typer's scripts): the words as typed
+        from kvcli.cli import completion
+
+        if request in completion.SHELL_REQUESTS:
+            raise SystemExit(completion.answer(request, lambda: run_click(argv), os.environ))
     try:
         from kvcli.cli import fast
 
@@ -133,18 +178,15 @@ def main(argv: Optional[list[str]] = None) -> None:
         else:
             code = run_click(argv, as_json=as_json)
     except KVCliError as error:
-        output.report_error(error, "cli", as_json=as_json)
+        output.report_error(error, "cli", as_json=as_json, scope=typed_scope(argv))
         code = output.exit_code(error)
     except KeyboardInterrupt:
         # the session commits atomically at the end of a command: an interrupted one
         # left the last committed state (uncommitted values were discarded)
-        output.print_error("interrupted", as_json=as_json)
+        output.print_interrupted(as_json)
         code = output.EXIT_INTERRUPTED
     except (BrokenPipeError, output.StdoutClosed):  # `kvcli pull big | head`: the reader left; not ours
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter's final flush quiet
-        except OSError:
-            pass
+        output.silence_stdout()
         code = 0
     # after BrokenPipeError (an OSError) has been handled above
     except (MemoryError, OSError) as error:  # out of memory or descriptors (ulimit -v / -n): one line
@@ -155,7 +197,11 @@ def main(argv: Optional[list[str]] = None) -> None:
             raise
         output.print_error(problem, as_json=as_json)
         code = output.EXIT_USER_ERROR
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, output.StdoutClosed):  # the reader left after the last write
+        output.silence_stdout()
+        code = 0 if code == output.EXIT_OK else code
     if argv_given is None and _joined_ray_cluster():
         # A process that joined the home's cluster has nothing left to tell it: its session
         # is committed and its Ray calls answered. Ray's exit handlers (disconnect, worker

@@ -74,7 +74,7 @@ def _completer(what: Optional[str]) -> Optional[Callable[..., Any]]:
     return completion.typer_completer(what)
 
 
-def _option(opt: Opt, panel: Optional[str] = None) -> tuple[Any, Any]:
+def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tuple[Any, Any]:
     """typer's Option for table ``opt``. Numbers are converted and range-checked by the
     table's own :meth:`~kvcli.cli.table.Opt.convert` (the fast path's parser, itself
     :func:`kvcli.config.parse_number`), not by typer's ``min``/``max``; and typer never reads
@@ -82,7 +82,7 @@ def _option(opt: Opt, panel: Optional[str] = None) -> tuple[Any, Any]:
     reads and checks the variable (:func:`kvcli.config.get`)."""
     default: Any = ... if opt.required else (False if opt.kind == "flag" else opt.default)
     extra: dict[str, Any] = {}
-    if opt.kind in ("int", "float"):
+    if opt.kind in ("int", "float", "path"):  # a path: no click check (it would differ from ours)
         extra["parser"] = opt.convert
     if opt.kind == "choice":
         extra["case_sensitive"] = False
@@ -93,7 +93,7 @@ def _option(opt: Opt, panel: Optional[str] = None) -> tuple[Any, Any]:
         extra["autocompletion"] = completer
     info = typer.Option(
         default, *opt.flags, help=opt.help + opt.range_text(), rich_help_panel=panel,
-        show_default=opt.kind not in ("flag",) and opt.default is not None, **extra,
+        show_default=opt.kind not in ("flag",) and opt.default is not None, hidden=hidden, **extra,
     )
     if opt.multiple:
         return _annotation(opt.kind, many=True), info
@@ -102,6 +102,8 @@ def _option(opt: Opt, panel: Optional[str] = None) -> tuple[Any, Any]:
 
 def _argument(arg: Arg) -> tuple[Any, Any]:
     extra: dict[str, Any] = {}
+    if arg.kind == "path":  # read by the command, which says what is wrong with it (exit 1)
+        extra["parser"] = Path
     completer = _completer(arg.complete)
     if completer is not None:
         extra["autocompletion"] = completer
@@ -120,8 +122,9 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         annotation, info = _option(opt)
         parameters.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
     globals_ = [o for o in table.GLOBAL_OPTIONS if o.dest not in own] if with_globals else []
-    for opt in globals_:
-        annotation, info = _option(opt, GLOBAL_PANEL)
+    refused: dict[str, str] = dict(command.extra.get("refused", {}))
+    for opt in globals_:  # a refused one is parsed (to be refused in words) but not listed
+        annotation, info = _option(opt, GLOBAL_PANEL, hidden=opt.dest in refused)
         parameters.append(
             inspect.Parameter("g_" + opt.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
         )
@@ -130,11 +133,12 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         if command.children and ctx.invoked_subcommand is not None:
             return  # `sessions delete NAME`: the sub-command runs
         after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
-        refusal = command.extra.get("no_session")
-        if refusal and (after.get("session") is not None or _from_command_line(ctx.find_root(), "session")):
-            from kvcli.errors import KVCliError
+        for dest, reason in refused.items():  # typed before or after the command
+            if after.get(dest) not in (None, False) or _from_command_line(ctx.find_root(), dest):
+                from kvcli.errors import KVCliError
 
-            raise KVCliError(refusal, remedy="usage", command=command.name)
+                flag = next(o.long for o in table.GLOBAL_OPTIONS if o.dest == dest)
+                raise KVCliError(f"{command.name} {flag}: {reason}", remedy="usage", command=command.name)
         dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
 
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -298,10 +302,11 @@ def _plain_help(command: Any) -> None:
     typer's type placeholders (``<bool>``, ``<list[str]>``): ranges are in the help text,
     from the table.
 
-    The one override of typer kept: typer's public API has no setting to hide a parameter's
+    The overrides of typer kept: typer's public API has no setting to hide a parameter's
     type column (an option's ``metavar`` replaces the type but an argument's and a flag's
-    do not). So that display method is replaced on the instance, once, when the app is
-    built."""
+    do not), and its usage line puts a required argument in braces (``{KEY}``). So those
+    display methods (click's public ``get_usage_pieces`` for the usage line) are replaced
+    on the instance, once, when the app is built."""
     ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
     params = list(command.params)
     help_option = command.get_help_option(ctx)
@@ -310,8 +315,19 @@ def _plain_help(command: Any) -> None:
     for param in params:
         if getattr(param, "is_flag", False) or getattr(param, "param_type_name", "") == "argument":
             param.display_type_rich = lambda ctx: None
+        if getattr(param, "param_type_name", "") == "argument":  # `KEY VALUE...`, not `{KEY} {VALUE}...`
+            param.get_usage_pieces = lambda ctx, shown=usage_word(param): [shown]
     for sub in getattr(command, "commands", {}).values():
         _plain_help(sub)
+
+
+def usage_word(param: Any) -> str:
+    """An argument as a usage line shows it: its metavar, ``...`` when it takes several
+    (never twice), in brackets when it may be left out."""
+    word = param.metavar or param.name.upper()
+    if param.nargs != 1 and not word.endswith("..."):
+        word += "..."
+    return word if param.required else f"[{word}]"
 
 
 def print_help(words: list[str], for_shell: bool = False) -> None:

@@ -16,6 +16,13 @@ def _payload(info: Any, home: Path, **extra: Any) -> dict[str, Any]:
     return {"home": str(home), "running": running, **fields, **extra}
 
 
+def _command(words: str, options: Any) -> str:
+    """```kvcli cluster up``` (in the shell ```cluster up```), with the ``--home`` the user typed."""
+    from kvcli.cli.commands import home_scope
+
+    return output.command_text(words, "shell" if options.live is not None else "cli", home_scope(options))
+
+
 def run_up(options: Any, cpus: Optional[int] = None) -> None:
     from kvcli.session import cluster
 
@@ -29,7 +36,7 @@ def run_up(options: Any, cpus: Optional[int] = None) -> None:
         return
     verb = "started" if new else "already running:"
     output.note(f"{verb} Ray cluster at {info.address} ({output.plural(info.cpus, 'CPU')}, pid {info.pid}); "
-                f"dist sessions in {home} join it; stop it with `kvcli cluster down`")
+                f"dist sessions in {home} join it; stop it with {_command('cluster down', options)}")
 
 
 def run_status(options: Any) -> None:
@@ -41,7 +48,7 @@ def run_status(options: Any) -> None:
         output.print_json(_payload(info, home))
         return
     if info is None:
-        output.print_text(f"no Ray cluster is running for {home}: start one with `kvcli cluster up`")
+        output.print_text(f"no Ray cluster is running for {home}: start one with {_command('cluster up', options)}")
         return
     age = int(time.time() - info.started)
     output.print_text(f"Ray cluster at {info.address}: {output.plural(info.cpus, 'CPU')}, pid {info.pid}, "

@@ -17,13 +17,18 @@ from kvcli.errors import SessionError
 
 
 def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
-    """Ask ``question`` on a terminal (``--yes`` skips it); refuse when stdin is not one."""
+    """Ask ``question`` on the terminal (``--yes`` skips it); refuse without one.
+
+    The question goes to stderr and the answer comes from stdin: both must be the terminal,
+    or a question nobody sees would wait for an answer (``kvcli reset 2>log``) or an answer
+    would come from a pipe."""
     import sys
 
     if yes:
         return
-    if not sys.stdin.isatty():
-        raise SessionError(f"{question} refused: stdin is not a terminal; pass --yes to confirm")
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise SessionError(f"{question} nothing was changed (no terminal to ask on: stdin and stderr are not both "
+                           "one): pass --yes to confirm")
     sys.stderr.write(f"{question} [y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline()
@@ -32,22 +37,29 @@ def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
 
 
 @contextmanager
-def open_session(options: GlobalOptions) -> Iterator[Any]:
-    """The session a command works on: the shell's open one, or a new one for this command."""
+def open_session(options: GlobalOptions, progress: Optional["output.status"] = None) -> Iterator[Any]:
+    """The session a command works on: the shell's open one, or a new one for this command.
+    When (and only when) the command starts the session's store, that is said: a note for a
+    private Ray runtime, and ``progress``'s spinner tells what is starting."""
     from kvcli.session import Session, check_store_request
+
+    def starting(kind: str) -> None:
+        _announce_start(kind, options, progress)
 
     live = options.live
     if options.is_live():
-        saved = (live.requested_type, live.requested_options)
+        saved = (live.requested_type, live.requested_options, live.on_store_start)
         if options.store_type:
             live.requested_type, live.requested_options = check_store_request(options.store_type, options.store_options)
+        live.on_store_start = starting
         try:
             yield live
         finally:
-            live.requested_type, live.requested_options = saved
+            live.requested_type, live.requested_options, live.on_store_start = saved
         return
     session = Session(options.session, options.home_path(), store_type=options.store_type,
                       store_options=options.store_options)
+    session.on_store_start = starting
     try:
         yield session
     finally:
@@ -63,24 +75,33 @@ def _key_text(keys: Sequence[Any]) -> str:
 #: How long starting (and stopping) a private Ray runtime takes, as measured on a 2-core
 #: machine (README, "One-shot commands"): 4.8 s when quiet, 16-18 s at load average 10-14.
 RAY_START_TIME = "5 to 30 s, the longer on a busy machine"
-RAY_START_NOTE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
-                  f"stops it ({RAY_START_TIME}); `kvcli cluster up` keeps one running for the commands to join "
-                  "(about 1 s each, a few on a busy machine)")
+RAY_START_TEMPLATE = ("no Ray cluster is running for this home, so this command starts a Ray runtime of its own and "
+                      f"stops it ({RAY_START_TIME}); {{cluster_up}} keeps one running for the commands to join "
+                      "(about 1 s each, a few on a busy machine)")
+RAY_START_NOTE = RAY_START_TEMPLATE.format(cluster_up="`kvcli cluster up`")
 
 
-def _starting(session: Any) -> str:
-    """What a status line adds while the session's store is not running yet (device workers
-    take seconds to start)."""
-    start = session.store_start() if hasattr(session, "store_start") else None
-    if start == "private-ray":  # said on every terminal or log, not only in a passing spinner
-        output.note(RAY_START_NOTE)
+def home_scope(options: GlobalOptions) -> list[str]:
+    """``--home DIR`` when the user typed it: advice about the home's cluster repeats it."""
+    return ["--home", str(options.home)] if options.home else []
+
+
+#: What a spinner adds while a store starts (device workers and Ray take seconds).
+STARTING = {
+    "store": "; starting the store",
+    "cluster": "; joining the home's Ray cluster",
+    "private-ray": f"; starting a Ray runtime for this command ({RAY_START_TIME})",
+}
+
+
+def _announce_start(kind: str, options: GlobalOptions, progress: Optional["output.status"]) -> None:
+    """The session is starting its store (``kind``: see ``Session.on_store_start``)."""
+    if kind == "private-ray":  # said on every terminal or log, not only in a passing spinner
+        output.note(RAY_START_TEMPLATE.format(cluster_up=output.command_text("cluster up", "cli", home_scope(options))))
+    if kind != "store":  # kvcli says what starts: Ray's own notice about its token is noise
         output.quiet_ray_token_notice()
-    return {
-        None: "",
-        "store": "; starting the store",
-        "cluster": "; joining the home's Ray cluster",
-        "private-ray": f"; starting a Ray runtime for this command ({RAY_START_TIME})",
-    }[start]
+    if progress is not None:
+        progress.update(progress.message + STARTING[kind])
 
 
 def _check_dtype_option(dtype: Optional[str], command: str) -> None:
@@ -106,7 +127,7 @@ def _keys(text: str) -> list[Any]:
 
 # ---------------------------------------------------------------------- init / push / pull
 def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None) -> None:
-    from kvcli.values import parse_value
+    from kvcli.cli.stdin import parse_cli_value
 
     _check_dtype_option(dtype, "init")
     key_list = _keys(keys)
@@ -115,11 +136,11 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
             f"init got {len(key_list)} keys and {len(values)} values: give one value for all keys or one per key"
         )
     with output.status(f"building the value of {_key_text(key_list)}", quiet=options.json) as progress:
-        parsed = [parse_value(text, dtype=dtype) for text in values]
+        parsed = [parse_cli_value(text, dtype=dtype) for text in values]
         arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
         size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
-        with open_session(options) as session:
-            progress.update(f"initialising {_key_text(key_list)} ({size}){_starting(session)}")
+        progress.update(f"initialising {_key_text(key_list)} ({size})")
+        with open_session(options, progress) as session:
             results = session.init(key_list, arrays)
             name = session.name
     if options.json:
@@ -141,7 +162,7 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
 def run_push(
     options: GlobalOptions, keys: str, values: Sequence[str], devices: Optional[int] = None, dtype: Optional[str] = None
 ) -> None:
-    from kvcli.values import parse_value
+    from kvcli.cli.stdin import parse_cli_value
 
     _check_dtype_option(dtype, "push")
     key_list = _keys(keys)
@@ -155,15 +176,14 @@ def run_push(
         for text in values:
             slot = (text, entry.dtype if text != "-" else "")
             if slot not in cache:
-                cache[slot] = parse_value(text, dtype=dtype, default_dtype=entry.dtype)
+                cache[slot] = parse_cli_value(text, dtype=dtype, default_dtype=entry.dtype)
             arrays.append(cache[slot])
         if len(arrays) == 1:
             return arrays[0] if count == 1 else [arrays[0]] * count
         return arrays
 
     with output.status(f"pushing to {_key_text(key_list)}", quiet=options.json) as progress, \
-            open_session(options) as session:
-        progress.update(f"pushing to {_key_text(key_list)}{_starting(session)}")
+            open_session(options, progress) as session:
         entries = session.push(key_list, build)
         name = session.name
         updater = session.store.updater_spec if session.store is not None else None
@@ -183,8 +203,7 @@ def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[
     if out is not None and len(key_list) != 1:
         raise SessionError("-o writes one key: pull the keys one at a time")
     with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
-        with open_session(options) as session:
-            progress.update(f"pulling {_key_text(key_list)}{_starting(session)}")
+        with open_session(options, progress) as session:
             pulled = session.pull(key_list, devices)
     # printed after the spinner is gone, so stdout never mixes with its redraws
     _print_pulled(options, key_list, pulled, devices, out)
@@ -250,23 +269,59 @@ def _write_npy_output(path: Path, array: Any) -> None:
 
 
 # ---------------------------------------------------------------------- updater / keys / show
-def run_set_updater(options: GlobalOptions, spec: str) -> None:
-    _set_setting(options, "updater", lambda session: session.set_updater(spec), "updater")
+def run_set_updater(options: GlobalOptions, spec: str, yes: bool = False) -> None:
+    from kvcli.errors import UpdaterError
+
+    try:
+        _set_setting(options, "updater", lambda session, drop: session.set_updater(spec, drop_state=drop), "updater",
+                     yes)
+    except UpdaterError as error:
+        guess = _spec_guess(spec)
+        if guess is None:
+            raise
+        raise UpdaterError(str(error), problem=str(error), remedy="did-you-mean", words=f"set-updater {guess}") from None
 
 
-def run_set_compression(options: GlobalOptions, spec: str) -> None:
-    _set_setting(options, "compression", lambda session: session.set_compression(spec), "gradient compression")
+def _spec_guess(spec: str) -> Optional[str]:
+    """``adam:lr=0.1`` for ``adm:lr=0.1``: the spec with a misspelt updater name replaced by
+    the closest known one (None: the name is known, or nothing is close)."""
+    from difflib import get_close_matches
+
+    from kvcli.cli.completion import SIMPLE_UPDATERS
+    from kvcli.optim.spec import builtin_optimizers
+
+    name, colon, rest = spec.strip().partition(":")
+    known = [*(n.rstrip(":") for n in SIMPLE_UPDATERS), *builtin_optimizers()]
+    if name.lower() in known:
+        return None
+    close = get_close_matches(name.lower(), known, n=1, cutoff=0.6)
+    return f"{close[0]}{colon}{rest}" if close else None
 
 
-def _set_setting(options: GlobalOptions, field: str, change: Any, label: str) -> None:
-    """Change one session setting (``change(session)`` returns its new value) and report it."""
+def run_set_compression(options: GlobalOptions, spec: str, yes: bool = False) -> None:
+    _set_setting(options, "compression", lambda session, drop: session.set_compression(spec, drop_residuals=drop),
+                 "gradient compression", yes)
+
+
+def _set_setting(options: GlobalOptions, field: str, change: Any, label: str, yes: bool) -> None:
+    """Change one session setting (``change(session, drop)`` returns its new value) and report
+    it. A change that would drop saved state (the optimizer's, compression residuals) is
+    asked on a terminal and needs --yes elsewhere; the line says what was dropped."""
     with open_session(options) as session:
-        value = change(session)
+        try:
+            value = change(session, yes)
+        except SessionError as error:
+            if (error.fields or {}).get("remedy") != "drop-state":
+                raise
+            # asked with the lock released: another command need not wait for the answer
+            confirm(f"{error.fields['problem']}:", False, options)
+            value = change(session, True)
         name = session.name
+        notices = list(session.notices)
     if options.json:
-        output.print_json({"session": name, field: value})
+        output.print_json({"session": name, field: value, **({"notices": notices} if notices else {})})
     else:
-        output.note(f"{label}: {value or 'none'}")
+        output.note(f"{label}: {value or 'none'}" + "".join(f" ({notice})" for notice in notices))
 
 
 def run_keys(options: GlobalOptions) -> None:
@@ -295,20 +350,20 @@ def run_show(options: GlobalOptions) -> None:
         updater_text += f", compression {info['compression']}"
     console = output.stdout_console()
     if not info["keys"]:
-        console.print(f"session {info['session']} has no keys (add one with kvcli init KEY VALUE)")
-        console.print(f"{store_text} · {updater_text}")
+        console.print(f"session {info['session']} has no keys (add one with kvcli init KEY VALUE)", markup=False)
+        console.print(f"{store_text} · {updater_text}", markup=False)
         return
-    from rich.markup import escape
-    from rich.table import Table
+    from kvcli.cli.columns import Column, print_table
 
-    table = Table(title=f"session [bold]{escape(info['session'])}[/]", caption=f"{store_text} · {escape(updater_text)}")
-    for column, justify in (("key", "left"), ("shape", "left"), ("dtype", "left"), ("version", "right"), ("size", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for row in info["keys"]:
-        table.add_row(
-            str(row["key"]), str(tuple(row["shape"])), row["dtype"], str(row["version"]), output.human_bytes(row["nbytes"])
-        )
-    console.print(table)
+    columns = (Column("key"), Column("shape"), Column("dtype"), Column("version", right=True), Column("size", right=True))
+    rows = [(str(row["key"]), _shape_text(row["shape"]), row["dtype"], str(row["version"]),
+             output.human_bytes(row["nbytes"])) for row in info["keys"]]
+    print_table(console, f"session {info['session']}", columns, rows, f"{store_text} · {updater_text}")
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    """``(64,3,3,3)``: a shape as one word (columns split at spaces)."""
+    return "(" + ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 # ---------------------------------------------------------------------- delete / reset
@@ -377,21 +432,14 @@ def run_sessions(options: GlobalOptions) -> None:
     if not rows:
         output.print_text(f"no sessions in {home}")
         return
-    from rich.markup import escape
-    from rich.table import Table
+    from kvcli.cli.columns import Column, print_table
 
-    table = Table(title=f"sessions in {escape(str(home))}")
-    for column in ("session", "store", "updater", "keys", "size", "warm devices"):
-        table.add_column(column, justify="right" if column in ("keys", "size", "warm devices") else "left")
-    for row in rows:
-        if "error" in row:
-            table.add_row(row["session"], "[red]damaged[/]", "", "", "", "")
-        else:
-            table.add_row(
-                row["session"], str(row["type"] or "-"), escape(str(row["updater"] or "-")), str(row["keys"]),
-                output.human_bytes(row["bytes"]), str(row.get("warm_devices") or "-"),
-            )
-    output.stdout_console().print(table)
+    columns = (Column("session"), Column("store"), Column("updater"), Column("keys", right=True),
+               Column("size", right=True), Column("warm devices", right=True))
+    table = [(row["session"], "damaged", "", "", "", "") if "error" in row else
+             (row["session"], str(row["type"] or "-"), str(row["updater"] or "-"), str(row["keys"]),
+              output.human_bytes(row["bytes"]), str(row.get("warm_devices") or "-")) for row in rows]
+    print_table(output.stdout_console(), f"sessions in {home}", columns, table)
 
 
 def run_sessions_delete(options: GlobalOptions, name: str, yes: bool = False) -> None:

@@ -156,3 +156,137 @@ def typer_completer(kind: str) -> Callable[..., list[str]]:
     # typer reads these annotations to pass ctx and the word (this module's are strings)
     complete.__annotations__ = {"ctx": typer.Context, "incomplete": str, "return": list}
     return complete
+
+
+# ---------------------------------------------------------------------- bash's words
+#: Characters bash splits a word at for completion (``COMP_WORDBREAKS``) that kvcli's words
+#: hold: ``adam:lr=0.1``, ``--shape data=1,3``, ``--dtype=int32``.
+WORD_BREAKS = ":="
+#: The variable typer's completion scripts set (``_PROG_COMPLETE``) and bash's request.
+COMPLETE_VAR = "_KVCLI_COMPLETE"
+BASH_REQUEST = "complete_bash"
+
+
+class BashWords:
+    """What bash sends for completion, as kvcli's words.
+
+    bash splits the line at ``COMP_WORDBREAKS`` (``:`` and ``=`` among them), so
+    ``set-updater adam:l`` reaches the completion script as the words ``adam``, ``:``,
+    ``l``, and bash replaces only the last of them (``l``) with each answer. typer's script
+    hands the words on as they are (``COMP_WORDS``, one a line, and ``COMP_CWORD``), so kvcli
+    would complete the word ``l`` and bash list files instead. Here the pieces are joined
+    back into the words as typed (a word made only of ``:``/``=`` joins its neighbours:
+    such a word has no meaning for kvcli on its own) and each answer, computed for the
+    whole word, is cut to the part that replaces bash's last piece."""
+
+    def __init__(self, comp_words: str, comp_cword: str) -> None:
+        raw = comp_words.split("\n") if "\n" in comp_words else comp_words.split(" ")
+        cword = int(comp_cword)
+        groups: list[list[str]] = []
+        index_of = {}
+        joining = False
+        for position, word in enumerate(raw):
+            is_break = word != "" and all(c in WORD_BREAKS for c in word)
+            if groups and position > 1 and (is_break or joining):
+                groups[-1].append(word)
+            else:
+                groups.append([word])
+            joining = is_break
+            index_of[position] = len(groups) - 1
+        if cword >= len(raw):  # the cursor after the last word: a new, empty one
+            groups.append([""])
+            index_of[cword] = len(groups) - 1
+        #: the words as typed (quotes kept: typer unquotes them) and the one being completed
+        self.words = ["".join(group) for group in groups]
+        self.cword = index_of[cword]
+        #: the text readline replaces with each answer: after the last break, so nothing
+        #: when the word ends with one (bash still names the break as the current word)
+        piece = raw[cword] if cword < len(raw) else ""
+        self.piece = "" if piece and all(c in WORD_BREAKS for c in piece) else piece
+
+    def environment(self) -> dict[str, str]:
+        """``COMP_WORDS``/``COMP_CWORD`` for typer, with the words joined back."""
+        return {"COMP_WORDS": "\n".join(self.words), "COMP_CWORD": str(self.cword)}
+
+    def answers(self, candidates: list[str]) -> list[str]:
+        """Each candidate (a whole word, or the value after ``--option=``) cut to what
+        replaces bash's last piece of the word."""
+        word, piece = _unquoted(self.words[self.cword]), _unquoted(self.piece)
+        name, equals, _value = word.partition("=")
+        prefix = name + equals if equals and word.startswith("-") else ""  # click completes the value
+        start = len(word) - len(piece)
+        found = []
+        for candidate in candidates:
+            whole = prefix + candidate
+            if whole.startswith(word[:start]):
+                found.append(whole[start:])
+        return found
+
+
+def _unquoted(word: str) -> str:
+    import shlex
+
+    try:
+        parts = shlex.split(word)
+    except ValueError:  # an open quote: the word so far
+        parts = shlex.split(word + ("'" if word.count("'") % 2 else '"'))
+    return "".join(parts)
+
+
+def _option_prefix(line: str) -> str:
+    """``--type=`` when the word being completed (the last of ``line``) is ``--type=d``:
+    click completes the value alone, but zsh and fish replace the whole word."""
+    if not line or line.endswith(" "):
+        return ""
+    word = _unquoted(line.split(" ")[-1])
+    name, equals, _ = word.partition("=")
+    return name + equals if equals and word.startswith("-") else ""
+
+
+def _prefixed(request: str, text: str, prefix: str) -> str:
+    """typer's answer for zsh (``_arguments '*: :(("v" "w":"help"))'``) or fish (``v\thelp``
+    lines) with ``prefix`` before each value."""
+    if not prefix:
+        return text
+    if request == "complete_fish":
+        return "\n".join(prefix + line if line else line for line in text.split("\n"))
+    import re
+
+    escaped = prefix.replace(":", r"\\:")  # as typer escapes a value for zsh's _arguments
+    return re.sub(r'(^|\(\(|\n)"', lambda m: f'{m.group(1)}"{escaped}', text) if text.startswith("_arguments") else text
+
+
+#: The completion requests kvcli answers itself (around typer's answer).
+SHELL_REQUESTS = ("complete_bash", "complete_zsh", "complete_fish")
+
+
+def answer(request: str, run: Callable[[], Any], environ: Any) -> int:
+    """Answer a shell's completion request (``_KVCLI_COMPLETE``): ``run()`` lets typer
+    complete, printing its answer; for bash the words are first joined back
+    (:class:`BashWords`) and the answers cut for bash; for zsh and fish a value after
+    ``--option=`` gets the option in front, as those shells replace the whole word.
+    Returns the exit code."""
+    import io
+    import sys
+
+    words = BashWords(environ.get("COMP_WORDS", ""), environ.get("COMP_CWORD", "0")) \
+        if request == "complete_bash" else None
+    if words is not None:
+        environ.update(words.environment())
+    captured, stdout = io.StringIO(), sys.stdout
+    sys.stdout = captured
+    code = 0
+    try:
+        run()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0
+    finally:
+        sys.stdout = stdout
+    text = captured.getvalue()
+    if words is not None:
+        answers = words.answers([line for line in text.split("\n") if line])
+        text = "".join(answer + "\n" for answer in answers)
+    else:
+        text = _prefixed(request, text, _option_prefix(environ.get("_TYPER_COMPLETE_ARGS", "")))
+    sys.stdout.write(text)
+    return code

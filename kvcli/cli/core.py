@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 
 from kvcli import config
 from kvcli.cli import output
@@ -96,3 +96,22 @@ def make_global_options(prior: Optional[GlobalOptions], values: dict[str, Any]) 
         store_options={k: v for k, v in store_options.items() if v is not None},
         live=prior.live if prior else None,
     )
+
+
+def typed_scope(argv: Sequence[str]) -> list[str]:
+    """The ``--session``/``-s`` and ``--home`` options of a command line, as typed (before
+    a ``--``): what advice must repeat to act on the same session and home."""
+    from kvcli.cli.table import GLOBAL_OPTIONS
+
+    flags = {flag for opt in GLOBAL_OPTIONS if opt.dest in ("session", "home") for flag in opt.flags}
+    found: list[str] = []
+    words = list(argv)
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        name, equals, _ = word.partition("=")
+        if equals and name in flags and name.startswith("--"):
+            found.append(word)
+        elif word in flags and index + 1 < len(words):
+            found += [word, words[index + 1]]
+    return found

@@ -52,17 +52,32 @@ def check_command_line(command: Sequence[str]) -> None:
     raise usage_error(f"no option {name!r} ({fix}); options: {', '.join(known)}")
 
 
+def same_option(value: Any, other: Any, flag: str, other_flag: str) -> Any:
+    """The value of a launch option that a global option also gives (``--servers`` and
+    ``--num-servers``): either may be typed; two different values are a usage error."""
+    if value is not None and other is not None and value != other:
+        raise usage_error(f"{flag} {value} and {other_flag} {other} disagree: give one of them")
+    return value if value is not None else other
+
+
 def run_launch(
-    options: Any, command: Sequence[str], num_workers: int, servers: int = 1,
+    options: Any, command: Sequence[str], num_workers: int, servers: Optional[int] = None,
     address: Optional[str] = None, timeout: Optional[float] = None,
 ) -> None:
-    """Run ``command`` as ``num_workers`` ranks; exits with the first failing rank's code."""
+    """Run ``command`` as ``num_workers`` ranks; exits with the first failing rank's code.
+
+    The global options ``--num-servers`` and ``--ray-address`` are ``--servers`` and
+    ``--address``; the ones launch has no use for are refused before it runs (the table's
+    ``refused``)."""
     import os
 
     from kvcli import config
     from kvcli.cli import output
     from kvcli.store.dist.launch import check_command, launch
 
+    given = dict(getattr(options, "store_options", None) or {})
+    servers = same_option(servers, given.get("num_servers"), "--servers", "--num-servers") or 1
+    address = same_option(address, given.get("address"), "--address", "--ray-address")
     check_command_line(command)
     # the variables the options stand for, checked before anything starts
     address = address if address is not None else config.get(config.RAY_ADDRESS)

@@ -7,13 +7,61 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn, Optional, Sequence
 
 from kvcli.errors import StdoutClosed as StdoutClosed  # raised where stdout is written, caught by the front ends
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 1
 EXIT_USAGE_ERROR = 2
+
+
+class PipeStdout:
+    """``sys.stdout`` while it is a pipe or file: a write or flush that finds the reader gone
+    raises :class:`StdoutClosed` rather than ``BrokenPipeError``. rich's consoles (kvcli's
+    and typer's help) answer a ``BrokenPipeError`` with ``SystemExit(1)`` before kvcli's
+    handler sees it, so ``kvcli summary M | head`` failed at random under ``pipefail``; this
+    way every writer's closed pipe reaches the front end, which ends with exit 0.
+    Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def watch_stdout_pipe() -> None:
+    """Put :class:`PipeStdout` around ``sys.stdout`` when it is not a terminal (a terminal
+    has no reader to leave; prompt_toolkit gets the real stream there)."""
+    stream = sys.stdout
+    if stream is not None and not isinstance(stream, PipeStdout) and not stream.isatty():
+        sys.stdout = PipeStdout(stream)
+
+
+def silence_stdout() -> None:
+    """After the reader left: point file descriptor 1 at /dev/null, so the interpreter's
+    last flush of what is still buffered has nowhere to fail (Python's advice for SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def stdout_console() -> Any:
@@ -80,36 +128,65 @@ def print_error(message: str, hint: Optional[str] = None, as_json: bool = False)
 
 # ---------------------------------------------------------------------- advice per front end
 #: ``where``: "cli" (one-shot commands: `kvcli reset`) or "shell" (inside kvcli shell: `reset`).
-def command_text(words: str, where: str) -> str:
-    """How a user types command ``words`` here: ```kvcli init K V``` or ```init K V```."""
-    return f"`{words}`" if where == "shell" else f"`kvcli {words}`"
+def command_text(words: str, where: str, scope: Sequence[str] = ()) -> str:
+    """How a user types command ``words`` here: ```kvcli init K V``` or ```init K V```;
+    ``scope`` (``-s exp1 --home DIR``, as typed) goes first, so the advice acts on the
+    session and home the user named."""
+    import shlex
+
+    typed = "".join(shlex.quote(word) + " " for word in scope)
+    return f"`{typed}{words}`" if where == "shell" else f"`kvcli {typed}{words}`"
 
 
-def hint_for(error: BaseException, where: str = "cli") -> Optional[str]:
+def _home_of(scope: Sequence[str]) -> list[str]:
+    """The ``--home`` part of a :func:`kvcli.cli.core.typed_scope` (each option there is one ``--x=V`` word
+    or a flag and its value)."""
+    found: list[str] = []
+    index = 0
+    while index < len(scope):
+        word = scope[index]
+        pair = "=" not in word
+        if word.startswith("--home"):
+            found += scope[index:index + 2] if pair else [word]
+        index += 2 if pair else 1
+    return found
+
+
+def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()) -> Optional[str]:
     """The advice for ``error`` in this front end, from its class and fields (None: the
-    message says it all). Library messages speak Python; the words to type live here."""
+    message says it all). Library messages speak Python; the words to type live here.
+    ``scope``: the session and home options typed (:func:`kvcli.cli.core.typed_scope`), kept in
+    the advice."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
     remedy = fields.get("remedy")
     if remedy == "reset":
-        return f"restore the file, or run {command_text('reset', where)} to start the session over (this deletes its keys)"
+        return (f"restore the file, or run {command_text('reset', where, scope)} to start the session over "
+                "(this deletes its keys)")
     if remedy == "reset-type":
         options = fields.get("options") or {}
         flags = "".join(
             f" {flag_for(name)} {value}"
             for name, value in options.items()
         )
-        words = f"reset --type {_type_taking(fields.get('store_type'), options)}{flags}"
-        return f"to change it, run {command_text(words, where)} (this deletes its keys)"
+        kind = _type_taking(fields.get("store_type"), options)
+        words = f"reset --type {kind}{flags}"
+        change = f"run {command_text(words, where, scope)} (this deletes its keys)"
+        if kind != fields.get("store_type"):  # `--num-devices 4` on a local session: it takes none
+            given = ", ".join(flag_for(name) for name in options)
+            return f"leave out {given} (a {fields.get('store_type')} store takes none), or to make it a {kind} store, {change}"
+        return f"to change it, {change}"
     if remedy == "init":
         words = f"init {fields.get('key')} VALUE"
-        return f"run {command_text(words, where)} first"
+        return f"run {command_text(words, where, scope)} first"
     if remedy == "one-kind":
-        return f"use one kind of key per session, or {command_text('reset', where)}"
+        return f"use one kind of key per session, or {command_text('reset', where, scope)}"
     if remedy == "set-updater":
-        return f"choose another with {command_text('set-updater SPEC', where)}"
+        return f"choose another with {command_text('set-updater SPEC', where, scope)}"
     if remedy == "missing-session":
         words = f"--session {fields.get('session')} init KEY VALUE"
-        return f"pick one with --session NAME, or create it with {command_text(words, where)}"
+        return f"pick one with --session NAME, or create it with {command_text(words, where, _home_of(scope))}"
+    if remedy == "did-you-mean":
+        return f"did you mean {command_text(str(fields.get('words')), where, scope)}?"
     if remedy == "confirm-ray-address":
         return f"pass --ray-address {fields.get('address')}, or set KVCLI_RAY_ADDRESS"
     if remedy == "input-shapes":
@@ -171,12 +248,23 @@ def message_for(error: BaseException) -> str:
     return str(error)
 
 
-def report_error(error: BaseException, where: str = "cli", as_json: bool = False) -> None:
-    """Print a kvcli error for ``where`` (its problem and this front end's advice)."""
+def report_error(error: BaseException, where: str = "cli", as_json: bool = False, scope: Sequence[str] = ()) -> None:
+    """Print a kvcli error for ``where`` (its problem and this front end's advice, which
+    keeps the ``scope`` typed: :func:`kvcli.cli.core.typed_scope`)."""
     fields: dict[str, Any] = getattr(error, "fields", None) or {}
-    hint = hint_for(error, where)
+    hint = hint_for(error, where, scope)
     message = str(fields["problem"]) if hint and fields.get("problem") else message_for(error)
     print_error(message, hint, as_json=as_json)
+
+
+def print_interrupted(as_json: bool = False, detail: Optional[str] = None) -> None:
+    """``interrupted`` on stderr (as the README documents it; not an error line), with
+    ``detail``; with ``as_json`` the JSON error line."""
+    if as_json:
+        print_error("interrupted", detail, as_json=True)
+        return
+    sys.stderr.write("interrupted" + (f" ({detail})" if detail else "") + "\n")
+    sys.stderr.flush()
 
 
 def print_note(message: str) -> None:
@@ -226,13 +314,18 @@ def quiet_ray_off_terminal() -> None:
 
 
 def quiet_ray_token_notice() -> None:
-    """Drop Ray's notice that a new local instance made an auth token when stderr is not a
-    terminal (called just before kvcli starts one: importing logging costs a one-shot command)."""
+    """Drop Ray's notice that a new local instance made an auth token (called just before
+    kvcli starts or joins Ray, which kvcli says itself: importing logging costs a one-shot
+    command). Once per process."""
     import logging
 
-    if not sys.stderr.isatty():
-        logging.getLogger(RAY_TOKEN_LOGGER).addFilter(
-            lambda record: "Token authentication is enabled" not in record.getMessage())
+    logger = logging.getLogger(RAY_TOKEN_LOGGER)
+    if not any(getattr(f, "kvcli_token_notice", False) for f in logger.filters):
+        def drop(record: logging.LogRecord) -> bool:
+            return "Token authentication is enabled" not in record.getMessage()
+
+        drop.kvcli_token_notice = True  # type: ignore[attr-defined]
+        logger.addFilter(drop)
 
 
 def _no_color() -> bool:
@@ -313,7 +406,7 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
 
             from rich.status import Status
 
-            self._live = Status(_Elapsed(self), console=stderr_console(), spinner="dots")
+            self._live = Status(_Elapsed(self), console=_spinner_console(), spinner="dots")
             self._lock = threading.Lock()
             self._done = self._started = False
             self._timer = threading.Timer(STATUS_DELAY, self._start)
@@ -338,6 +431,19 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
             self._done = True
             if self._started:
                 self._live.stop()
+
+
+#: Columns the spinner leaves free at the right: a terminal echoes Ctrl-C as "^C" where the
+#: cursor is, and on a line drawn to the last column that echo would wrap onto a new line,
+#: leaving the spinner's last frame behind when it is cleared.
+ECHO_ROOM = 2
+
+
+def _spinner_console() -> Any:
+    from rich.console import Console
+
+    width = stderr_console().width
+    return Console(stderr=True, highlight=False, soft_wrap=True, width=max(width - ECHO_ROOM, 10))
 
 
 class _Elapsed:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kvcli.cli import output
-from kvcli.cli.core import GlobalOptions
+from kvcli.cli.core import GlobalOptions, typed_scope
 from kvcli.errors import KVCliError
 
 EXIT_WORDS = ("exit", "quit")
@@ -117,10 +117,10 @@ class Shell:
                 return 0
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
-            output.report_error(error, "shell", as_json=as_json)
+            output.report_error(error, "shell", as_json=as_json, scope=typed_scope(args))
             return output.exit_code(error)
         except KeyboardInterrupt:
-            output.print_error("interrupted", "the session keeps its last committed state", as_json=as_json)
+            output.print_interrupted(as_json, "the session keeps its last committed state")
             return output.EXIT_INTERRUPTED
         except output.StdoutClosed:  # `kvcli shell < script | head`: the reader left, end quietly
             raise
@@ -252,9 +252,14 @@ def argument_hint(shell: Shell, text: str) -> str:
         return ""
     if entry.children and len(words) > 1:
         entry = next((c for c in entry.children if c.name == words[1]), entry)
-    parts = [a.metavar + ("..." if a.many else "") if a.required else f"[{a.metavar}...]" for a in entry.args]
+    parts = [_arg_word(a) if a.required else f"[{_arg_word(a)}]" for a in entry.args]
     parts += [f"[{o.long}{' ' + o.shown_metavar() if o.takes_value else ''}]" for o in entry.opts]
     return " ".join([entry.name if entry.name == words[0] else f"{words[0]} {entry.name}", *parts])
+
+
+def _arg_word(arg: Any) -> str:
+    """``VALUE...`` for an argument that takes several (never ``...`` twice), else its metavar."""
+    return arg.metavar + ("..." if arg.many and not arg.metavar.endswith("...") else "")
 
 
 def run_script(shell: Shell, lines: Iterable[str], keep_going: bool = False, source: str = "stdin") -> int:
@@ -303,9 +308,8 @@ def run_shell(
     history: Any
     path = history_path or session.home / "shell_history"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        history = FileHistory(str(path))
-    except OSError:
+        history = FileHistory(str(private_history(path)))
+    except (OSError, KVCliError):  # no private file for it: this shell's lines are not kept
         history = InMemoryHistory()
     prompt: PromptSession[str] = PromptSession(
         history=history,
@@ -326,6 +330,23 @@ def run_shell(
         if not shell.execute(line):
             break
     return _code(shell, 0)
+
+
+def private_history(path: Path) -> Path:
+    """``path``, the history file (every line typed, values too), made 0600 in a home made
+    0700 if need be, as every file of kvcli's; an older file readable by others is closed."""
+    import os
+
+    from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, private_dir
+
+    private_dir(path.parent, "home folder", create=True)
+    handle = os.open(path, os.O_RDONLY | os.O_CREAT | NOFOLLOW, PRIVATE_FILE)
+    try:
+        if os.fstat(handle).st_mode & 0o077:
+            os.fchmod(handle, PRIVATE_FILE)
+    finally:
+        os.close(handle)
+    return path
 
 
 def _code(shell: Shell, failures: int) -> int:

@@ -135,7 +135,7 @@ class Command(NamedTuple):
     children: tuple["Command", ...] = ()
     #: everything after the options is the command's (``launch -- python train.py``)
     passthrough: bool = False
-    #: read-only settings of one command (``no_session``: why it refuses --session)
+    #: read-only settings of one command (``refused``: the global options it refuses, and why)
     extra: Mapping[str, Any] = MappingProxyType({})
 
     def option(self, flag: str) -> Optional[Opt]:
@@ -150,9 +150,10 @@ KEYS_HELP = "A key (3, fc1.weight) or a comma-separated list of keys (5,7,9)."
 VALUE_HELP = (
     "An expression like 'ones(3,3)*8', 'zeros(2,2)', 'full((2,2),0.5)', 'arange(9).reshape(3,3)', "
     "'[[1,2],[3,4]]' (float32 unless dtype=int32/... is given, as in MXNet), '@file.npy', or '-' "
-    "for a .npy on stdin. Quote it for the shell; put -- before a value that starts with '-'."
+    "for a .npy (or the JSON of kvcli pull KEY --json) on stdin. Quote it for the shell; put -- before a value "
+    "that starts with '-'."
 )
-YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed when stdin is not a terminal).", kind="flag")
+YES = Opt(("--yes", "-y"), "yes", "Do not ask for confirmation (needed without a terminal to ask on).", kind="flag")
 KEY_ARG = Arg("keys", "KEY", KEYS_HELP, complete="key")
 DTYPE = Opt(("--dtype",), "dtype", "Convert the value(s) to this dtype (float32, int32, ...).", metavar="DTYPE")
 
@@ -226,17 +227,22 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         "Choose how a push changes the stored value; the session remembers it.\n\n"
         "assign (default): stored = pushed  ·  sum: stored += pushed  ·  scale-add:K: stored += K*pushed  ·  "
         "sgd:lr=..,momentum=..,wd=.. and adam:lr=..,beta1=..,beta2=..,eps=.. (MXNet's optimizers; their state "
-        "is saved in the session)  ·  python:FILE.py:FUNC calls FUNC(key, input, stored).",
-        ("kvcli set-updater scale-add:2",),
+        "is saved in the session)  ·  python:FILE.py:FUNC calls FUNC(key, input, stored).\n\n"
+        "The same spec again keeps the saved optimizer state; another spec drops it, which is asked first on "
+        "a terminal (--yes skips the question, needed in scripts).",
+        ("kvcli set-updater scale-add:2", "kvcli set-updater adam:lr=0.01 --yes"),
         args=(Arg("spec", "SPEC", "assign, sum, scale-add:K, sgd:lr=0.1,momentum=0.9, adam:lr=0.001, "
                   "python:FILE.py:FUNC", complete="updater"),),
+        opts=(YES,),
     ),
     Command(
         "set-compression", "kvcli.cli.commands:run_set_compression",
         "Compress pushed gradients with MXNet's 2-bit scheme (device and dist stores); the session "
-        "remembers it, and each key's residual.",
-        ("kvcli set-compression 2bit:threshold=0.5", "kvcli set-compression none"),
-        args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),),
+        "remembers it, and each key's residual (kept when the threshold changes).\n\n"
+        "none turns compression off and drops the residuals, which is asked first on a terminal (--yes skips "
+        "the question, needed in scripts).",
+        ("kvcli set-compression 2bit:threshold=0.5", "kvcli set-compression none --yes"),
+        args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),), opts=(YES,),
     ),
     Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
             ("kvcli keys",), fast=True, needs_session=True),
@@ -286,7 +292,6 @@ SESSION_COMMANDS: tuple[Command, ...] = (
             Command("down", "kvcli.cli.cluster_cmds:run_down", "Stop the home's Ray cluster.",
                     ("kvcli cluster down",)),
         ),
-        in_shell=False,
     ),
     Command(
         "shell", "kvcli.cli.shell:run_shell_command",
@@ -315,16 +320,26 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("command", "-- COMMAND...", "The worker command, after --, e.g. -- python train.py", many=True),),
         opts=(Opt(("--num-workers", "-n"), "num_workers", "Number of workers (W).", kind="int", low=1,
                   required=True),
-              Opt(("--servers",), "servers", "Number of key servers (S).", kind="int", low=1, default=1),
-              Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'); default: start a local one.",
-                  envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
+              Opt(("--servers",), "servers", "Number of key servers (S; default 1; --num-servers S is the same).",
+                  kind="int", low=1),
+              Opt(("--address",), "address", "Ray cluster to use ('auto', 'host:port'; --ray-address is the same); "
+                  "default: start a local one.", envvar=config.RAY_ADDRESS.name, metavar="ADDRESS"),
               Opt(("--timeout",), "timeout", "Seconds a worker waits for the others before failing (default 60).",
                   kind="float", envvar=config.DIST_TIMEOUT.name, metavar="SECONDS",
                   low=config.DIST_TIMEOUT.low, high=config.DIST_TIMEOUT.high)),
         in_shell=False, passthrough=True,
-        # MXNet's tools/launch.py reads -s as its servers; here -s is --session, which launch has no use for
-        extra={"no_session": "launch runs no session, and -s is --session: for S key servers write --servers S "
-                             "(MXNet's launch.py -s S)"},
+        extra={
+            # global options launch has no use for: refused when typed, left out of its help.
+            # MXNet's tools/launch.py reads -s as its servers; here -s is --session
+            "refused": {
+                "session": "launch runs no session, and -s is --session: for S key servers write --servers S "
+                           "(MXNet's launch.py -s S)",
+                "home": "launch opens no session: the workers' scripts open theirs (they inherit KVCLI_HOME)",
+                "store_type": "the workers choose dist_sync or dist_async in their kvcli.create(...) or "
+                              "mx.kv.create(...)",
+                "num_devices": "launch's workers are Ray processes, not device processes: give W workers with -n W",
+            },
+        },
     ),
     Command(
         "viz", "kvcli.cli.symbol_cmds:run_viz",

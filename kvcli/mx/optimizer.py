@@ -7,6 +7,7 @@ from kvcli.optim import (
     DCASGD, FTML, LAMB, LARS, LBSGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, Optimizer,
     RMSProp, Signum, Test, Updater, ccSGD, create_optimizer, register,
 )
+from kvcli.mx.scope import guard as _scope_guard
 
 create = create_optimizer
 
@@ -20,3 +21,7 @@ __all__ = [
     "DCASGD", "FTML", "LAMB", "LARS", "LBSGD", "NAG", "SGD", "SGLD", "AdaDelta", "AdaGrad", "Adam", "Adamax",
     "Ftrl", "Nadam", "Optimizer", "RMSProp", "Signum", "Test", "Updater", "ccSGD", "create", "get_updater", "register",
 ]
+
+
+# MXNet names kvcli does not provide raise their scope error (kvcli/mx/scope_table.py)
+__getattr__ = _scope_guard(__name__)

@@ -19,6 +19,7 @@ import kvcli.mx as mx  # re-exported: MXNet's tests take ``mx`` from ``from mxne
 from kvcli.mx.ndarray import array  # re-exported, as MXNet's test_utils does
 from kvcli.mx.ndarray.context import Context, current_context
 from kvcli.errors import NDArrayError
+from kvcli.mx.scope import guard as _scope_guard
 
 #: MXNet's default tolerances for ``assert_almost_equal`` (``get_rtol`` / ``get_atol``).
 DEFAULT_RTOL = 1e-5
@@ -381,3 +382,7 @@ __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "array", "assert_almo
            "compare_optimizer", "default_context", "rand_ndarray", "same",
            "TemporaryDirectory", "assertRaises", "assert_exception", "assert_raises", "np_reduce", "rand_shape_nd",
            "random_arrays", "random_sample", "raises", "setup_module", "teardown", "with_seed"]
+
+
+# MXNet names kvcli does not provide raise their scope error (kvcli/mx/scope_table.py)
+__getattr__ = _scope_guard(__name__)

@@ -4,6 +4,8 @@ every optimizer 1.9.1 registers, learning-rate schedules, spec strings and state
 ==========================  ==================================================================
 ``checks``                  the leaf: state-file numbers, spec-number text, array protocols
 ``views``                   the NDArray views the MXNet layer installs for user optimizers
+``mxfloat``                 hyper-parameters as MXNet's operators parse them (dmlc's strtof)
+``kernels``                 MXNet's fused optimizer kernels, bit for bit
 ``per_index``               one state per index (the core of MXNet's Updater)
 ``base``                    Optimizer and register
 ``blocks``                  elementwise kernels run in cache-sized blocks (same bits, no page faults)

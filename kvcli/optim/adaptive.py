@@ -9,15 +9,27 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import UpdaterError
-from kvcli.optim.base import Key, f32, register, sum_sq
+from kvcli.optim import kernels
+from kvcli.optim.base import Key, as_lists, f32, register
+from kvcli.optim.mxfloat import tuple_param
 from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_number, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, beta_params, eps_param, lr_param
-from kvcli.optim.sgd import NumpyOptimizer, update_rows
+from kvcli.optim.sgd import SGD, NumpyOptimizer, update_rows
 
 
 def _zeros(weight: Any, dtype: Any = None) -> np.ndarray:
     return np.zeros(weight.shape, dtype or weight.dtype)
+
+
+def _float32_state(name: str, weight: np.ndarray) -> None:
+    """Refuse, as MXNet does, to update a non-float32 weight with float32 state (MXNet makes
+    these optimizers' state float32 whatever the weight, then its operators refuse the mix)."""
+    if weight.dtype != np.float32:
+        raise UpdaterError(
+            f"{name} keeps float32 state and cannot update a {weight.dtype} weight (MXNet 1.9.1 refuses it too: "
+            "Incompatible attr ... expected float32): use a float32 weight, or multi_precision=True for float16"
+        )
 
 
 @register
@@ -33,18 +45,21 @@ class Adam(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
-        b1, b2, eps, c = f32(self.beta1), f32(self.beta2), f32(self.epsilon), self._kernel_clip()
 
         def kernel(w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
-            g = g * f32(self.rescale_grad) + w * wd
-            if c is not None:
-                g = np.clip(g, f32(-c), f32(c))
-            mean[...] = b1 * mean + (f32(1) - b1) * g
-            var[...] = b2 * var + (f32(1) - b2) * g * g
-            w -= f32(lr) * mean / (np.sqrt(var) + eps)
+            # MXNet's adam_update, in the weight's dtype
+            rescale, wd_, b1, b2, eps, lr_ = (kernels.arg(v, w) for v in
+                                              (self.rescale_grad, wd, self.beta1, self.beta2, self.epsilon, lr))
+            one, bound = w.dtype.type(1), kernels.clip_bound(self.clip_gradient, w)
+            g = g * rescale + w * wd_
+            if bound is not None:
+                g = kernels.clip(g, bound)
+            mean[...] = b1 * mean + (one - b1) * g
+            var[...] = b2 * var + (one - b2) * g * g
+            w -= lr_ * mean / (np.sqrt(var) + eps)
 
         mean, var = state
         if is_row_sparse(grad) and self.lazy_update:
@@ -64,15 +79,16 @@ class Adamax(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         lr /= 1.0 - self.beta1**t
-        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight)
+        s = self._s
+        g = self._python_clip(self._dense(grad, weight) * s(self.rescale_grad, weight) + weight * s(wd, weight))
         m_t, u_t = state
-        m_t *= f32(self.beta1)
-        m_t += f32(1.0 - self.beta1) * g
-        np.maximum(f32(self.beta2) * u_t, np.abs(g), out=u_t)
-        weight -= f32(lr) * m_t / u_t
+        m_t *= s(self.beta1, m_t)
+        m_t += g * s(1.0 - self.beta1, g)
+        np.maximum(u_t * s(self.beta2, u_t), np.abs(g), out=u_t)
+        weight -= (m_t * s(lr, m_t)) / u_t
 
 
 @register
@@ -92,23 +108,24 @@ class Nadam(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = self._get_lr(index), f32(self._get_wd(index))
+        lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
-        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight)
+        s = self._s
+        g = self._python_clip(self._dense(grad, weight) * s(self.rescale_grad, weight) + weight * s(wd, weight))
         momentum_t = self.beta1 * (1.0 - 0.5 * (pow(0.96, t * self.schedule_decay)))
         momentum_t_1 = self.beta1 * (1.0 - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
         self.m_schedule = self.m_schedule * momentum_t
         m_schedule_next = self.m_schedule * momentum_t_1
         m_t, v_t = state
-        m_t *= f32(self.beta1)
-        m_t += f32(1.0 - self.beta1) * g
-        v_t *= f32(self.beta2)
-        v_t += f32(1.0 - self.beta2) * g * g
-        grad_prime = g / f32(1.0 - self.m_schedule)
-        m_t_prime = m_t / f32(1.0 - m_schedule_next)
-        v_t_prime = v_t / f32(1.0 - pow(self.beta2, t))
-        m_t_bar = f32(1.0 - momentum_t) * grad_prime + f32(momentum_t_1) * m_t_prime
-        weight -= f32(lr) * m_t_bar / (np.sqrt(v_t_prime) + f32(self.epsilon))
+        m_t *= s(self.beta1, m_t)
+        m_t += g * s(1.0 - self.beta1, g)
+        v_t *= s(self.beta2, v_t)
+        v_t += (g * s(1.0 - self.beta2, g)) * g
+        grad_prime = g / s(1.0 - self.m_schedule, g)
+        m_t_prime = m_t / s(1.0 - m_schedule_next, m_t)
+        v_t_prime = v_t / s(1.0 - pow(self.beta2, t), v_t)
+        m_t_bar = grad_prime * s(1.0 - momentum_t, grad_prime) + m_t_prime * s(momentum_t_1, m_t_prime)
+        weight -= (m_t_bar * s(lr, m_t_bar)) / (np.sqrt(v_t_prime) + s(self.epsilon, v_t_prime))
 
     def _extra_state(self) -> dict[str, Any]:
         return {**super()._extra_state(), "m_schedule": self.m_schedule}
@@ -134,16 +151,18 @@ class FTML(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        t = f32(self._index_update_count[index])
-        b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
-        g = self._dense(grad, weight) * f32(self.rescale_grad) + wd * weight
-        c = self._kernel_clip()
-        if c is not None:
-            g = np.clip(g, f32(-c), f32(c))
+        w = weight
+        lr, wd, b1, b2, rescale = (kernels.arg(v, w) for v in (
+            self._get_lr(index), self._get_wd(index), self.beta1, self.beta2, self.rescale_grad))
+        eps = kernels.scalar(self.epsilon, w)  # ftml_update's epsilon is its one double argument
+        t, one = w.dtype.type(self._index_update_count[index]), w.dtype.type(1)
+        g = rescale * self._dense(grad, weight) + wd * weight
+        bound = kernels.clip_bound(self.clip_gradient, w)
+        if bound is not None:
+            g = kernels.clip(g, bound)
         d, v, z = state
         v[...] = b2 * v + (one - b2) * np.square(g)
-        d_t = (one - np.power(b1, t)) / lr * (np.sqrt(v / (one - np.power(b2, t))) + f32(self.epsilon))
+        d_t = (one - kernels.power(b1, t)) / lr * (np.sqrt(v / (one - kernels.power(b2, t))) + eps)
         z[...] = b1 * z + (one - b1) * g - (d_t - b1 * d) * weight
         d[...] = d_t
         weight[...] = -z / d_t
@@ -169,59 +188,63 @@ class LAMB(NumpyOptimizer):
 
     create_state = Adam.create_state
 
-    def _step(self, index: Key, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
-              counted: bool = False) -> None:
-        if not counted:
-            self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        t = f32(self._index_update_count[index])
-        b1, b2, one = f32(self.beta1), f32(self.beta2), f32(1)
-        g = grad * f32(self.rescale_grad)
-        c = self._kernel_clip()
-        if c is not None:
-            g = np.clip(g, f32(-c), f32(c))
+    def _step(self, w: np.ndarray, grad: np.ndarray, state: Any, norm_weight: np.ndarray,
+              rate: float, decay: float, count: int) -> None:
+        """MXNet's ``multi_lamb_update`` for one weight (``multi_mp_lamb_update``: ``w`` is the
+        float32 master copy), in its MPDType, ``w``'s dtype: the rates come as a tuple, the
+        step is kept in float32 (its ``temp_g``), and the norms are float32 sums of squares."""
+        kind = w.dtype.type
+        lr, wd, t, one = kind(tuple_param(rate)), kind(tuple_param(decay)), kind(count), kind(1)
+        b1, b2, eps = (kernels.arg(v, w) for v in (self.beta1, self.beta2, self.epsilon))
+        g = kernels.float_times(f32(self.rescale_grad), grad.astype(kind, copy=False))
+        bound = kernels.clip_bound(self.clip_gradient, w)
+        if bound is not None:
+            g = kernels.clip(g, bound)
         mean, var = state
         mean[...] = b1 * mean + (one - b1) * g
         var[...] = b2 * var + (one - b2) * g * g
         if self.bias_correction:
-            m_hat = mean / (one - np.power(b1, t))
-            v_hat = var / (one - np.power(b2, t))
-            step = m_hat / (np.sqrt(v_hat) + f32(self.epsilon)) + wd * w
+            m_hat = mean / (one - kernels.power(b1, t))
+            v_hat = var / (one - kernels.power(b2, t))
         else:
-            step = mean / (np.sqrt(var) + f32(self.epsilon)) + wd * w
-        r1 = np.sqrt(sum_sq(norm_weight))
-        r2 = np.sqrt(sum_sq(step))
+            m_hat, v_hat = mean, var
+        if kind is np.float32:
+            # the kernel's plain ``sqrt`` is C's double one: for float32 the step is computed in
+            # double, ``wd * w`` (a float product) included, and rounded once (measured)
+            step = (m_hat.astype(np.float64) / (np.sqrt(v_hat.astype(np.float64)) + np.float64(eps))
+                    + (wd * w).astype(np.float64)).astype(np.float32)
+        else:
+            step = (m_hat / (np.sqrt(v_hat) + eps) + wd * w).astype(np.float32)
+        r1 = np.sqrt(kernels.sum_sq(norm_weight))
+        r2 = np.sqrt(kernels.sum_sq(step))
         if self.lower_bound:
             r1 = max(r1, f32(self.lower_bound))
         if self.upper_bound:
             r1 = min(r1, f32(self.upper_bound))
-        r = one if r1 == 0 or r2 == 0 else f32(r1 / r2)
-        w -= (lr * r) * step
+        r = one if r1 == 0 or r2 == 0 else kind(np.float32(r1 / r2))
+        w -= kernels.float_times_array(lr * r, step)
 
-    def update(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
-        """One weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them."""
-        self._update_all(index, weight, grad, state, multi_precision=False)
+    # one weight, or (as MXNet's aggregated ``multi_lamb_update``) lists of them; as SGD's,
+    # both go straight to _update_impl (a subclass's ``update`` is not called here)
+    update = SGD.update
+    update_multi_precision = SGD.update_multi_precision
 
-    def update_multi_precision(self, index: Key | list[Key], weight: Any, grad: Any, state: Any) -> None:
-        first = weight[0] if isinstance(index, (list, tuple)) else weight
-        self._update_all(index, weight, grad, state, self.multi_precision and first.dtype == np.float16)
-
-    def _update_all(self, index: Key | list[Key], weight: Any, grad: Any, state: Any, multi_precision: bool) -> None:
-        """Count every index first, then step each weight (MXNet's order for a list of indices)."""
-        if not isinstance(index, (list, tuple)):
-            index, weight, grad, state = [index], [weight], [grad], [state]
-        if not len(index) == len(weight) == len(grad) == len(state):
-            raise UpdaterError(f"lamb: {len(index)} indices but {len(weight)} weights, {len(grad)} gradients "
-                               f"and {len(state)} states: give one of each per index")
-        for i in index:
+    def _update_impl(self, index: Key | list[Key], weight: Any, grad: Any, state: Any,
+                     multi_precision: bool = False) -> None:
+        """Count each index and take its rate, weight decay and step count, then step each
+        weight (MXNet's order for a list of indices)."""
+        indices, weights, grads, states = as_lists(self, index, weight, grad, state)
+        settings = []
+        for i in indices:
             self._update_count(i)
-        for i, w, g, st in zip(index, weight, grad, state):
+            settings.append((self._get_lr(i), self._get_wd(i), self._index_update_count[i]))
+        for w, g, st, (lr, wd, count) in zip(weights, grads, states, settings):
             if multi_precision:
                 master, inner = st
-                self._step(i, master, self._dense(g, w).astype(np.float32), inner, w, counted=True)
+                self._step(master, self._dense(g, w).astype(np.float32), inner, w, lr, wd, count)
                 w[...] = master
             else:
-                self._step(i, w, self._dense(g, w), st, w, counted=True)
+                self._step(w, self._dense(g, w), st, w, lr, wd, count)
 
 
 @register
@@ -237,9 +260,9 @@ class AdaGrad(NumpyOptimizer):
         return np.zeros(weight.shape, np.float32)
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        _float32_state("adagrad", weight)
         self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        eps = f32(self.float_stable_eps)
+        lr, wd = self._get_lr(index), self._get_wd(index)
         if is_row_sparse(grad):
             if wd != 0:
                 raise UpdaterError(
@@ -250,14 +273,15 @@ class AdaGrad(NumpyOptimizer):
             def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
                 g = self._rescaled_clipped(g)
                 history += g * g
-                w -= g / np.sqrt(history + eps) * lr
+                w -= g / np.sqrt(history + kernels.arg(self.float_stable_eps, w)) * kernels.arg(lr, w)
 
             update_rows(kernel, np.asarray(grad.indices, np.int64), weight, np.asarray(grad.data, weight.dtype), state)
             return
-        g = self._python_clip(grad * f32(self.rescale_grad))
+        s = self._s
+        g = self._python_clip(grad * s(self.rescale_grad, grad))
         state += np.square(g)
-        div = g / np.sqrt(state + eps)
-        weight += (div + weight * wd) * -lr
+        div = g / np.sqrt(state + s(self.float_stable_eps, state))
+        weight += (div + weight * s(wd, weight)) * s(-lr, weight)
 
 
 @register
@@ -286,6 +310,7 @@ class RMSProp(NumpyOptimizer):
         return tuple(np.zeros(weight.shape, np.float32) for _ in range(count))
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        _float32_state("rmsprop", weight)
         self._update_count(index)
         lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
         g1, one, eps = f32(self.gamma1), f32(1), f32(self.epsilon)
@@ -322,17 +347,18 @@ class AdaDelta(NumpyOptimizer):
         return (np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32))
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        wd = f32(self._get_wd(index))  # before the count, as MXNet
+        _float32_state("adadelta", weight)
+        wd = self._get_wd(index)  # before the count, as MXNet
         self._update_count(index)
-        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
-        rho, one, eps = f32(self.rho), f32(1), f32(self.epsilon)
+        s = self._s  # MXNet's Python, operation by operation
+        g = self._python_clip(self._dense(grad, weight) * s(self.rescale_grad, weight))
         acc_g, acc_delta = state
-        acc_g *= rho
-        acc_g += (one - rho) * g * g
-        current_delta = np.sqrt(acc_delta + eps) / np.sqrt(acc_g + eps) * g
-        acc_delta *= rho
-        acc_delta += (one - rho) * current_delta * current_delta
-        weight -= current_delta + wd * weight
+        acc_g *= s(self.rho, acc_g)
+        acc_g += (g * s(1.0 - self.rho, g)) * g
+        current_delta = np.sqrt(acc_delta + s(self.epsilon, acc_delta)) / np.sqrt(acc_g + s(self.epsilon, acc_g)) * g
+        acc_delta *= s(self.rho, acc_delta)
+        acc_delta += (current_delta * s(1.0 - self.rho, current_delta)) * current_delta
+        weight -= current_delta + weight * s(wd, weight)
 
 
 @register
@@ -360,6 +386,7 @@ class Ftrl(NumpyOptimizer):
         return (np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32))
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        _float32_state("ftrl", weight)
         self._update_count(index)
         z, n = state
         self._kernel(index, weight, self._dense(grad, weight), z, n)
@@ -367,7 +394,7 @@ class Ftrl(NumpyOptimizer):
     def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
         """:meth:`update` for a row-sparse weight (given dense): lazy on a row-sparse gradient."""
         if not is_row_sparse(grad):
-            self.update(index, weight, grad, state)
+            self._virtual("update", index, weight, grad, state)
             return
         self._update_count(index)
         rows = np.asarray(grad.indices, np.int64)
@@ -380,4 +407,4 @@ class Ftrl(NumpyOptimizer):
         z += g - (np.sqrt(n + np.square(g)) - np.sqrt(n)) * weight / lr
         n += np.square(g)
         lamda1 = f32(self.lamda1)
-        weight[...] = (np.sign(z) * lamda1 - z) / ((f32(self.beta) + np.sqrt(n)) / lr + wd) * (np.abs(z) > lamda1)
+        weight[...] = (kernels.sign(z) * lamda1 - z) / ((f32(self.beta) + np.sqrt(n)) / lr + wd) * (np.abs(z) > lamda1)

@@ -40,6 +40,7 @@ from kvcli.optim.checks import (
     show_value,
 )
 from kvcli.optim.lr_scheduler import LRScheduler
+from kvcli.optim.mxfloat import float_param
 from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
 from kvcli.optim.per_index import PerIndexStates
 from kvcli.optim.simple import StoreUpdater
@@ -142,6 +143,10 @@ class Optimizer:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if not is_builtin(cls):
+            # a user's class, even a subclass of a built-in, works on NDArrays as in MXNet: its
+            # methods get them, and the built-in methods it inherits take them too
+            cls.numpy_native = False
         if cls.numpy_native and "spec_params" in cls.__dict__ and "__init__" not in cls.__dict__:
             cls.__init__ = init_from_spec(cls)  # type: ignore[method-assign]
         if cls.numpy_native:  # built-ins: also accept kvcli NDArrays, as MXNet code passes them
@@ -268,27 +273,38 @@ class Optimizer:
         ``multi_precision`` (``(master, state)``)."""
         if self.multi_precision and weight.dtype == np.float16:
             master = weight.astype(np.float32)
-            return (master, self.create_state(index, master))
+            return (master, self._virtual("create_state", index, master))
         if weight.dtype == np.float16 and not self.multi_precision:
             warnings.warn(
                 "Accumulating with float16 in optimizer can lead to poor accuracy or slow convergence. "
                 "Consider using multi_precision=True option of the optimizer",
                 stacklevel=2,
             )
-        return self.create_state(index, weight)
+        return self._virtual("create_state", index, weight)
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         """Update ``weight`` in place from ``grad`` and ``state``."""
         raise UpdaterError(f"{type(self).__name__} does not implement update(index, weight, grad, state)")
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        """:meth:`update`, through the float32 master copy for a float16 weight."""
+        """:meth:`update`, through the float32 master copy for a float16 weight (MXNet's base
+        class: what its ``Updater`` calls, for every optimizer but SGD, NAG, LARS and LAMB)."""
         if self.multi_precision and weight.dtype == np.float16:
             master, inner = state
-            self.update(index, master, _astype(grad, np.float32), inner)
+            self._virtual("update", index, master, _astype(grad, np.float32), inner)
             _copy_cast(weight, master)
         else:
-            self.update(index, weight, grad, state)
+            self._virtual("update", index, weight, grad, state)
+
+    def _virtual(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``self.<name>(*args)`` where MXNet's Python calls the method on ``self`` (so that a
+        subclass's override runs): from a built-in's numpy code, an override in a user's class
+        gets NDArray views of the arrays (writing them writes the arrays), as MXNet hands it
+        NDArrays; a built-in method gets the arguments as they are."""
+        method = getattr(self, name)
+        if self.numpy_native or _defined_by_builtin(type(self), name):
+            return method(*args, **kwargs)
+        return method(*(_wrap_tree(a, None) for a in args), **kwargs)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -531,7 +547,14 @@ def check_optimizer(optimizer: Any) -> "Optimizer | StoreUpdater":
 
 
 # ---------------------------------------------------------------------- helpers
-_NUMPY_API = ("create_state", "create_state_multi_precision", "update", "update_multi_precision")
+#: The array methods of a built-in: each takes NDArrays as well as numpy arrays.
+_NUMPY_API = ("create_state", "create_state_multi_precision", "update", "update_multi_precision", "_update_impl")
+
+
+def _defined_by_builtin(cls: type, name: str) -> bool:
+    """Whether ``cls.<name>`` is kvcli's own method (not an override in a user's class)."""
+    owner = next((c for c in cls.__mro__ if name in c.__dict__), None)
+    return owner is None or is_builtin(owner)
 
 
 def _accept_ndarrays(method: Any, creates: bool) -> Any:
@@ -539,25 +562,41 @@ def _accept_ndarrays(method: Any, creates: bool) -> Any:
     the same buffers); a created state is handed back as NDArrays on the weight's context."""
 
     @functools.wraps(method)
-    def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any) -> Any:
+    def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any, **kwargs: Any) -> Any:
         if isinstance(weight, np.ndarray):
             if rest and _is_csr(rest[0]):  # a CSR gradient: computed on densely (MXNet's fallback)
                 rest = tuple(_unwrap_tree(a) for a in rest)
-            return method(self, index, weight, *rest)
+            return method(self, index, weight, *rest, **kwargs)
         sparse = _row_sparse_weight(weight)
         if sparse is not None:
-            return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates)
+            return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates, kwargs)
         if _is_csr(weight):
-            return _on_csr(method, self, index, weight, rest, creates)
+            return _on_csr(method, self, index, weight, rest, creates, kwargs)
         if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
-            return method(self, index, _unwrap_tree(weight), *(_unwrap_tree(a) for a in rest))
+            return _aggregated(accepting, method, self, index, weight, rest, kwargs)
         if not hasattr(weight, "_kvcli_buffer"):
-            return method(self, index, weight, *rest)
-        result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest))
+            return method(self, index, weight, *rest, **kwargs)
+        result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest), **kwargs)
         return _wrap_tree(result, weight.context) if creates else result
 
     accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
     return accepting
+
+
+def _aggregated(accepting: Any, method: Any, opt: Optimizer, index: Any, weights: Any, rest: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+    """An aggregated call (lists of indices, weights, gradients and states, as MXNet's
+    Updater makes for SGD, LARS and LAMB). One of each is the single update it equals in
+    MXNet's ``_update_impl``. Sparse weights are updated one by one, as MXNet's ``_update_impl``
+    does (it aggregates dense weights only); dense ones go to the method as numpy lists."""
+    if isinstance(index, (list, tuple)) and len(index) == len(weights) == 1 \
+            and all(isinstance(a, (list, tuple)) and len(a) == 1 for a in rest[:2]):
+        return accepting(opt, index[0], weights[0], *(a[0] for a in rest[:2]), *rest[2:], **kwargs)
+    if any(_row_sparse_weight(w) is not None or _is_csr(w) for w in weights) and isinstance(index, (list, tuple)):
+        for i, w, *others in zip(index, weights, *rest[:2]):
+            accepting(opt, i, w, *others, *rest[2:], **kwargs)
+        return None
+    return method(opt, index, _unwrap_tree(weights), *(_unwrap_tree(a) for a in rest), **kwargs)
 
 
 def _row_sparse_weight(weight: Any) -> Any:
@@ -572,7 +611,7 @@ def _row_sparse_weight(weight: Any) -> Any:
 
 
 def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sparse: Any, rest: tuple[Any, ...],
-                        creates: bool) -> Any:
+                        creates: bool, kwargs: dict[str, Any]) -> Any:
     """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
     row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``) and is updated as the dense array it then is
     (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
@@ -583,22 +622,23 @@ def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sp
             f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
             f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
         )
-    result = _on_dense_copy(method, opt, index, sparse.data, rest)
+    result = _on_dense_copy(method, opt, index, sparse.data, rest, kwargs)
     context = getattr(weight, "context", None)
     return _wrap_tree(result, context) if creates and context is not None else result
 
 
-def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, rest: tuple[Any, ...]) -> Any:
+def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, rest: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Any:
     """``method`` on the dense form of a sparse weight; a plain update goes to the optimizer's
     ``update_row_sparse_weight`` when it has one (its sparse kernel, or, for NAG, MXNet's
     fallback computing into a temporary array). A float16 weight's multi-precision update
     works on its float32 master copy, as for a dense weight."""
-    plain = method.__name__ == "update" or (
+    plain = method.__name__ in ("update", "_update_impl") or (
         method.__name__ == "update_multi_precision" and not (opt.multi_precision and dense.dtype == np.float16))
     special = getattr(opt, "update_row_sparse_weight", None) if plain else None
     if special is not None:
-        return special(index, dense, *(_unwrap_tree(a) for a in rest))
-    return method(opt, index, dense, *(_unwrap_tree(a) for a in rest))
+        return special(index, dense, *(_unwrap_tree(a) for a in rest[:2]))
+    return method(opt, index, dense, *(_unwrap_tree(a) for a in rest), **kwargs)
 
 
 def _is_csr(value: Any) -> bool:
@@ -606,12 +646,13 @@ def _is_csr(value: Any) -> bool:
     return hasattr(value, "_kvcli_assign_dense")
 
 
-def _on_csr(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...], creates: bool) -> Any:
+def _on_csr(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...], creates: bool,
+            kwargs: dict[str, Any]) -> Any:
     """Run ``method`` on a CSR weight as MXNet's storage fallback does (no optimizer has a CSR
     kernel): on the dense array, whose non-zero values then become the weight again; states
     are dense arrays."""
     dense = np.asarray(weight)
-    result = _on_dense_copy(method, opt, index, dense, rest)
+    result = _on_dense_copy(method, opt, index, dense, rest, kwargs)
     if creates:
         return _wrap_tree(result, weight.context)
     weight._kvcli_assign_dense(dense)
@@ -625,19 +666,32 @@ def _unwrap_tree(value: Any) -> Any:
         return [_unwrap_tree(v) for v in value]
     if _is_csr(value):
         return np.asarray(value)  # a CSR gradient, read densely
+    sparse = _row_sparse_weight(value)
+    if sparse is not None:
+        return sparse  # a row-sparse NDArray gradient: its store value (the row-sparse protocol)
     return as_numpy(value)
 
 
 def _wrap_tree(value: Any, context: Any) -> Any:
+    """numpy arrays (in tuples and lists) as NDArray views on ``context``; row-sparse values
+    as row-sparse NDArrays over them; anything else (NDArrays, None, numbers) as it is."""
+    from kvcli.arrays.sparse import RowSparse
+
     if isinstance(value, tuple):
         return tuple(_wrap_tree(v, context) for v in value)
     if isinstance(value, list):
         return [_wrap_tree(v, context) for v in value]
-    return array_views().dense(value, context) if isinstance(value, np.ndarray) else value
+    if isinstance(value, np.ndarray):
+        return array_views().dense(value, context)
+    if isinstance(value, _RowSparse):
+        value = RowSparse(value.data, value.indices, value.shape, copy=False)
+    if isinstance(value, RowSparse):
+        return array_views().row_sparse(value)
+    return value
 
 
 def _astype(grad: Any, dtype: Any) -> Any:
-    if is_row_sparse(grad):
+    if is_row_sparse(grad) and not hasattr(grad, "astype"):
         return _RowSparse(np.asarray(grad.indices, dtype=np.int64), np.asarray(grad.data).astype(dtype), tuple(grad.shape))
     return grad.astype(dtype)
 
@@ -669,6 +723,17 @@ class _RowSparse:
     shape: tuple[int, ...]
 
 
+def as_lists(opt: Optimizer, indices: Any, weights: Any, grads: Any, states: Any) -> tuple[list[Any], ...]:
+    """The arguments of an ``_update_impl`` as four lists of one length (a single index is
+    a list of one, as in MXNet); lists of different lengths are refused."""
+    if not isinstance(indices, (list, tuple)):
+        return [indices], [weights], [grads], [states]
+    if not len(indices) == len(weights) == len(grads) == len(states):
+        raise UpdaterError(f"{opt.name}: {len(indices)} indices but {len(weights)} weights, {len(grads)} gradients "
+                           f"and {len(states)} states: give one of each per index")
+    return list(indices), list(weights), list(grads), list(states)
+
+
 def sum_sq(array: np.ndarray) -> np.float32:
     """MXNet's ``multi_sum_sq``: squares in the array's own dtype (float16 rounds them),
     accumulated one by one in float32."""
@@ -679,6 +744,10 @@ def sum_sq(array: np.ndarray) -> np.float32:
 
 
 def f32(value: float) -> np.float32:
-    """A hyper-parameter as the float32 MXNet's kernels receive."""
-    return np.float32(value)
+    """A hyper-parameter as the float32 MXNet's kernels receive: its text read by dmlc-core's
+    ``strtof`` (:func:`kvcli.optim.mxfloat.float_param`); a float32 already computed (by a
+    kernel, as MXNet's are) is taken as it is."""
+    if isinstance(value, np.float32):
+        return value
+    return float_param(value)
 

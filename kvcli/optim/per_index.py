@@ -11,7 +11,7 @@ import numpy as np
 from kvcli.arrays.core import Key
 from kvcli.arrays.sparse import RowSparse
 from kvcli.errors import OptimizerStateError
-from kvcli.optim.checks import as_numpy, densify, is_row_sparse, leaves
+from kvcli.optim.checks import as_numpy, is_row_sparse, leaves
 
 if TYPE_CHECKING:
     from kvcli.optim.base import Optimizer
@@ -33,34 +33,55 @@ class PerIndexStates:
         self.aggregate_updates = optimizer.aggregate_num > 0
 
     def __call__(self, index: Key | list[Key], grad: Any, weight: Any) -> None:
+        """MXNet's ``Updater.__call__``: create the missing states, then call
+        ``update_multi_precision`` once per index, or, for an optimizer that aggregates
+        (``aggregate_num > 0``: SGD, LARS, LAMB), with tuples of up to ``aggregate_num``
+        indices of one dtype (a subclass's override gets those tuples, as in MXNet)."""
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+        else:
+            indices, grads, weights = [index], [grad], [weight]
         # As MXNet: the update counts are those of the weights' device, so per-device
         # updaters sharing one optimizer (Gluon's Trainer) each count their own steps.
-        first = weight[0] if isinstance(index, (list, tuple)) and len(weight) else weight
-        self.optimizer._set_current_context(_device_id(first))
-        if isinstance(index, (list, tuple)):
-            for i, g, w in zip(index, grad, weight):
-                self._one(i, g, w)
-        else:
-            self._one(index, grad, weight)
+        if weights:
+            self.optimizer._set_current_context(_device_id(weights[0]))
+        for i, (idx, g, w) in enumerate(zip(indices, grads, weights)):
+            if isinstance(idx, bytes):
+                indices[i] = idx = idx.decode()
+            grads[i], weights[i] = self._as_seen(g, w)
+            if idx not in self.states:
+                self.states[idx] = self._create(idx, weights[i])
+                self.states_synced[idx] = True
+        update: Any = self.optimizer.update_multi_precision  # one index, or tuples of them
+        size = self.optimizer.aggregate_num
+        # kvcli's own optimizers update one weight alone exactly as in a tuple of one (the
+        # store's path: one key per call), without building the tuples
+        single = len(indices) == 1 and self.optimizer.numpy_native
+        if single or not self.aggregate_updates or size <= 0:  # (one set from saved states may not aggregate)
+            for idx, g, w in zip(indices, grads, weights):
+                update(idx, w, g, self.states[idx])
+            return
+        by_dtype: dict[Any, list[tuple[Key, Any, Any]]] = {}
+        for idx, g, w in zip(indices, grads, weights):
+            by_dtype.setdefault(w.dtype, []).append((idx, w, g))
+        for group in by_dtype.values():
+            for start in range(0, len(group), size):
+                chunk_indices, chunk_weights, chunk_grads = zip(*group[start:start + size])
+                update(chunk_indices, chunk_weights, chunk_grads, [self.states[i] for i in chunk_indices])
 
-    def _one(self, index: Key, grad: Any, weight: Any) -> None:
+    def _as_seen(self, grad: Any, weight: Any) -> tuple[Any, Any]:
+        """The gradient and weight as the optimizer takes them: numpy (kvcli's built-ins)
+        or NDArrays (a user's class, a subclass of a built-in too; a store's row-sparse
+        value becomes a row-sparse NDArray over it, as MXNet hands a RowSparseNDArray)."""
         opt = self.optimizer
-        if isinstance(index, bytes):
-            index = index.decode()
         weight_np = as_numpy(weight)
-        if not opt.numpy_native:
-            if is_row_sparse(grad):
-                grad = densify(grad, weight_np.dtype)  # user code sees a dense gradient
+        if opt.numpy_native:
+            return (grad if is_row_sparse(grad) else np.asarray(as_numpy(grad))), weight_np
+        if isinstance(grad, RowSparse):
+            grad = opt.array_views().row_sparse(grad)
+        elif not is_row_sparse(grad):
             grad = opt._wrap(np.asarray(as_numpy(grad)))
-            weight = _user_weight(opt, weight_np)
-        else:
-            weight = weight_np
-            if not is_row_sparse(grad):
-                grad = np.asarray(as_numpy(grad))
-        if index not in self.states:
-            self.states[index] = self._create(index, weight)
-            self.states_synced[index] = True
-        opt.update_multi_precision(index, weight, grad, self.states[index])
+        return grad, _user_weight(opt, weight_np)
 
     def _create(self, index: Key, weight: Any) -> Any:
         opt = self.optimizer

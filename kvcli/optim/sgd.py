@@ -8,10 +8,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from kvcli.errors import OptimizerStateError
+from kvcli.errors import OptimizerStateError, UpdaterError
 from kvcli.arrays.npyio import DTYPES
 from kvcli.arrays import random as random_streams
-from kvcli.optim.base import Key, Optimizer, f32, register, sum_sq
+from kvcli.optim import kernels
+from kvcli.optim.base import Key, Optimizer, as_lists, register
+from kvcli.optim.mxfloat import tuple_param
 from kvcli.optim.blocks import blockwise
 from kvcli.optim.checks import check_count, check_number, densify, is_row_sparse
 from kvcli.optim.params import LAZY_UPDATE, Param, lr_param, momentum_param
@@ -35,16 +37,21 @@ class NumpyOptimizer(Optimizer):
         return float(c) if c and c >= 0 else None
 
     def _python_clip(self, grad: np.ndarray) -> np.ndarray:
-        """Python-side optimizers clip whenever ``clip_gradient`` is not None (0 included)."""
+        """Python-side optimizers clip (MXNet's ``clip`` operator, its bounds read as float32
+        arguments) whenever ``clip_gradient`` is not None (0 included)."""
         if self.clip_gradient is not None:
-            c = f32(self.clip_gradient)
-            grad = np.clip(grad, -c, c)
+            grad = np.clip(grad, kernels.arg(-self.clip_gradient, grad), kernels.arg(self.clip_gradient, grad))
         return grad
 
     def _rescaled_clipped(self, grad: np.ndarray) -> np.ndarray:
-        g = grad * f32(self.rescale_grad)
-        c = self._kernel_clip()
-        return np.clip(g, f32(-c), f32(c)) if c is not None else g
+        """A kernel's ``clip(rescale_grad * grad)`` (unclipped when it does not clip)."""
+        g = kernels.arg(self.rescale_grad, grad) * grad
+        bound = kernels.clip_bound(self.clip_gradient, grad)
+        return kernels.clip(g, bound) if bound is not None else g
+
+    def _s(self, value: Any, like: np.ndarray) -> Any:
+        """A Python-side scalar operation's number (``grad * rescale_grad``), as MXNet's."""
+        return kernels.scalar(value, like)
 
     @staticmethod
     def _dense(grad: Any, weight: np.ndarray) -> np.ndarray:
@@ -66,38 +73,22 @@ def state_then_master(opt: Optimizer, index: Key, weight: Any) -> Any:
     """``(state, master)`` for a float16 weight under multi_precision (the SGD family's order)."""
     if opt.multi_precision and weight.dtype == np.float16:
         master = weight.astype(np.float32)
-        return (opt.create_state(index, master), master)
+        return (opt._virtual("create_state", index, master), master)
     return Optimizer.create_state_multi_precision(opt, index, weight)
 
 
-def sgd_kernel(opt: NumpyOptimizer, w: np.ndarray, g: np.ndarray, mom: np.ndarray | None,
-               lr: float, wd: float, momentum: float) -> None:
-    """MXNet's (multi_)sgd(_mom)_update: ``mom = momentum*mom - lr*wd*w - lr*clip(rescale*g)``,
-    ``w += mom`` (without momentum the ``momentum*mom`` term is absent)."""
-    lr32, wd32 = f32(lr), f32(wd)
-    c = opt._kernel_clip()
-    if c is not None:
-        step = lr32 * np.clip(f32(opt.rescale_grad) * g, f32(-c), f32(c))
-    else:
-        step = (lr32 * f32(opt.rescale_grad)) * g
-    if mom is not None:
-        mom *= f32(momentum)
-        mom -= (lr32 * wd32) * w
-        mom -= step
-        w += mom
-    else:
-        w += (-(lr32 * wd32) * w) - step
-
-
 def sgd_step(opt: NumpyOptimizer, index: Key, weight: np.ndarray, grad: Any, mom: np.ndarray | None,
-             lr: float, wd: float, momentum: float, lazy: bool) -> None:
-    """One SGD step on a dense or row-sparse gradient, lazily when asked (MXNet's rules)."""
+             lr: Any, wd: Any, momentum: float, lazy: bool, aggregated: bool = False, preloaded: bool = False) -> None:
+    """One SGD step (:func:`kvcli.optim.kernels.sgd`) on a dense or row-sparse gradient,
+    lazily when asked (MXNet's rules)."""
+    def kernel(w: np.ndarray, g: np.ndarray, m: np.ndarray | None) -> None:
+        kernels.sgd(w, g, m, lr, wd, momentum, opt.rescale_grad, opt.clip_gradient, aggregated, preloaded)
+
     if is_row_sparse(grad) and lazy:
         rows = np.asarray(grad.indices, dtype=np.int64)
-        update_rows(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), rows, weight,
-              np.asarray(grad.data, dtype=weight.dtype), mom)
+        update_rows(kernel, rows, weight, np.asarray(grad.data, dtype=weight.dtype), mom)
     else:
-        blockwise(lambda w, g, m: sgd_kernel(opt, w, g, m, lr, wd, momentum), weight, opt._dense(grad, weight), mom)
+        blockwise(kernel, weight, opt._dense(grad, weight), mom)
 
 
 @register
@@ -118,24 +109,39 @@ class SGD(NumpyOptimizer):
     def create_state(self, index: Key, weight: Any) -> Any:
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
 
-    def _lr_wd(self, index: Key) -> tuple[float, float]:
-        self._update_count(index)
-        return self._get_lr(index), self._get_wd(index)
-
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        lr, wd = self._lr_wd(index)
-        mom = state if self.momentum > 0 else None
-        sgd_step(self, index, weight, grad, mom, lr, wd, self.momentum, self.lazy_update)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            lr, wd = self._lr_wd(index)
-            mom, master = state
-            g = self._dense(grad, weight).astype(np.float32)  # mp kernels have no sparse form
-            sgd_kernel(self, master, g, mom if self.momentum > 0 else None, lr, wd, self.momentum)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._virtual("_update_impl", index, weight, grad, state,
+                      multi_precision=bool(self.multi_precision and first.dtype == np.float16))
+
+    def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any, multi_precision: bool = False) -> None:
+        """One weight or (aggregated) lists of them: every index is counted, then each weight
+        takes one step at its rate (MXNet's order, through ``_get_lrs`` / ``_get_wds``). Dense
+        weights and gradients go through MXNet's aggregated kernels (their rates read as a
+        tuple), a sparse one through the single-weight kernels."""
+        indices, weights, grads, states = as_lists(self, indices, weights, grads, states)
+        aggregated = not any(is_row_sparse(g) for g in grads)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        rates: list[Any] = lrs
+        decays: list[Any] = wds
+        if aggregated:  # the aggregated kernels read their rates as a tuple argument
+            rates, decays = [tuple_param(v) for v in lrs], [tuple_param(v) for v in wds]
+        momentum = self.momentum if self.momentum > 0 else 0.0
+        for index, weight, grad, state, lr, wd in zip(indices, weights, grads, states, rates, decays):
+            if multi_precision:
+                mom, master = state
+                g = self._dense(grad, weight).astype(np.float32)  # mp kernels have no sparse form
+                kernels.sgd(master, g, mom if self.momentum > 0 else None, lr, wd, momentum, self.rescale_grad,
+                            self.clip_gradient, aggregated)
+                weight[...] = master
+            else:
+                mom = state if self.momentum > 0 else None
+                sgd_step(self, index, weight, grad, mom, lr, wd, momentum, self.lazy_update, aggregated)
 
 
 @register
@@ -157,23 +163,28 @@ class NAG(NumpyOptimizer):
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
 
     def _step(self, index: Key, w: np.ndarray, grad: Any, mom: np.ndarray | None, aliased: bool = True) -> None:
+        """``nag_mom_update`` (``sgd_update`` without momentum), MXNet's single-weight kernels.
+        MXNet's kernel writes the weight in place first, so the momentum sees the new weight;
+        on a row-sparse weight its dense fallback computes into a temporary array and the
+        momentum sees the old one (``aliased=False``)."""
         self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        g = self._rescaled_clipped(self._dense(grad, w).astype(w.dtype, copy=False))
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        g = self._dense(grad, w).astype(w.dtype, copy=False)
         if mom is None or self.momentum <= 0:
-            w[...] = (f32(1) - lr * wd) * w - lr * g
+            kernels.sgd(w, g, None, lr, wd, 0.0, self.rescale_grad, self.clip_gradient, aggregated=False)
             return
-        m = f32(self.momentum)
-        mom *= m
-        # MXNet's kernel writes the weight in place first, so the momentum sees the new
-        # weight; on a row-sparse weight its dense fallback computes into a temporary array
-        # and the momentum sees the old one (``aliased=False``).
-        old = None if aliased else w.copy()
-        w[...] = w - mom + (m + f32(1)) * (mom - lr * (g + wd * w))
-        mom -= lr * (g + wd * (w if old is None else old))
+        kernels.nag(w, g, mom, lr, wd, self.momentum, self.rescale_grad, self.clip_gradient, aliased)
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, grad, state)
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=False)
+
+    def _update_impl(self, index: Key, weight: Any, grad: Any, state: Any, multi_precision: bool = False) -> None:
+        if multi_precision:
+            mom, master = state
+            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
+            weight[...] = master
+        else:
+            self._step(index, weight, grad, state)
 
     def update_row_sparse_weight(self, index: Key, weight: np.ndarray, grad: Any, state: Any) -> None:
         """:meth:`update` for a row-sparse or CSR weight (given dense): MXNet has no sparse
@@ -181,12 +192,9 @@ class NAG(NumpyOptimizer):
         self._step(index, weight, grad, state, aliased=False)
 
     def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list)):
-            mom, master = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
+        # as MXNet: straight to _update_impl, so a subclass's ``update`` is not called here
+        mp = self.multi_precision and weight.dtype == np.float16 and isinstance(state, (tuple, list))
+        self._virtual("_update_impl", index, weight, grad, state, multi_precision=bool(mp))
 
 
 @register
@@ -201,19 +209,18 @@ class Signum(NumpyOptimizer):
         return np.zeros(weight.shape, weight.dtype) if self.momentum != 0.0 else None
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
+        if state is None and self.wd_lh:
+            # MXNet passes wd_lh to signsgd_update, which has no such argument
+            raise UpdaterError(f"signum: momentum 0 runs signSGD, which takes no wd_lh ({self.wd_lh}): MXNet "
+                               "1.9.1 refuses it too (Cannot find argument 'wd_lh'); give momentum > 0 or wd_lh=0")
         self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
+        lr, wd = self._get_lr(index), self._get_wd(index)
         g = self._dense(grad, weight)
         if state is None:  # signSGD ignores rescale_grad and clip_gradient, as MXNet's kernel
-            weight[...] = (f32(1) - lr * wd) * weight - lr * np.sign(g)
+            kernels.signsgd(weight, g, lr, wd)
             return
-        m = f32(self.momentum)
-        one_m = f32(1) - m
-        state *= m
-        state -= one_m * wd * weight
-        state -= one_m * self._rescaled_clipped(g)
-        wd_lh = f32(self.wd_lh) if self.wd_lh else f32(0)
-        weight[...] = (f32(1) - lr * wd_lh) * weight + lr * np.sign(state)
+        kernels.signum(weight, g, state, lr, wd, self.momentum, self.rescale_grad, self.clip_gradient,
+                       self.wd_lh if self.wd_lh else 0.0)
 
 
 @register
@@ -239,12 +246,14 @@ class DCASGD(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = f32(self._get_lr(index)), f32(self._get_wd(index))
-        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        s = self._s
+        g = self._python_clip(self._dense(grad, weight) * s(self.rescale_grad, weight))
         mom, previous = state
-        step = -lr * (g + wd * weight + f32(self.lamda) * g * g * (weight - previous))
+        # MXNet's Python: -lr * (grad + wd * weight + lamda * grad * grad * (weight - previous))
+        step = (g + weight * s(wd, weight) + ((g * s(self.lamda, weight)) * g) * (weight - previous)) * s(-lr, weight)
         if mom is not None:
-            mom *= f32(self.momentum)
+            mom *= s(self.momentum, weight)
             mom += step
             step = mom
         previous[...] = weight
@@ -265,9 +274,9 @@ class SGLD(NumpyOptimizer):
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         self._update_count(index)
-        lr, wd = self._get_lr(index), f32(self._get_wd(index))
-        g = self._python_clip(self._dense(grad, weight) * f32(self.rescale_grad))
-        weight += -f32(lr / 2) * (g + wd * weight)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        g = self._python_clip(self._dense(grad, weight) * self._s(self.rescale_grad, weight))
+        weight += (g + weight * self._s(wd, weight)) * self._s(-lr / 2, weight)
         # the current context's stream, shared with mx.random (MXNet draws one value for a scalar)
         noise = random_streams.stream().normal(0.0, math.sqrt(lr), size=weight.shape or (1,))
         weight += np.asarray(noise).astype(weight.dtype)
@@ -318,30 +327,60 @@ class LARS(NumpyOptimizer):
         name = self.idx2name[index] if index in self.idx2name else str(index)
         return name.endswith(self._NO_LARS)
 
-    def _step(self, index: Key, weight: np.ndarray, grad: Any, mom: np.ndarray | None, norm_weight: np.ndarray) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+    def _lars_lr(self, index: Key, weight: np.ndarray, grad: Any, lr: float, wd: float, aggregate: bool) -> Any:
+        """The layer's rate: MXNet's ``multi_sum_sq`` + ``multi_lars`` kernels (float32, the
+        rates and weight decays given as float32 arrays) when the call's gradients are all
+        dense, its ``_get_lars`` (Python floats) otherwise."""
+        if not aggregate:
+            if self._skips_lars(index):
+                return lr
+            w_norm = float(np.linalg.norm(np.asarray(weight).astype(np.float32)))
+            data = grad.data if is_row_sparse(grad) else grad
+            g_norm = float(np.linalg.norm(np.asarray(data, np.float32) * kernels.arg(self.rescale_grad, np.float32(0))))
+            if w_norm > 0 and g_norm > 0:
+                return self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
+            return lr
+        lr32, wd32 = np.float32(lr), np.float32(wd)  # nd.array([...], dtype='float32')
+        if self._skips_lars(index):
+            return lr32
+        g_sq = kernels.sum_sq(grad)
+        w32 = np.sqrt(kernels.sum_sq(weight))
+        if w32 > 0 and g_sq > 0:
+            f32 = np.float32(0)
+            eta, eps, rescale = (kernels.arg(v, f32) for v in (self.eta, self.eps, self.rescale_grad))
+            return np.float32(lr32 * eta * w32 / (np.sqrt(g_sq) * rescale + wd32 * w32 + eps))
+        return lr32
+
+    # as SGD's: both go straight to _update_impl (a subclass's ``update`` is not called here)
+    update = SGD.update
+    update_multi_precision = SGD.update_multi_precision
+
+    def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any, multi_precision: bool = False) -> None:
+        """One weight or (aggregated) lists of them, in MXNet's order: count every index, one
+        ``_get_lrs`` for the call (it moves the momentum correction's rates), then per weight
+        its LARS rate (on the weight and gradient as given: float16 ones under
+        ``multi_precision``) and an SGD step (of the float32 master copy under it)."""
+        indices, weights, grads, states = as_lists(self, indices, weights, grads, states)
+        aggregate = not any(is_row_sparse(g) for g in grads)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         momentum = self.momentum
-        assert self.cur_lr is not None and self.last_lr is not None  # _get_lr above set both
+        assert self.cur_lr is not None and self.last_lr is not None  # _get_lrs above set both
         if self.momentum > 0 and self.momentum_correction and self.last_lr != 0:
             momentum = self.momentum * (self.cur_lr / self.last_lr)
-        sparse = is_row_sparse(grad)
-        if not self._skips_lars(index):
-            if sparse:  # MXNet's _get_lars: python arithmetic on the two norms
-                w_norm = float(np.linalg.norm(norm_weight.astype(np.float32)))
-                g_norm = float(np.linalg.norm(np.asarray(grad.data, np.float32) * f32(self.rescale_grad)))
-                if w_norm > 0 and g_norm > 0:
-                    lr = self.eta * w_norm / (g_norm + wd * w_norm + self.eps) * lr
-            else:  # MXNet's multi_sum_sq + multi_lars kernels, in float32
-                g_sq = sum_sq(grad)
-                w32 = np.sqrt(sum_sq(norm_weight))
-                if w32 > 0 and g_sq > 0:
-                    lr = f32(lr) * f32(self.eta) * w32 / (np.sqrt(g_sq) * f32(self.rescale_grad) + f32(wd) * w32 + f32(self.eps))
-        sgd_step(self, index, weight, grad, mom if self.momentum > 0 else None, float(lr), wd, momentum,
-                 self.lazy_update)
-
-    def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        self._step(index, weight, grad, state, weight)
+        for index, weight, grad, state, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+            lr = self._lars_lr(index, weight, grad, lr, wd, aggregate)
+            if aggregate:
+                wd = np.float32(wd)  # the preloaded kernels' float32 array
+            if multi_precision:
+                mom, master = state
+                g32 = self._dense(grad, weight).astype(np.float32)
+                sgd_step(self, index, master, g32, mom if self.momentum > 0 else None, lr, wd, momentum, False,
+                         aggregate, preloaded=aggregate)
+                weight[...] = master
+            else:
+                sgd_step(self, index, weight, grad, state if self.momentum > 0 else None, lr, wd, momentum,
+                         self.lazy_update, aggregate, preloaded=aggregate)
 
     def _extra_state(self) -> dict[str, Any]:
         # the rates of the last two updates drive the momentum correction
@@ -358,13 +397,6 @@ class LARS(NumpyOptimizer):
         self.last_lr = None if last is None else float(last)
         self.cur_lr = None if cur is None else float(cur)
 
-    def update_multi_precision(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
-        if self.multi_precision and weight.dtype == np.float16:
-            mom, master = state
-            self._step(index, master, self._dense(grad, weight).astype(np.float32), mom, weight)
-            weight[...] = master
-        else:
-            self.update(index, weight, grad, state)
 
 
 _WARMUP = ("linear", "power2", "sqrt", "lars")
@@ -450,21 +482,18 @@ class LBSGD(NumpyOptimizer):
         self._update_count(index)
         cgrad = self._cumulate(grad, index)
         if cgrad["num_cums"] % self.batch_scale != 0:
-            return  # MXNet runs sgd_update with lr=0 here: the weight stays
-        g = cgrad["cum_grad"] / f32(self.batch_scale)
+            # MXNet runs sgd_update(lr=0, wd=wd) here: the weight stays (unless the gradient is not finite)
+            kernels.sgd(weight, grad, None, 0.0, wd, 0.0, 1.0, None, aggregated=False)
+            return
+        g = cgrad["cum_grad"] / self._s(self.batch_scale, weight)
         if self.warmup_strategy == "lars":
             lr *= self._lars(weight, g, wd)
         else:
             lr *= self._get_lbmult(cgrad["num_cums"])
-        lr32, wd32 = f32(lr), f32(wd)
-        gc = self._rescaled_clipped(g)
-        if mom is not None and self.momentum > 0:
-            mom *= f32(self.momentum)
-            mom -= lr32 * wd32 * weight
-            mom -= lr32 * gc
-            weight += mom
-        else:
-            weight[...] = (f32(1) - lr32 * wd32) * weight - lr32 * gc
+        # MXNet's sgd_mom_update / sgd_update (single-weight kernels)
+        kernels.sgd(weight, g, mom if mom is not None and self.momentum > 0 else None, lr, wd,
+                    self.momentum if self.momentum > 0 else 0.0, self.rescale_grad, self.clip_gradient,
+                    aggregated=False)
         self.cumgrads[index]["cum_grad"] = 0
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
@@ -476,7 +505,7 @@ class LBSGD(NumpyOptimizer):
             self._step(index, master, self._dense(grad, weight).astype(np.float32), mom)
             weight[...] = master
         else:
-            self.update(index, weight, grad, state)
+            self._virtual("update", index, weight, grad, state)
 
     def reset(self, key: Key) -> None:
         super().reset(key)
@@ -540,9 +569,9 @@ class Test(NumpyOptimizer):
     state_names = ("weight",)
 
     def create_state(self, index: Key, weight: Any) -> Any:
-        return np.zeros(weight.shape, weight.dtype)
+        return np.zeros(weight.shape, np.float32)  # MXNet's zeros(): float32 whatever the weight
 
     def update(self, index: Key, weight: Any, grad: Any, state: Any) -> None:
         g = self._dense(grad, weight)
-        weight += g * g.dtype.type(self.rescale_grad)  # MXNet's scalar op: in the gradient's dtype
+        weight += g * self._s(self.rescale_grad, g)  # MXNet's scalar op: in the gradient's dtype
         state[...] = weight

@@ -255,7 +255,8 @@ def resolve_updater(
     made from the file's spec when that names one of kvcli's own optimizers. A spec that
     names code is never parsed: it must be the spec of ``updater`` itself. ``role`` is what
     the caller calls ``updater`` (``"optimizer"`` for ``Updater.set_states``)."""
-    from kvcli.optim.spec import builtin_optimizers, parse_updater  # on first use: reading a file needs no parser
+    from kvcli.optim.registry import registered
+    from kvcli.optim.spec import parse_updater  # on first use: reading a file needs no parser
 
     own = getattr(updater, "spec", None)
     if names_code(spec) and spec != own:
@@ -263,7 +264,8 @@ def resolve_updater(
             f"{where} names Python code ({spec[:200] if spec else spec}), and kvcli never runs code a state file "
             "names (set that updater yourself with set_updater if you trust the file, then load the state)"
         )
-    if spec and adopt_spec and not names_code(spec) and spec.partition(":")[0].strip().lower() in builtin_optimizers():
+    named = registered().get(spec.partition(":")[0].strip().lower()) if spec else None
+    if spec and adopt_spec and not names_code(spec) and named is not None and is_builtin(named):
         try:
             updater = parse_updater(spec)
         except UpdaterError as error:

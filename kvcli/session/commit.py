@@ -103,8 +103,15 @@ class Committer:
                 problem=found, remedy="reset-type", store_type=self.place.requested_type, options={},
             )
         for option, value in self.place.requested_options.items():
-            if manifest.store_options.get(option) != value:
-                found = f"session {self.place.name!r} has {option}={manifest.store_options.get(option)!r}, not {value!r}"
+            have = manifest.store_options.get(option)
+            if have != value:
+                # None: the store type's default, or an option the store type does not take
+                from kvcli.store import REGISTRY
+
+                entry = REGISTRY.get(manifest.store_type)
+                takes = entry is not None and option in entry.session_options
+                has = f"{option}={have!r}" if have is not None else f"the default {option}" if takes else f"no {option}"
+                found = f"session {self.place.name!r} ({manifest.store_type!r} store) has {has}, not {value!r}"
                 raise SessionError(
                     f"{found}: to change it, call Session.reset({manifest.store_type!r}, {{{option!r}: {value!r}}}) "
                     "(this deletes its keys)",

@@ -13,8 +13,9 @@ from kvcli import config
 from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, UnsafePathError, DiskError
 from kvcli.osutil import fsync_dir, private_dir
 from kvcli.session.commit import Committer, load_folder, session_exists
-from kvcli.session.live import LiveStore, Place
+from kvcli.session.live import LiveStore, Place, count_keys, state_text
 from kvcli.session.files import (
+    check_export_folder,
     check_regular,
     copy_file,
     new_file_name,
@@ -117,6 +118,18 @@ class Session:
     @requested_options.setter
     def requested_options(self, value: dict[str, Any]) -> None:
         self._place.requested_options = value
+
+    @property
+    def on_store_start(self) -> Callable[[str], None] | None:
+        """Called just before the session starts its store, with what starts: ``"store"``
+        (local or device workers), ``"cluster"`` (joining a Ray cluster) or
+        ``"private-ray"`` (a Ray runtime of this process): a front end says so then, and
+        only then (a command that needs no store starts none)."""
+        return self._live.on_start
+
+    @on_store_start.setter
+    def on_store_start(self, callback: Callable[[str], None] | None) -> None:
+        self._live.on_start = callback
 
     def close(self) -> None:
         """Stop the store (device workers, connections) and close the session's database;
@@ -298,40 +311,73 @@ class Session:
             store.pull(list(keys), out=outs)
         return outs
 
-    def set_updater(self, spec: str) -> str:
+    def set_updater(self, spec: str, *, drop_state: bool = False) -> str:
         """Set the updater from a spec string (see :mod:`kvcli.updaters`); returns its spec.
 
-        A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The
-        optimizer state starts afresh.
+        A ``python:FILE.py:FUNC`` path is made absolute so later commands find it. The same
+        spec again (for ``python:``, the same file content) changes nothing and keeps the
+        saved optimizer state. Another spec starts the state afresh: when the session has a
+        saved state, that is refused (a :class:`SessionError` whose ``dropped`` field counts
+        its keys; nothing changed) unless ``drop_state``; :attr:`notices` then says what
+        was dropped.
         """
+        from kvcli.optim.spec import parse_updater, python_updater
+
         spec = absolute_python_spec(spec.strip())
+        self.notices = []
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
-            store = self._store_for(manifest, [])
             python = python_spec(spec)
             if python is not None:  # the user names this file now: record what it is
-                from kvcli.optim.spec import python_updater
                 from kvcli.session.trust import trust_file
 
                 trust, source = trust_file(self.home, python[0])
-                store.set_updater(python_updater(python[0], python[1], source))
+                updater = python_updater(python[0], python[1], source)
             else:
-                trust = None
-                store.set_updater(spec)
-            new_spec = store.updater_spec
-            manifest.updater = new_spec
+                trust, updater = None, parse_updater(spec)
+            new_spec = str(getattr(updater, "spec", spec))
+            dropped = self._live.saved_state_keys(manifest)
+            if new_spec == manifest.updater and trust == manifest.updater_trust:
+                if dropped != 0:  # nothing changes: the saved state stays
+                    self.notices.append(f"the same updater: kept {state_text(manifest.updater, dropped)}")
+                return new_spec
+            if dropped != 0 and not drop_state:
+                found = f"setting the updater {new_spec!r} would drop {state_text(manifest.updater, dropped)}"
+                raise SessionError(f"{found}: nothing was changed; pass drop_state=True to drop it (the same spec "
+                                   "again keeps it)", problem=found, remedy="drop-state", dropped=dropped)
+            old_spec = manifest.updater
+            store = self._store_for(manifest, [])
+            store.set_updater(updater)
+            manifest.updater = store.updater_spec
             manifest.updater_trust = trust
             manifest.optimizer_state = None
             self._live.updater_sig = self._live.updater_signature(manifest)
             txn.dirty = True
             txn.save_state = False
-        return str(new_spec)
+            if dropped != 0:
+                self.notices.append(f"dropped {state_text(old_spec, dropped)}")
+        return str(manifest.updater)
 
-    def set_compression(self, spec: str | None) -> str | None:
+    def set_compression(self, spec: str | None, *, drop_residuals: bool = False) -> str | None:
         """Set gradient compression (``"2bit:threshold=0.5"``, ``"none"`` or None to turn it
-        off; see :mod:`kvcli.store.compression`); returns the spec the session records."""
+        off; see :mod:`kvcli.store.compression`); returns the spec the session records.
+
+        Each key's residual (the error feedback) is kept while compression stays on, with
+        another threshold too. Turning it off drops them: when keys have one, that is refused
+        (a :class:`SessionError` whose ``dropped`` field counts them; nothing changed) unless
+        ``drop_residuals``; :attr:`notices` then says what was dropped."""
+        from kvcli.store.compression import parse_compression
+
+        self.notices = []
+        off = parse_compression(spec) is None  # checked before the store changes
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
+            dropped = sum(1 for entry in manifest.keys.values() if entry.residual) if off else 0
+            if dropped and not drop_residuals:
+                found = (f"turning gradient compression off would drop the compression residuals of "
+                         f"{count_keys(dropped)}")
+                raise SessionError(f"{found}: nothing was changed; pass drop_residuals=True to drop them",
+                                   problem=found, remedy="drop-state", dropped=dropped)
             store = self._store_for(manifest, [])
             self._live.sync_compression(manifest)
             store.set_gradient_compression(spec)
@@ -343,9 +389,9 @@ class Session:
                 self._live.residuals = {}
                 txn.all_rows = True
             txn.dirty = True
+            if dropped:
+                self.notices.append(f"dropped the compression residuals of {count_keys(dropped)}")
         return manifest.compression
-
-
 
     def delete(self, keys: Sequence[Key]) -> list[KeyEntry]:
         """Forget ``keys`` (and their optimizer state)."""
@@ -459,23 +505,29 @@ class Session:
     def export(self, folder: str | Path) -> Path:
         """Copy the committed session into ``folder`` (same format; ``import`` reads it)."""
         folder = Path(folder).expanduser()
-        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-            raise SessionError(f"export folder {folder} exists and is not empty: choose a new folder")
+        new = check_export_folder(folder)
         with self._committer.transaction(write=False) as txn:
             manifest = txn.manifest
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
-            (folder / DATA).mkdir(parents=True, exist_ok=True)
-            for name in sorted(manifest.files()):
-                copy_file(self.path / DATA / name, folder / DATA / name)
-            for entry in manifest.keys.values():  # an export holds every value as a file
-                if entry.inline:
-                    write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
-            exported = manifest.to_json()
-            exported["format_version"] = EXPORT_FORMAT_VERSION
-            write_json(folder / MANIFEST, exported)
-            fsync_dir(folder / DATA)
-            fsync_dir(folder)
+            try:
+                (folder / DATA).mkdir(parents=True, exist_ok=True)
+                for name in sorted(manifest.files()):
+                    copy_file(self.path / DATA / name, folder / DATA / name)
+                for entry in manifest.keys.values():  # an export holds every value as a file
+                    if entry.inline:
+                        write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
+                exported = manifest.to_json()
+                exported["format_version"] = EXPORT_FORMAT_VERSION
+                write_json(folder / MANIFEST, exported)
+                fsync_dir(folder / DATA)
+                fsync_dir(folder)
+            except OSError as error:
+                if new:  # half an export is no export: what this call made goes
+                    import shutil
+
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
         return folder
 
     def import_(self, folder: str | Path) -> Manifest:

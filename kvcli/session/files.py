@@ -303,3 +303,21 @@ def check_regular(path: Path, what: str) -> None:
         raise corrupted(path, f"{what} is a symbolic link, not a file inside the session")
     if not stat_.S_ISREG(info.st_mode):
         raise corrupted(path, f"{what} is not a regular file")
+
+
+def check_export_folder(folder: Path) -> bool:
+    """Refuse an export folder that is a file, lies under a file, or holds something;
+    returns whether it is new (made by the export)."""
+    try:
+        if folder.is_dir():
+            if any(folder.iterdir()):
+                raise SessionError(f"export folder {folder} exists and is not empty: choose a new folder")
+            return False
+        if folder.exists() or folder.is_symlink():
+            raise SessionError(f"export folder {folder} is a file, not a folder: choose a new folder")
+        above = next((p for p in folder.parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise SessionError(f"cannot write the export folder {folder}: {above} is a file, not a folder")
+    except OSError as error:
+        raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
+    return True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class LiveStore:
         self.updater_sig: tuple[str, str | None, str | None] | None = None
         #: key -> the residual file whose residuals the store holds
         self.residuals: dict[Key, str | None] = {}
+        #: called just before a store starts, with what starts (see ``Session.on_store_start``)
+        self.on_start: Callable[[str], None] | None = None
 
     def close(self) -> None:
         """Stop the store (device workers, connections). The session on disk stays."""
@@ -83,20 +85,25 @@ class LiveStore:
 
             self.check_ray_address(manifest)
             options = dict(manifest.store_options)
+            starting = "store"
             if manifest.store_type == "device":  # one-shot commands attach to the same devices
                 from kvcli.store.device.store import warm_folder
 
                 options["warm_dir"] = str(warm_folder(self.place.path))
-            if manifest.store_type.startswith("dist") and not options.get("address") \
-                    and not config.get(config.RAY_ADDRESS):
+            if manifest.store_type.startswith("dist"):
+                starting = "cluster" if options.get("address") or config.get(config.RAY_ADDRESS) else "private-ray"
+            if starting == "private-ray":
                 from kvcli.session import cluster
 
                 running = cluster.status(self.place.home)
                 if running is not None:
+                    starting = "cluster"
                     options["address"] = running.address
                     # Ray reads its auth token from the environment when it connects
                     os.environ.update(cluster.join_environment(self.place.home))
                     options.update(self._kept_group(manifest, options, running.address))
+            if self.on_start is not None:
+                self.on_start(starting)
             self.store = kvcli.create(manifest.store_type, **options)
             self._sig = (manifest.store_type, json.dumps(manifest.store_options, sort_keys=True))
             self.loaded = {}
@@ -244,6 +251,21 @@ class LiveStore:
         found = f"the session's updater {manifest.updater!r} cannot be set up ({error})"
         return SessionError(f"{found}: choose another with Session.set_updater(spec)", problem=found, remedy="set-updater")
 
+    def saved_state_keys(self, manifest: Manifest) -> int | None:
+        """How many keys the committed optimizer state holds: 0 without one, None when its
+        file cannot be read (a damaged state is still a state to drop knowingly)."""
+        if not manifest.optimizer_state:
+            return 0
+        from kvcli.errors import KVCliError
+        from kvcli.optim.state import read_meta
+
+        path = self.place.path / DATA / manifest.optimizer_state
+        try:
+            check_regular(path, "the optimizer state file")
+            return len(read_meta(path).keys)
+        except (KVCliError, OSError):
+            return None
+
     def stateful(self, manifest: Manifest) -> bool:
         """Whether the live updater is the manifest's and keeps state worth saving."""
         return (
@@ -295,3 +317,14 @@ class LiveStore:
                     raise corrupted(self.place.path / DATA / want, f"compression residuals unreadable: {error}") from None
             self.store.set_compression_residuals(key, arrays)
             self.residuals[key] = want
+
+
+def count_keys(count: int) -> str:
+    """``1 key`` / ``3 keys``."""
+    return f"{count} key{'' if count == 1 else 's'}"
+
+
+def state_text(spec: str, count: int | None) -> str:
+    """``the saved state of 'sgd:lr=0.1' for 2 keys`` (None: its file cannot be read)."""
+    found = f"the saved state of {spec!r}"
+    return f"{found} (its file cannot be read)" if count is None else f"{found} for {count_keys(count)}"

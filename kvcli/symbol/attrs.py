@@ -8,9 +8,10 @@ These helpers accept all of them so the shape rules can stay simple.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any, Mapping, Optional
 
-from kvcli.errors import AttrError
+from kvcli.errors import AttrError, SymbolError
 
 _INT_RE = re.compile(r"-?\d+")
 _NUM_RE = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -132,3 +133,75 @@ def format_value(value: Any) -> str:
     if hasattr(value, "__name__") and not isinstance(value, str):  # numpy dtypes, e.g. np.float32
         return str(value.__name__)
     return str(value)
+
+
+# ----------------------------------------------------------------------------- hidden keys
+#: MXNet's hidden attribute keys (``kHiddenKeys`` of its C API): given plainly (``attr=``,
+#: :class:`AttrScope`, ``Variable(attr=)``, ``_set_attr``) each is stored as ``__key__``, and
+#: ``list_attr`` / ``attr_dict`` / ``attr`` show it under both names.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+def stored_key(key: str, value: Any, exact: bool = False) -> str:
+    """The key MXNet stores an attribute under: ``__lr_mult__`` for ``lr_mult`` (for an
+    operator's attributes, any key that starts with a hidden key; with ``exact``, as for
+    ``Variable`` and ``_set_attr``, the hidden key itself); a key that ends with one
+    (``fc1_weight_lr_mult``) is refused with MXNet's advice."""
+    for hidden in HIDDEN_KEYS:
+        if key == hidden or (key.startswith(hidden) and not exact):
+            return f"__{key}__"
+        if key.endswith(hidden) and key != hidden:
+            # from Variable, ``key=fc1_weight_lr_mult`` -> the input ``fc1_weight`` and ``lr_mult``
+            raise SymbolError(f"setting variable attributes with {key} is deprecated: use "
+                              f"w = Variable(name, {hidden}={value}) and give it as the operator's input "
+                              f"{key[:len(key) - len(hidden) - 1]}=w")
+    return key
+
+
+def with_plain_keys(attrs: Mapping[str, str]) -> dict[str, str]:
+    """``attrs`` plus each stored hidden key under its plain name (MXNet's ``list_attr``)."""
+    listed = dict(attrs)
+    for hidden in HIDDEN_KEYS:
+        stored = f"__{hidden}__"
+        if stored in attrs:
+            listed[hidden] = attrs[stored]
+    return listed
+
+
+class AttrScope:
+    """MXNet's ``mx.AttrScope``: attributes every symbol made inside ``with AttrScope(...):``
+    gets (operators, the variables they create, and ``Variable``); nested scopes add to the
+    outer one's, and an ``attr=`` given to a symbol wins over the scope's."""
+
+    _current = threading.local()
+
+    def __init__(self, **kwargs: str) -> None:
+        self._old_scope: Optional[AttrScope] = None
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise SymbolError(f"AttrScope: attribute {key} must be a string, not {type(value).__name__}: "
+                                  f"write {key}={str(value)!r}")
+        self._attr = kwargs
+
+    def get(self, attr: Optional[Mapping[str, str]]) -> dict[str, str]:
+        """The scope's attributes updated with ``attr`` (those given to the symbol)."""
+        merged = dict(self._attr)
+        merged.update(attr or {})
+        return merged
+
+    @classmethod
+    def active(cls) -> "AttrScope":
+        """The scope in force in this thread (an empty one outside any ``with``)."""
+        scope = getattr(cls._current, "value", None)
+        if scope is None:
+            scope = cls._current.value = AttrScope()
+        return scope
+
+    def __enter__(self) -> "AttrScope":
+        self._old_scope = AttrScope.active()
+        self._attr = {**self._old_scope._attr, **self._attr}
+        AttrScope._current.value = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        AttrScope._current.value = self._old_scope

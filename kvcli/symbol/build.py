@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from kvcli.errors import ShapeInferenceError, SymbolError
 from kvcli.symbol import ops
-from kvcli.symbol.attrs import Attrs, format_value
+from kvcli.symbol.attrs import AttrScope, Attrs, format_value, stored_key, with_plain_keys
 from kvcli.symbol.dtypes import infer_dtypes
 from kvcli.symbol.graph import Graph, Node, load_file
 from kvcli.symbol.graph import load_json as _load_graph_json
@@ -31,7 +31,7 @@ from kvcli.symbol.shapes import Shape, ShapeResult, infer_shapes, variable_hints
 from kvcli.symbol.names import entry_name
 
 __all__ = [
-    "Symbol", "Variable", "var", "Group", "load", "load_json", "NameManager",
+    "AttrScope", "Symbol", "Variable", "var", "Group", "load", "load_json", "NameManager",
 ]
 
 _DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
@@ -238,16 +238,31 @@ class Symbol:
 
     # ------------------------------------------------------------------ attributes
     def attr(self, key: str) -> Optional[str]:
-        """An attribute of this symbol's node (``"__shape__"``, ``"num_hidden"`` ...)."""
+        """An attribute of this symbol's node (``"__shape__"``, ``"num_hidden"``; a hidden key
+        such as ``"lr_mult"`` by either name, as in MXNet)."""
         node = self._outputs[0][0]
-        return node.attrs.get(key, node.hidden.get(key))
+        return with_plain_keys({**node.attrs, **node.hidden}).get(key)
 
     def list_attr(self) -> dict[str, str]:
+        """The node's attributes, hidden keys under both names (``__lr_mult__`` and ``lr_mult``)."""
         node = self._outputs[0][0]
-        return {**node.attrs, **node.hidden}
+        return with_plain_keys({**node.attrs, **node.hidden})
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
-        return {n.name: {**n.attrs, **n.hidden} for n in self._topo() if n.attrs or n.hidden}
+        """:meth:`list_attr` of every node that has attributes, by name."""
+        return {n.name: with_plain_keys({**n.attrs, **n.hidden}) for n in self._topo() if n.attrs or n.hidden}
+
+    def _set_attr(self, **kwargs: str) -> None:
+        """Set attributes of this symbol's node (MXNet's ``_set_attr``): hidden keys are stored
+        as ``__key__``; on an operator, other keys are its parameters."""
+        node = self._outputs[0][0]
+        for key, value in kwargs.items():
+            stored = stored_key(key, value, exact=True)
+            if stored.startswith("__") or node.op == "null":
+                node.hidden[stored] = str(value)
+            else:
+                node.attrs[stored] = format_value(value)
+        self._graph_cache = None
 
     # ------------------------------------------------------------------ JSON
     def tojson(self) -> str:
@@ -416,14 +431,16 @@ def Variable(name: str, attr: Optional[Mapping[str, str]] = None, shape: Optiona
         raise SymbolError(f"Variable name must be a non-empty string, got {name!r}")
     attrs: dict[str, str] = {}
     hidden: dict[str, str] = {}
-    for key, value in (attr or {}).items():
-        (hidden if key.startswith("__") else attrs)[key] = str(value)
-    if shape is not None:
-        hidden["__shape__"] = str(tuple(int(d) for d in shape))
+    for key, value in AttrScope.active().get(attr).items():
+        stored = stored_key(key, value, exact=True)
+        (hidden if stored.startswith("__") else attrs)[stored] = str(value)
+    if shape is not None:  # written as MXNet writes it: str() of the tuple or list given
+        dims = [int(d) for d in shape]
+        hidden["__shape__"] = str(dims if isinstance(shape, list) else tuple(dims))
     if lr_mult is not None:
-        hidden["__lr_mult__"] = str(float(lr_mult))
+        hidden["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
-        hidden["__wd_mult__"] = str(float(wd_mult))
+        hidden["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
         dname = getattr(dtype, "__name__", None) or str(getattr(dtype, "name", dtype))
         if dname not in _DTYPE_CODES:
@@ -480,9 +497,21 @@ _AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]',
 
 def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: Optional[str],
            hint: str, attr: Optional[Mapping[str, str]] = None) -> Symbol:
-    """Create an operator node: sort Symbol arguments into inputs, the rest into attributes."""
+    """Create an operator node: sort Symbol arguments into inputs, the rest into attributes.
+
+    ``attr`` and the :class:`AttrScope` in force join the keyword arguments, as in MXNet:
+    hidden keys (``lr_mult``, ``ctx_group``, ...) are stored as ``__key__`` on the node and on
+    the variables it creates (its weight, bias, ...), other keys are operator parameters."""
     spec = ops.spec(op)
     assert spec is not None, op
+    kwargs = dict(kwargs)
+    hidden: dict[str, str] = {}
+    for key, value in AttrScope.active().get(attr).items():
+        stored = stored_key(key, value)
+        if stored.startswith("__"):
+            hidden[stored] = str(value)
+        else:
+            kwargs[stored] = value
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     attrs = {k: format_value(v) for k, v in kwargs.items() if not isinstance(v, Symbol) and v is not None}
     symbols = [p for p in positional if isinstance(p, Symbol)]
@@ -499,7 +528,7 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
             raise TypeError(f"{hint}() takes its inputs as positional Symbols")
         attrs.setdefault("num_args", str(len(symbols)))
         node_name = NameManager.get(name, hint)
-        node = _Node(op, node_name, attrs, {}, [(_single(s), _index(s), 0) for s in symbols])
+        node = _Node(op, node_name, attrs, hidden, [(_single(s), _index(s), 0) for s in symbols])
         return Symbol([(node, 0)])
     input_names = spec.inputs(Attrs(attrs))
     given: dict[str, Symbol] = {}
@@ -515,7 +544,6 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
             raise TypeError(f"{hint}() got input {key!r} twice")
         given[key] = s
     node_name = NameManager.get(name, hint)
-    hidden = {k: str(v) for k, v in (attr or {}).items()}
     inputs: list[tuple[_Node, int, int]] = []
     for slot in input_names:
         version = 1 if slot in spec.aux else 0  # MXNet marks aux inputs as mutated (version 1)
@@ -524,7 +552,7 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
             inputs.append((_single(s), _index(s), version))
             continue
         # MXNet creates missing inputs as variables that carry the op's attributes.
-        var_hidden = {"__init__": _AUX_INIT[slot]} if slot in _AUX_INIT else {}
+        var_hidden = {**hidden, "__init__": _AUX_INIT[slot]} if slot in _AUX_INIT else dict(hidden)
         inputs.append((_Node("null", f"{node_name}_{slot}", dict(attrs), var_hidden), 0, version))
     node = _Node(op, node_name, attrs, hidden, inputs)
     return Symbol([(node, k) for k in range(node.num_visible())])

@@ -126,7 +126,16 @@ _register(
     ),
     "BatchNorm_v1", "CuDNNBatchNorm",
 )
-_register(OpSpec("Pooling", _fixed("data"), kind=POOL), "Pooling_v1")
+def _pooling_outputs(a: Attrs) -> int:
+    """MXNet 1.9.1 (its oneDNN build, the one pip installs) gives max pooling of a 1 to 3-d
+    kernel in an NCW/NCHW/NCDHW layout a second, hidden output (its workspace)."""
+    kernel = a.optional_ints("kernel") or ()
+    max_pool = a.str("pool_type", "max").lower() == "max"
+    return 2 if max_pool and 1 <= len(kernel) <= 3 and a.str("layout", "NCHW") in ("NCW", "NCHW", "NCDHW") else 1
+
+
+_register(OpSpec("Pooling", _fixed("data"), kind=POOL, outputs=_pooling_outputs, visible=lambda a: 1))
+_register(OpSpec("Pooling_v1", _fixed("data"), kind=POOL))
 _register(OpSpec("Activation", _fixed("data"), kind=ACTIVATION))
 _register(OpSpec("LeakyReLU", _leaky_inputs, _PARAMS, kind=ACTIVATION,
                  outputs=lambda a: 2 if a.str("act_type", "leaky").lower() == "rrelu" else 1,
@@ -139,7 +148,7 @@ for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "id
 # creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
 _register(OpSpec("_zeros", _fixed(), creation=True), "_ones", "_full", "_zeros_without_dtype", "_empty")
 _register(OpSpec("L2Normalization", _fixed("data")))
-_register(OpSpec("LRN", _fixed("data")))
+_register(OpSpec("LRN", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1))  # its hidden tmp_norm
 _register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS))
 _register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS,
                  outputs=lambda a: 3, visible=lambda a: 3 if a.bool("output_mean_var") else 1))

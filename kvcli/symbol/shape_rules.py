@@ -195,7 +195,7 @@ def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
     if d < 1:
         raise AttrError(f"Pooling needs an input with spatial dims, got {data}")
     if a.bool("global_pool"):
-        outs[0] = (data[0], data[1]) + (1,) * d
+        outs[:] = [(data[0], data[1]) + (1,) * d] * len(outs)  # a second output: MXNet's workspace
         return
     kernel = a.ints("kernel")
     if len(kernel) != d:
@@ -212,7 +212,7 @@ def _pooling(a: Attrs, ins: Shapes, outs: Shapes) -> None:
             spatial.append(int(math.ceil(x / s)))
         else:
             spatial.append((x + 2 * p - k) // s + 1)
-    outs[0] = (data[0], data[1], *spatial)
+    outs[:] = [(data[0], data[1], *spatial)] * len(outs)  # a second output: MXNet's workspace, the same shape
 
 
 @rule("FullyConnected")

@@ -164,3 +164,45 @@ def test_no_status_on_a_pipe_or_with_json(monkeypatch: pytest.MonkeyPatch) -> No
         assert not status._enabled
     with output.status("working") as status:
         assert status._enabled
+
+
+def test_ctrl_c_in_a_real_terminal_leaves_no_spinner_frame(kv: Runner, home: Path, slow_session: Path,
+                                                          tmp_path: Path) -> None:
+    """tmux: the terminal echoes ^C where the cursor is; the spinner's last frame must still go,
+    and the line is `interrupted`, as the README says (issue 35)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    env = kvcli_env(home, TERM="xterm")
+    env.pop("NO_COLOR", None)
+    name = f"kvcli-interrupt-{id(tmp_path)}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c", str(tmp_path),
+                    *(f"-e{k}={env[k]}" for k in ("KVCLI_HOME", "PYTHONPYCACHEPREFIX", "TERM")), "-ePS1=$ ",
+                    "bash", "--norc", "--noprofile"], check=True)
+
+    def screen() -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+
+    try:
+        for attempt in range(3):  # the ^C lands at another point of the spinner's line each time
+            marker = slow_session
+            marker.unlink(missing_ok=True)
+            subprocess.run(["tmux", "send-keys", "-t", name, "clear", "Enter"], check=True)
+            subprocess.run(["tmux", "send-keys", "-t", name, f"{KVCLI} push k 'ones(2,2)'; printf '%s=%s.' exit $?", "Enter"],
+                           check=True)
+            deadline = time.monotonic() + 60
+            while "pushing to key k" not in screen() or not marker.exists():
+                assert time.monotonic() < deadline, screen()
+                time.sleep(0.1)
+            time.sleep(0.4 * attempt)
+            subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+            while "exit=" not in screen():  # the typed line has no "exit=": printf writes it
+                assert time.monotonic() < deadline, screen()
+                time.sleep(0.1)
+            lines = [line.rstrip() for line in screen().splitlines() if line.strip()]
+            assert "pushing to key k" not in "\n".join(lines), lines
+            assert lines[-2:] == ["interrupted", "exit=130.$"], lines  # printf's line, then the prompt
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)

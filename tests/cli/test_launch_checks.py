@@ -61,3 +61,72 @@ def test_python_script_finder() -> None:
     assert _python_script(["-m", "pkg.train"]) is None
     assert _python_script(["-mpkg"]) is None
     assert _python_script([]) is None
+
+
+def _launched(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    """Run ``kvcli ARGV`` in this process with Ray's launch replaced by a recorder: what the
+    job would have been started with (``{}``: it was not started) and the exit code."""
+    from kvcli.cli.app import main
+    from kvcli.store.dist import launch as dist_launch
+
+    started: dict = {}
+
+    def record(command, num_workers, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        started.update(command=command, num_workers=num_workers, **kwargs)
+        return [0] * num_workers
+
+    monkeypatch.setattr(dist_launch, "launch", record)
+    with pytest.raises(SystemExit) as done:
+        main(list(argv))
+    return {"code": done.value.code, "err": capsys.readouterr().err, **started}
+
+
+@pytest.mark.parametrize("before, after, servers, address", [
+    ([], ["--num-servers", "2"], 2, None),
+    (["--num-servers", "3"], [], 3, None),
+    ([], ["--servers", "2", "--num-servers", "2"], 2, None),
+    ([], [], 1, None),
+    ([], ["--ray-address", "10.0.0.1:6379"], 1, "10.0.0.1:6379"),
+    (["--ray-address", "10.0.0.1:6379"], ["--servers", "2"], 2, "10.0.0.1:6379"),
+    ([], ["--address", "auto", "--ray-address", "auto"], 1, "auto"),
+])
+def test_every_server_and_address_option_launch_lists_is_honoured(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, before: list[str],
+        after: list[str], servers: int, address: str | None) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KVCLI_RAY_ADDRESS", raising=False)
+    started = _launched(monkeypatch, capsys, *before, "launch", "-n", "1", *after, "--", "true")
+    assert started["code"] == 0, started["err"]
+    assert started["num_servers"] == servers and started["address"] == address
+    assert f"starting {servers} key server" in started["err"]
+
+
+@pytest.mark.parametrize("words, says", [
+    (["--type", "device"], "launch --type: the workers choose dist_sync or dist_async"),
+    (["--num-devices", "4"], "launch --num-devices: launch's workers are Ray processes"),
+    (["--home", "elsewhere"], "launch --home: launch opens no session"),
+    (["--session", "x"], "launch --session: launch runs no session"),
+    (["--servers", "2", "--num-servers", "3"], "--servers 2 and --num-servers 3 disagree"),
+    (["--address", "auto", "--ray-address", "1.2.3.4:1"], "--address auto and --ray-address 1.2.3.4:1 disagree"),
+])
+@pytest.mark.parametrize("before", [False, True], ids=["after", "before"])
+def test_an_option_launch_has_no_use_for_is_refused(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, words: list[str],
+        says: str, before: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    if before and words[0] in ("--servers", "--address"):
+        pytest.skip("a launch option, not a global one")
+    argv = [*words, "launch", "-n", "1", "--", "true"] if before else ["launch", "-n", "1", *words, "--", "true"]
+    started = _launched(monkeypatch, capsys, *argv)
+    assert started["code"] == 2 and "command" not in started  # refused before anything starts
+    assert says in started["err"] and len(started["err"].strip().splitlines()) == 1, started["err"]
+
+
+def test_launch_help_lists_only_what_it_takes() -> None:
+    result = run_kvcli("launch", "--help", env={"COLUMNS": "200"})
+    assert result.returncode == 0
+    for flag in ("--num-workers", "--servers", "--address", "--timeout", "--json", "--ray-address", "--num-servers"):
+        assert flag in result.stdout
+    for flag in ("--type", "--num-devices", "--home", "--session"):
+        assert flag not in result.stdout, flag
+    assert "Usage: kvcli launch [OPTIONS] -- COMMAND..." in result.stdout

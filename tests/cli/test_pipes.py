@@ -93,3 +93,32 @@ def test_the_ray_start_note_is_one_line_with_the_way_to_keep_a_cluster() -> None
 
     assert "\n" not in RAY_START_NOTE and "`kvcli cluster up`" in RAY_START_NOTE
     assert "~10 s" not in RAY_START_NOTE and "5 to 30 s" in RAY_START_NOTE  # 16-27 s were measured under load
+
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "sample_models"
+#: (runs, command): each run is `kvcli COMMAND | head -1` under `set -o pipefail`. A command
+#: whose output passes the pipe's 64 KiB fails on every run if a closed pipe is not handled;
+#: the resnet-50 summary (15 KB) only when `head` leaves before rich's one write, now and then,
+#: so it runs many times.
+PIPE_COMMANDS = [
+    (12, f"summary {MODELS / 'mxnet_v1.3_resnet50_attrs.json'} --shape data=1,3,224,224"),
+    (2, f"summary {MODELS / 'mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json'}"),
+    (2, f"--json summary {MODELS / 'mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json'}"),
+    (2, "--help"), (1, "help"), (1, "summary --help"), (2, "show"), (1, "keys"), (1, "sessions"),
+    (1, "--json show"), (2, "pull big"), (2, "--json pull big"), (2, "pull big -o -"),
+    (2, "shell --file script.kv"),
+]
+
+
+def test_every_command_exits_0_when_the_reader_of_the_pipe_leaves(tmp_path: Path) -> None:
+    """`kvcli summary M | head` in a script with `set -o pipefail` (issue 35, item 5)."""
+    keys = ",".join(f"k{i}" for i in range(1500))
+    assert run_kvcli("init", keys, "ones(3)", home=tmp_path).returncode == 0
+    assert run_kvcli("init", "big", "ones(100000)", home=tmp_path).returncode == 0
+    (tmp_path / "script.kv").write_text("show\n" * 20 + "pull big\n")
+    loop = "\n".join(f'for i in $(seq {runs}); do {KVCLI} {command} | head -1 > /dev/null '
+                     f'|| echo "exit $? from: {command}"; done' for runs, command in PIPE_COMMANDS)
+    result = subprocess.run(["bash", "-c", "set -o pipefail\n" + loop], capture_output=True, text=True,
+                            cwd=tmp_path, env=kvcli_env(tmp_path), timeout=900)
+    assert result.returncode == 0 and result.stdout == "", result.stdout
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr

@@ -56,3 +56,34 @@ def test_every_session_command_of_the_shell_uses_its_home(tmp_path: Path) -> Non
     assert sorted(row["session"] for row in payloads[5]["sessions"]) == ["b", "c", "d", "default"]
     assert snapshot(default) == before  # nothing in the default home changed
     assert sorted(os.listdir(default / "sessions")) == ["b", "default", "victim"]
+
+
+def test_the_history_file_and_a_home_made_by_the_shell_are_private(tmp_path: Path) -> None:
+    """A real terminal (pexpect): the shell's history holds every line typed, values too."""
+    import stat
+
+    import pytest
+
+    pexpect = pytest.importorskip("pexpect")
+    from tests.runner import KVCLI, kvcli_env
+
+    home = tmp_path / "new" / "home"  # made by the shell
+    old_home = tmp_path / "old-home"  # a history file an older kvcli made 0644
+    old_home.mkdir(mode=0o700)
+    (old_home / "shell_history").write_text("\n# 2020-01-01\n+init k 'ones(2)'\n")
+    (old_home / "shell_history").chmod(0o644)
+    for folder in (home, old_home):
+        shell = pexpect.spawn(str(KVCLI), ["shell"], env=kvcli_env(folder, TERM="dumb"), encoding="utf-8",
+                              timeout=60, dimensions=(40, 200))
+        shell.expect("kvcli:default> ")
+        shell.sendline("init secret 'ones(2)*42'")
+        shell.expect("initialised key secret")
+        shell.expect("kvcli:default> ")
+        shell.sendline("exit")
+        shell.expect(pexpect.EOF)
+        shell.close()
+        assert shell.exitstatus == 0
+        history = folder / "shell_history"
+        assert "ones(2)*42" in history.read_text()
+        assert stat.S_IMODE(history.stat().st_mode) == 0o600
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700

@@ -94,7 +94,7 @@ def test_show_keys_sessions_delete(kv: Runner) -> None:
     kv("set-updater", "sgd:lr=0.1")
     show = kv("show")
     assert show.code == 0
-    for text in ("a", "(3, 3)", "float32", "int64", "sgd:lr=0.1", "local"):
+    for text in ("a", "(3,3)", "float32", "int64", "sgd:lr=0.1", "local"):
         assert text in show.out
     info = json.loads(kv("--json", "show").out)
     assert [k["key"] for k in info["keys"]] == ["a", "b"] and info["updater"] == "sgd:lr=0.1"

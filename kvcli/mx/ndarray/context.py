@@ -19,7 +19,20 @@ DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES
 _default = _local()  # .value: this thread's default Context
 
 
-class Context:
+class _ContextClass(type):
+    """Gives ``Context`` MXNet's (deprecated) class property ``Context.default_ctx``: this
+    thread's default context, settable."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value: "Context") -> None:
+        _default.value = value
+
+
+class Context(metaclass=_ContextClass):
     """A device: ``Context('cpu', 0)`` or ``Context(other_context)``; a context manager."""
 
     __slots__ = ("device_type", "device_id", "_old_ctx")
@@ -27,6 +40,8 @@ class Context:
     device_id: int
     devtype2str = DEVICE_TYPES
     devstr2type = DEVICE_TYPE_IDS
+    #: This thread's default context lives in ``_default_ctx.value``, as in MXNet.
+    _default_ctx = _default
 
     def __init__(self, device_type: "str | Context" = "cpu", device_id: int = 0) -> None:
         if isinstance(device_type, Context):

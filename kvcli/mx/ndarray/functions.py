@@ -134,6 +134,50 @@ def take(a: NDArray, indices: NDArray, axis: int = 0, mode: str = "clip", out: N
     return make_result("take", nd_ops.take(operand_data(a, "take"), operand_data(indices, "take"), axis, mode), a.context, out)
 
 
+_TOPK_RETURNS = ("value", "indices", "mask", "both")
+
+
+def topk(data: NDArray, axis: int | None = -1, k: int = 1, ret_typ: str = "indices", is_ascend: bool = False,
+         dtype: Any = "float32", out: NDArray | None = None, name: str | None = None) -> "NDArray | list[NDArray]":
+    """MXNet's ``nd.topk``: the ``k`` largest (``is_ascend``: smallest) elements along ``axis``
+    (None: of the flattened array; ``k < 1``: all of them), sorted. ``ret_typ`` says what comes
+    back: their ``indices`` (in ``dtype``, float32 by default), ``value``, ``both``
+    (``[values, indices]``) or a ``mask`` of the input's shape with 1 where they are.
+
+    The values are MXNet's. Equal values come in the order of their positions, which is
+    MXNet's whenever its full sort runs (``8*k > n``) on at most 16 elements; otherwise
+    MXNet's order of equal values is its C++ library's and may differ (the values do not)."""
+    if ret_typ not in _TOPK_RETURNS:
+        raise NDArrayError(f"topk: ret_typ must be one of {', '.join(_TOPK_RETURNS)}, not {ret_typ!r}")
+    values = operand_data(data, "topk")
+    source = values.reshape(-1) if axis is None else values
+    if axis is not None and not -source.ndim <= axis < source.ndim:
+        raise NDArrayError(f"topk: invalid axis {axis} for an array of {source.ndim} dimensions; "
+                           f"axis should be between 0 and {source.ndim}")
+    along = 0 if axis is None else axis % source.ndim
+    count = source.shape[along]
+    take_k = count if k <= 0 else k
+    if take_k > count:
+        raise NDArrayError(f"topk: k must be smaller than {count}, get k = {k}")
+    moved = np.moveaxis(source, along, -1)
+    if is_ascend:
+        order = np.argsort(moved, axis=-1, kind="stable")
+    else:  # descending, equal values still in the order of their positions
+        order = (count - 1) - np.argsort(moved[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+    order = order[..., :take_k]
+    if ret_typ == "mask":
+        mask = np.zeros_like(moved)
+        np.put_along_axis(mask, order, 1, axis=-1)
+        return make_result("topk", np.moveaxis(mask, -1, along).reshape(values.shape), data.context, out)
+    picked = np.moveaxis(np.take_along_axis(moved, order, axis=-1), -1, along)
+    indices = np.moveaxis(order, -1, along).astype(np.dtype(dtype))
+    if ret_typ == "both":
+        if out is not None:
+            raise NDArrayError("topk: out= is for one result; ret_typ='both' returns two arrays")
+        return [NDArray(picked, data.context), NDArray(indices, data.context)]
+    return make_result("topk", picked if ret_typ == "value" else indices, data.context, out)
+
+
 def add_n(*args: NDArray, out: NDArray | None = None, name: str | None = None) -> NDArray:
     """The element-wise sum of same-shape, same-dtype arrays (MXNet's ``add_n`` /
     ``ElementWiseSum``: what a KVStore push from several devices computes)."""
@@ -298,7 +342,7 @@ _NOT_METHODS = frozenset({"erf", "gamma", "gammaln", "negative", "softsign"})
 #: The functions that are also NDArray methods (``a.sum(axis=1)`` is ``nd.sum(a, axis=1)``).
 _FLUENT = tuple(name for name in (
     *nd_ops.REDUCTIONS, "argmax", "argmin", *MATH_NAMES, *nd_ops.UNARY, "norm", "clip", "transpose",
-    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like", "broadcast_axes",
+    "zeros_like", "ones_like", "split", "slice_axis", "take", "one_hot", "broadcast_like", "broadcast_axes", "topk",
 ) if name not in _NOT_METHODS)
 
 
@@ -322,5 +366,5 @@ __all__ = [
     "ElementWiseSum", "MATH_NAMES", "add_n", "argmax", "argmin", "broadcast_like", "choose_element_0index",
     "concatenate", "fill_element_0index", "max", "mean", "min", "moveaxis", "nanprod",
     "nansum", "one_hot", "onehot_encode", "prod", "random_normal", "random_uniform", "reshape", "slice_axis", "split",
-    "sum", "take", "where", *MATH_NAMES, *BINARY_NAMES,
+    "sum", "take", "topk", "where", *MATH_NAMES, *BINARY_NAMES,
 ]

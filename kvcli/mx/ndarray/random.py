@@ -25,6 +25,7 @@ from kvcli.mx.ndarray.ndarray import DEFAULT_DTYPE, NDArray, as_context, as_shap
 from kvcli.mx.ndarray.context import Context
 from kvcli.errors import NDArrayError
 from kvcli.arrays import random as streams
+from kvcli.mx.scope import guard as _scope_guard
 
 DEFAULT_SEED = streams.DEFAULT_SEED
 
@@ -136,3 +137,7 @@ def shuffle(data: NDArray, name: str | None = None) -> NDArray:
 
 
 __all__ = ["exponential", "gamma", "generator", "normal", "poisson", "randint", "randn", "seed", "shuffle", "uniform"]
+
+
+# MXNet names kvcli does not provide raise their scope error (kvcli/mx/scope_table.py)
+__getattr__ = _scope_guard(__name__)
