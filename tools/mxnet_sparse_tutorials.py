@@ -51,7 +51,7 @@ KNOWN: dict[str, str] = {
                         "are labels, so the array is made and nothing is printed",
     "csr.md#4": "scipy's own deprecation warning for scipy.sparse.csr differs between the scipy for MXNet's numpy 1 "
                 "and the one for kvcli's numpy 2 (the array printed is the same)",
-    "csr.md#5": "random values: kvcli's streams are numpy's, not MXNet's (README: same distributions, other numbers)",
+    "csr.md#5": "random values: kvcli's random numbers come from numpy's generators, not MXNet's (README, Differences)",
     "csr.md#17": "mx.io (NDArrayIter) is outside kvcli's scope",
     "csr.md#18": "mx.io (LibSVMIter) is outside kvcli's scope",
     "csr.md#19": "this MXNet is built without GPU support, so mx.gpu() arrays fail there; kvcli's contexts "
