@@ -15,10 +15,20 @@ The layout, as MXNet 1.9.1 writes it (``src/ndarray/ndarray.cc``; all little-end
 Older files are read too: v1 (magic 0xF993FAC8) and the first format, whose magic is the
 ndim, followed by u32 dims. We always write v2, byte for byte what MXNet writes.
 
+Sparse arrays (storage type 1 = row_sparse, 2 = csr) are written as MXNet writes them::
+
+    u32 magic (v2), i32 storage type, TShape storage shape (the stored values' shape),
+    TShape shape, i32 device type, i32 device id, i32 type flag,
+    per aux array (csr: indptr, then indices; row_sparse: indices): i32 type flag (6, int64)
+    and its TShape; then the stored values, then each aux array
+
+(a TShape is i32 ndim + i64 dims). A file MXNet wrote whose csr columns are unsorted within
+a row (MXNet's arithmetic leaves them so) loads with them sorted; stored values past
+``indptr[-1]`` (left by MXNet's arithmetic) are dropped; anything else malformed is refused.
+
 Reading never allocates more than the file holds: every count and size is checked against
 the bytes left before anything is made, so a damaged header is an error, not a huge
-allocation. The dense reader is the only storage type here; the sparse module registers
-readers and writers for its storage types in :data:`STORAGE_READERS` / :data:`STORAGE_WRITERS`.
+allocation.
 """
 
 from __future__ import annotations
@@ -27,12 +37,17 @@ import os
 import stat
 import struct
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 import numpy as np
 
 from kvcli.errors import ParamsFileError
+from kvcli.arrays.sparse import RowSparse
+from kvcli.errors import CSRError, RowSparseError, ShapeMismatchError
 from kvcli.mx.ndarray.ndarray import NDArray
+from kvcli.mx.ndarray.sparse.base import is_sparse
+from kvcli.mx.ndarray.sparse.csr import INDEX_DTYPE, CSRNDArray
+from kvcli.mx.ndarray.sparse.rowsparse import RowSparseNDArray
 from kvcli.mx.ndarray.context import DEVICE_TYPE_IDS, DEVICE_TYPES, Context, cpu
 from kvcli.arrays.npyio import impossible_shape
 from kvcli.osutil import PLAIN_FILE, atomic_write
@@ -40,8 +55,9 @@ from kvcli.osutil import PLAIN_FILE, atomic_write
 LIST_MAGIC = 0x112
 MAX_NDIM = 64  # numpy's limit
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
-STORAGE_DEFAULT = 0
+STORAGE_DEFAULT, STORAGE_ROW_SPARSE, STORAGE_CSR = 0, 1, 2
 STORAGE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
+INT64_FLAG = 6
 
 #: MXNet's type flags (``mshadow::TypeFlag``) for the dtypes MXNet 1.9.1's Python saves.
 TYPE_FLAGS: dict[int, np.dtype] = {
@@ -86,26 +102,38 @@ class Reader:
         return tuple(struct.unpack_from(f"<{ndim}{item}", self.take(ndim * size, what)))
 
 
-def _read_dense_body(reader: Reader, shape: tuple[int, ...], index: int) -> NDArray:
-    """Context, type flag and values of one dense array whose shape is read already."""
+def _read_context(reader: Reader, index: int) -> Context:
+    """The device an array was saved from: MXNet (built without CUDA, and for every cpu id)
+    loads onto cpu(0); a gpu array goes back to its gpu, as on a machine with GPUs -- kvcli
+    has them all."""
     dev_type = reader.unpack("i", f"array {index}'s device type")
     dev_id = reader.unpack("i", f"array {index}'s device id")
     if dev_type not in DEVICE_TYPES or dev_id < 0:
         raise reader.error(f"array {index} has an unknown device ({dev_type}, {dev_id})")
+    return Context("gpu", dev_id) if DEVICE_TYPES[dev_type] == "gpu" else cpu(0)
+
+
+def _read_dtype(reader: Reader, index: int) -> np.dtype:
     flag = reader.unpack("i", f"array {index}'s type flag")
     if flag not in TYPE_FLAGS:
         raise reader.error(f"array {index} has type flag {flag}, which kvcli cannot read (bfloat16 is 12)")
-    dtype = TYPE_FLAGS[flag]
+    return TYPE_FLAGS[flag]
+
+
+def _read_values(reader: Reader, shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:
     if any(d < 0 for d in shape):
-        raise reader.error(f"array {index} has a negative dimension in shape {shape}")
+        raise reader.error(f"{what} has a negative dimension in shape {shape}")
     if impossible_shape(shape, dtype.itemsize):
-        raise reader.error(f"array {index} has an impossible shape {shape}: over 2**62 bytes")
+        raise reader.error(f"{what} has an impossible shape {shape}: over 2**62 bytes")
     count = int(np.prod(shape, dtype=object)) if shape else 1  # Python ints: no overflow
-    raw = reader.take(count * dtype.itemsize, f"array {index}'s {count} {dtype} values")
-    values = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count).astype(dtype).reshape(shape)
-    # MXNet (built without CUDA, and for every cpu id) loads onto cpu(0); a gpu array goes
-    # back to its gpu, as on a machine with GPUs -- kvcli has them all.
-    ctx = Context("gpu", dev_id) if DEVICE_TYPES[dev_type] == "gpu" else cpu(0)
+    raw = reader.take(count * dtype.itemsize, f"{what}'s {count} {dtype} values")
+    return np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count).astype(dtype).reshape(shape)
+
+
+def _read_dense_body(reader: Reader, shape: tuple[int, ...], index: int) -> NDArray:
+    """Context, type flag and values of one dense array whose shape is read already."""
+    ctx = _read_context(reader, index)
+    values = _read_values(reader, shape, _read_dtype(reader, index), f"array {index}")
     return NDArray(values, ctx)
 
 
@@ -129,10 +157,65 @@ def _read_dense(reader: Reader, index: int, magic: int) -> NDArray:
     return _read_dense_body(reader, shape, index)
 
 
-#: Readers by storage type: ``(reader, index, magic) -> NDArray``. The sparse module adds its own.
-STORAGE_READERS: dict[int, Callable[[Reader, int, int], Any]] = {STORAGE_DEFAULT: _read_dense}
-#: Writers by storage type name: ``(array) -> bytes`` after the magic. The sparse module adds its own.
-STORAGE_WRITERS: dict[str, Callable[[Any], bytes]] = {}
+def _read_sparse(reader: Reader, index: int, stype: int) -> Any:
+    """A row_sparse or csr record (see the module docstring)."""
+    name = STORAGE_NAMES[stype]
+    storage = _read_shape(reader, index)
+    shape = _read_shape(reader, index)
+    if storage is None or not shape:
+        raise reader.error(f"{name} array {index} has no shape, which kvcli cannot represent")
+    ctx = _read_context(reader, index)
+    dtype = _read_dtype(reader, index)
+    aux = []
+    for i in range(1 if stype == STORAGE_ROW_SPARSE else 2):
+        flag = reader.unpack("i", f"array {index}'s aux type {i}")
+        aux_shape = _read_shape(reader, index)
+        if flag != INT64_FLAG or aux_shape is None or len(aux_shape) != 1:
+            raise reader.error(f"{name} array {index} has aux array {i} of type flag {flag} and shape {aux_shape}; "
+                               "MXNet writes 1-d int64 ones")
+        aux.append(aux_shape)
+    values = _read_values(reader, storage, dtype, f"array {index}'s stored values")
+    aux_values = [_read_values(reader, a, INDEX_DTYPE, f"array {index}'s aux array") for a in aux]
+    try:
+        if stype == STORAGE_ROW_SPARSE:
+            return RowSparseNDArray(RowSparse(values, aux_values[0], shape), ctx)
+        if len(shape) != 2:
+            raise CSRError(f"a csr array is 2-D, not of shape {shape}")
+        indptr, columns = aux_values
+        count = int(indptr[-1]) if indptr.size else 0
+        values, columns = values[:count], columns[:count]  # MXNet's arithmetic may leave unused slots
+        rows = np.repeat(np.arange(shape[0]), np.diff(indptr)) if indptr.size == shape[0] + 1 else None
+        if rows is not None and rows.size == columns.size:
+            order = np.lexsort((columns, rows))  # MXNet's arithmetic may leave a row's columns unsorted
+            values, columns = values[order], columns[order]
+        return CSRNDArray.checked(values, columns, indptr, (shape[0], shape[1]), ctx)
+    except (CSRError, RowSparseError, ShapeMismatchError, ValueError) as error:
+        raise reader.error(f"{name} array {index} is malformed: {error}") from None
+
+
+def _tshape(shape: tuple[int, ...]) -> bytes:
+    return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+
+def _sparse_bytes(value: Any, label: str) -> bytes:
+    """The record of a row_sparse or csr array after the magic, byte for byte as MXNet writes it."""
+    ctx = value.context
+    if value.stype == "csr":
+        stored, aux = value._values, [value._indptr, value._columns]
+        stype = STORAGE_CSR
+    else:
+        inner = value._kvcli_row_sparse()
+        stored, aux = inner.data, [inner.indices]
+        stype = STORAGE_ROW_SPARSE
+    flag = FLAG_OF_DTYPE.get(stored.dtype)
+    if flag is None:
+        raise ParamsFileError(f"{label} has dtype {stored.dtype}, which MXNet cannot store")
+    parts = [struct.pack("<i", stype), _tshape(stored.shape), _tshape(tuple(value.shape)),
+             struct.pack("<iii", DEVICE_TYPE_IDS[ctx.device_type], ctx.device_id, flag)]
+    parts += [struct.pack("<i", INT64_FLAG) + _tshape(a.shape) for a in aux]
+    parts.append(np.ascontiguousarray(stored, dtype=stored.dtype.newbyteorder("<")).tobytes())
+    parts += [np.ascontiguousarray(a, dtype="<i8").tobytes() for a in aux]
+    return b"".join(parts)
 
 
 def _read_legacy(reader: Reader, index: int, magic: int) -> NDArray:
@@ -153,11 +236,13 @@ def _read_array(reader: Reader, index: int) -> Any:
     if magic not in (V2_MAGIC, V3_MAGIC):
         return _read_legacy(reader, index, magic)
     stype = reader.unpack("i", f"array {index}'s storage type")
-    read = STORAGE_READERS.get(stype)
-    if read is None:
-        name = STORAGE_NAMES.get(stype, f"unknown storage type {stype}")
-        raise reader.error(f"array {index} is stored as {name}, which this kvcli cannot read")
-    return read(reader, index, magic)
+    if stype == STORAGE_DEFAULT:
+        return _read_dense(reader, index, magic)
+    if stype in (STORAGE_ROW_SPARSE, STORAGE_CSR):
+        if magic == V3_MAGIC:
+            raise reader.error(f"array {index} is sparse in a numpy-shape (v3) record, which MXNet never writes")
+        return _read_sparse(reader, index, stype)
+    raise reader.error(f"array {index} has unknown storage type {stype}")
 
 
 #: The smallest array record (magic, storage type, ndim), to bound a claimed array count.
@@ -207,19 +292,14 @@ def load(fname: str | os.PathLike[str]) -> Loaded:
 
 # ------------------------------------------------------------------------------- writing
 def _array_bytes(value: Any, label: str) -> bytes:
+    if is_sparse(value):
+        return struct.pack("<I", V2_MAGIC) + _sparse_bytes(value, label)
     if isinstance(value, NDArray):
         data, ctx = value._kvcli_buffer(), value.context
     elif isinstance(value, np.ndarray):
         data, ctx = value, cpu(0)
     else:
         raise ParamsFileError(f"{label} is a {type(value).__name__}, not an NDArray: wrap it with nd.array()")
-    stype = getattr(value, "stype", "default")
-    if stype != "default":
-        write = STORAGE_WRITERS.get(stype)
-        if write is None:
-            raise ParamsFileError(
-                f"{label} is stored as {stype}, which this kvcli cannot write: convert it with .tostype('default')")
-        return struct.pack("<I", V2_MAGIC) + write(value)
     if data.ndim == 0:
         raise ParamsFileError(f"{label} is 0-d: MXNet 1.x reads a 0-d array back as a shapeless one: reshape it to (1,)")
     flag = FLAG_OF_DTYPE.get(data.dtype)
@@ -281,6 +361,6 @@ def save(fname: str | os.PathLike[str], data: Any) -> None:
 
 
 __all__ = [
-    "FLAG_OF_DTYPE", "LIST_MAGIC", "ParamsFileError", "Reader", "STORAGE_READERS", "STORAGE_WRITERS",
+    "FLAG_OF_DTYPE", "LIST_MAGIC", "ParamsFileError", "Reader", "STORAGE_NAMES",
     "TYPE_FLAGS", "V2_MAGIC", "V3_MAGIC", "array_from_bytes", "array_to_bytes", "dumps", "load", "loads", "save",
 ]
