@@ -105,7 +105,7 @@ def run_dist(
 ) -> float:
     """Median step time over the workers (they run in lockstep). With ``nodes``, the
     servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     where: dict = {}
     if nodes:
@@ -242,7 +242,7 @@ def inner(args: argparse.Namespace) -> None:
     """``--inner``: the kvcli part of a ``--nodes`` run, as a driver inside node 0."""
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import ray_init_options
 
     root = str(Path(__file__).resolve().parents[1])
     passed = {name: os.environ[name] for name in ("KVCLI_DIST_NO_PRESUM", "KVCLI_DIST_NO_SHM") if name in os.environ}
@@ -348,7 +348,7 @@ def main() -> None:
 
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import ray_init_options
 
     store = {"object_store_memory": args.object_store_mib << 20} if args.object_store_mib else {}
     ray.init(**ray_init_options("local"), **store)  # as kvcli starts Ray (its workers at nice 0)

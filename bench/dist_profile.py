@@ -45,7 +45,7 @@ def main() -> None:
     import ray
 
     import kvcli
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import ray_init_options
 
     store = {"object_store_memory": args.object_store_mib << 20} if args.object_store_mib else {}
     ray.init(**ray_init_options("local"), **store)

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 import kvcli
-from kvcli.store.dist.launch import launch
+from kvcli.store.ray.launch import launch
 
 SAMPLES, FEATURES, SHARDS = 512, 8, 2
 STEPS, LEARNING_RATE = 200, 0.5

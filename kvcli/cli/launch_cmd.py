@@ -61,7 +61,7 @@ def run_launch(
 
     from kvcli import config
     from kvcli.cli import output
-    from kvcli.store.dist.launch import check_command, launch
+    from kvcli.store.ray.launch import check_command, launch
 
     check_command_line(command)
     # the variables the options stand for, checked before anything starts

@@ -98,7 +98,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
         return running, False
     if cpus is not None and cpus < 1:
         raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
-    from kvcli.store.dist.group import import_ray
+    from kvcli.store.ray.group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
     home = private_dir(Path(home), "home folder", create=True)
@@ -186,7 +186,7 @@ def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
 def reap_idle(home: Path, now: float | None = None) -> list[str]:
     """Stop the kept groups whose record is older than its idle time (the holder calls it;
     needs a Ray connection); returns the groups stopped."""
-    from kvcli.store.dist.group import stop_group
+    from kvcli.store.ray.group import stop_group
 
     now = time.time() if now is None else now
     stopped = []
@@ -258,7 +258,7 @@ def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import ray_init_options
 
     stopping = False
 

@@ -127,7 +127,7 @@ class LiveStore:
         if not idle:
             return {}
         from kvcli.session import cluster
-        from kvcli.store.dist.group import connect, keep_group, kept_group_id, mode_of
+        from kvcli.store.ray.group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
         servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
@@ -143,7 +143,7 @@ class LiveStore:
         group = getattr(self.store, "group", None) if self.store is not None else None
         if not isinstance(group, str):  # no store, or not a dist one
             return
-        from kvcli.store.dist.group import KEPT_PREFIX
+        from kvcli.store.ray.group import KEPT_PREFIX
 
         if not group.startswith(KEPT_PREFIX):
             return

@@ -97,11 +97,11 @@ register(StoreType(
     options=("num_devices", "timeout", "warm_dir"), session_options=("num_devices",), compression=True,
 ))
 register(StoreType(
-    "dist_sync", "kvcli.store.dist.store:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
+    "dist_sync", "kvcli.store.ray.store:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
     options=DIST_OPTIONS, session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 register(StoreType(
-    "dist_async", "kvcli.store.dist.store:DistStore", options=DIST_OPTIONS,
+    "dist_async", "kvcli.store.ray.store:DistStore", options=DIST_OPTIONS,
     session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 

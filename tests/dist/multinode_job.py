@@ -140,7 +140,7 @@ def run_presum(mode: str) -> dict:
     from ray.cluster_utils import Cluster
 
     from kvcli.errors import DistributedError
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     cluster = Cluster(
         initialize_head=True,
@@ -180,7 +180,7 @@ def main(mode: str, flag: str) -> None:
     from ray.cluster_utils import Cluster
 
     from kvcli.errors import DistributedError
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))

@@ -83,7 +83,7 @@ def presum(steps: int) -> dict:
 def main(address: str) -> None:
     import ray
 
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kvcli.store.dist import group as dist_group
+from kvcli.store.ray import group as dist_group
 
 
 class _FakeRay:

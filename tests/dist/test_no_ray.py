@@ -20,7 +20,7 @@ def test_missing_ray_names_the_extra(monkeypatch, kind):
 
 
 def test_missing_ray_in_the_launcher(monkeypatch):
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(DistributedError, match=r"pip install 'kvcli\[dist\]'"):

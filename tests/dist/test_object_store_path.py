@@ -15,8 +15,8 @@ import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the 
 import kvcli  # noqa: E402
 from crashed_server import store_with_a_crashed_server  # noqa: E402  (tests/dist/crashed_server.py)
 from kvcli.errors import DistributedError  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
-from kvcli.store.dist.server import INLINE_BYTES  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
+from kvcli.store.ray.server import INLINE_BYTES  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
 
@@ -82,7 +82,7 @@ def test_a_lone_push_comes_back_as_the_pushed_object_and_lands_in_shared_memory(
     same numbers. With an updater, each step's new value is put once."""
     import ray
 
-    from kvcli.store.dist.shm import Mappings
+    from kvcli.store.ray.shm import Mappings
 
     big = INLINE_BYTES // 4 + 1000  # float32 elements: travels by reference
     with kvcli.create("dist_sync") as kv:

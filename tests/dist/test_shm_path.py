@@ -13,8 +13,8 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist
 import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the Ray workers too)
 
 import kvcli  # noqa: E402
-from kvcli.store.dist.shm import POOL_SEGMENTS, ShmPart  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.ray.shm import POOL_SEGMENTS, ShmPart  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
 from kvcli.store.device.shm import leftover_segments  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]

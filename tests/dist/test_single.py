@@ -17,7 +17,7 @@ from kvcli.errors import (  # noqa: E402
     StoreError,
     UnknownKeyError,
 )
-from kvcli.store.dist.store import layout_of  # noqa: E402
+from kvcli.store.ray.store import layout_of  # noqa: E402
 from kvcli.arrays.sparse import RowSparse  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
@@ -208,7 +208,7 @@ def test_mxnet_device_sync_names_are_dist_sync_and_keep_their_type_name(ray_clus
 def test_stopping_a_kept_group_frees_its_servers_shared_memory(ray_cluster):
     """stop_group (the kept-group reaper, reset, delete, cluster down) must let the servers
     unlink their shared memory before it kills them, as a store's close does."""
-    from kvcli.store.dist.group import keep_group, stop_group
+    from kvcli.store.ray.group import keep_group, stop_group
     from kvcli.store.device.shm import leftover_segments
 
     kept = keep_group("kept-test-frees-memory", 2, "sync", 30.0)

@@ -16,8 +16,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcl
 
 import kvcli  # noqa: E402
 import kvcli.mx as mx  # noqa: E402
-from kvcli.store.dist.group import ray_init_options  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.ray.group import ray_init_options  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
 from kvcli.arrays.summation import sum_into  # noqa: E402
 from kvcli.arrays.sparse import RowSparse  # noqa: E402
 

@@ -8,8 +8,8 @@ from typing import Callable, Optional
 import numpy as np
 import pytest
 
-from kvcli.store.dist import shm as dist_shm
-from kvcli.store.dist.shm import Arenas, Mappings, Results
+from kvcli.store.ray import shm as dist_shm
+from kvcli.store.ray.shm import Arenas, Mappings, Results
 
 
 class FakeClock:

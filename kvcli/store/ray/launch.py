@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from kvcli import config
 from kvcli.errors import DistributedError, StoreError
-from kvcli.store.dist import store as dist
+from kvcli.store.ray import store as dist
 
 
 class WorkerProcess:

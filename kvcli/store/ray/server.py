@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError, SharedMemoryError
-from kvcli.store.dist.shm import Arenas, Mappings, ShmPart
+from kvcli.store.ray.shm import Arenas, Mappings, ShmPart
 from kvcli.arrays.summation import sum_into
 from kvcli.arrays.sparse import RowSparse, merge
 from kvcli.arrays.core import Key
@@ -717,7 +717,7 @@ class Coordinator:
         :func:`kvcli.store.dist.aggregate.start_aggregator`)."""
         import ray
 
-        from kvcli.store.dist.aggregate import start_aggregator
+        from kvcli.store.ray.aggregate import start_aggregator
 
         if node not in self.aggregators:
             self.aggregators[node] = start_aggregator(ray, node, ranks, servers)

@@ -89,7 +89,7 @@ import numpy as np
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, StoreError
 from kvcli.store.base import Key, KVStore
-from kvcli.store.dist.group import (
+from kvcli.store.ray.group import (
     DEFAULT_SERVER_RESTARTS,
     DEFAULT_TIMEOUT,
     ENV_ADDRESS,
@@ -104,11 +104,11 @@ from kvcli.store.dist.group import (
     namespace_of,
     start_group,
 )
-from kvcli.store.dist.server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
-from kvcli.store.dist.shm import Mappings, PushPool, Results, ShmPart
+from kvcli.store.ray.server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
+from kvcli.store.ray.shm import Mappings, PushPool, Results, ShmPart
 from kvcli.arrays.summation import sum_into
-from kvcli.store.dist.sparse import DistRowSparse, join_parts, rows_part
-from kvcli.store.dist.state import DistState
+from kvcli.store.ray.sparse import DistRowSparse, join_parts, rows_part
+from kvcli.store.ray.state import DistState
 
 ENV_GROUP = config.GROUP.name
 ENV_RANK = config.RANK.name

@@ -38,7 +38,7 @@ import numpy as np
 from kvcli.arrays.core import Key
 from kvcli.arrays.summation import sum_into
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
-from kvcli.store.dist.shm import Mappings, ShmPart
+from kvcli.store.ray.shm import Mappings, ShmPart
 
 #: Concurrency of the aggregator actor: one call per worker of the node at a time.
 AGGREGATOR_ACTOR_OPTIONS: dict[str, Any] = {"max_concurrency": 16}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvcli.store.dist.group import Layout
+from kvcli.store.ray.group import Layout
 from kvcli.arrays.sparse import RowSparse
 from kvcli.arrays.core import Key
 

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from kvcli import config
 from kvcli.errors import DistributedError, StoreError
-from kvcli.store.base import Key
+from kvcli.arrays.core import Key
 
 ENV_ADDRESS = config.RAY_ADDRESS.name
 DEFAULT_TIMEOUT = config.DIST_TIMEOUT.default
@@ -166,7 +166,7 @@ def _actor_class(name: str) -> Any:
     if name not in _ACTOR_CLASSES:
         import ray
 
-        from kvcli.store.dist import server as dist_server
+        from kvcli.store.ray import server as dist_server
 
         cls = getattr(dist_server, name)
         _ACTOR_CLASSES[name] = ray.remote(**dist_server.SERVER_ACTOR_OPTIONS)(cls) if name == "KeyServer" else ray.remote(cls)

@@ -13,7 +13,7 @@ import numpy as np
 
 from kvcli.errors import DistributedError, ShapeMismatchError
 from kvcli.arrays.core import Key
-from kvcli.store.dist.group import Layout
+from kvcli.store.ray.group import Layout
 
 
 class DistState:
