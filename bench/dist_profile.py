@@ -65,7 +65,7 @@ def main() -> None:
 
         def push() -> None:
             kv.push(0, value)
-            kv._settle_pushes()  # the push's call answered: the server has applied it
+            kv.backend._settle_pushes()  # the push's call answered: the server has applied it
 
         def step() -> None:
             kv.push(0, value)

@@ -12,7 +12,7 @@ address of its own joins that address. A holder that died leaves a stale file, w
 :func:`status` recognises (its pid is gone) and :func:`start` replaces.
 
 A dist session keeps its server actors in the cluster between commands (detached actors, see
-:func:`kvcli.store.dist.group.keep_group`), so a one-shot command joins in well under a second
+:func:`kvcli.store.ray.group.keep_group`), so a one-shot command joins in well under a second
 instead of starting them. Each command records its use in ``HOME/kept/<group>.json`` (the
 session and its idle time, ``KVCLI_DIST_IDLE``); the holder stops a group whose record has
 not been renewed for that long, or which ``kvcli reset`` / ``kvcli delete`` expired

@@ -140,7 +140,7 @@ class LiveStore:
     def _renew_kept_group(self) -> None:
         """Each command on a live store of a kept group renews the group's record; a group the
         holder stopped meanwhile (idle, or the session was reset elsewhere) means a new store."""
-        group = getattr(self.store, "group", None) if self.store is not None else None
+        group = getattr(self.store.backend, "group", None) if self.store is not None else None
         if not isinstance(group, str):  # no store, or not a dist one
             return
         from kvcli.store.ray.group import KEPT_PREFIX

@@ -60,7 +60,7 @@ def test_a_local_instance_runs_the_servers_at_nice_zero(ray_cluster: Any) -> Non
     import kvcli
 
     with kvcli.create("dist_sync") as kv:
-        pid = ray_cluster.get(kv._servers[0].pid.remote())
+        pid = ray_cluster.get(kv.backend._servers[0].pid.remote())
         assert os.getpriority(os.PRIO_PROCESS, pid) == 0
 
 

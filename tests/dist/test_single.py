@@ -90,7 +90,7 @@ def test_big_arrays_are_split_by_rows(kv):
     kv.init(40, value)
     kv.push(40, [value, value])
     assert np.array_equal(kv.pull(40), value * 3)
-    held = [stats.get(40) for stats in kv.server_stats()]
+    held = [stats.get(40) for stats in kv.backend.server_stats()]
     assert sorted(h["shape"] for h in held) == [(5, 8), (5, 8)]
     kv.init(43, RowSparse.all_rows(value))  # a row-sparse key is split by rows the same way
     kv.push(43, [RowSparse(value[[1, 7]], [1, 7], value.shape)] * 2)
@@ -180,7 +180,7 @@ def test_restarted_server_refuses_until_init_again(ray_cluster):
 
 def test_store_closes_its_servers(ray_cluster):
     kv = kvcli.create("dist_sync")
-    servers = kv._group.servers
+    servers = kv.backend._group.servers
     kv.close()
     kv.close()
     with pytest.raises(Exception):

@@ -111,12 +111,12 @@ def test_terminal_ctrl_c_reaches_the_store_not_its_devices() -> None:
         kv.init(0, np.zeros(1 << 20, np.float32))
         kv.push(0, [np.ones(1 << 20, np.float32)] * 3)
         try:  # the interrupt may come as soon as the pids are out
-            print(json.dumps(kv.device_pids), flush=True)
+            print(json.dumps(kv.backend.device_pids), flush=True)
             time.sleep(60)
         except KeyboardInterrupt:
             pass
         kv.push(0, [np.ones(1 << 20, np.float32)] * 2)
-        print(json.dumps({"value": float(kv.pull(0).max()), "pids": kv.device_pids}), flush=True)
+        print(json.dumps({"value": float(kv.pull(0).max()), "pids": kv.backend.device_pids}), flush=True)
         kv.close()
         """
     child = subprocess.Popen(
@@ -172,7 +172,7 @@ def test_segments_of_a_killed_process_group_are_swept_at_the_next_start() -> Non
         kv = kvcli.create("device", num_devices=2)
         kv.init(0, np.zeros(1 << 18, np.float32))
         kv.push(0, [np.ones(1 << 18, np.float32)] * 3)
-        print(json.dumps(kv.segment_names()), flush=True)
+        print(json.dumps(kv.backend.segment_names()), flush=True)
         time.sleep(60)
         """
     child = subprocess.Popen(

@@ -1,5 +1,5 @@
 """The shared-memory pieces of the dist path, without Ray: a server's arenas with their step
-counters, and a worker's :class:`~kvcli.store.dist.shm.Results` watching them."""
+counters, and a worker's :class:`~kvcli.store.ray.shm.Results` watching them."""
 
 from __future__ import annotations
 

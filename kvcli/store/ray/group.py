@@ -1,6 +1,6 @@
 """The Ray side of ``dist_sync`` / ``dist_async``: connecting to Ray, starting and finding a
 worker group's actors (a coordinator and the key servers), and which server holds which rows
-of a key. :class:`kvcli.store.dist.store.DistStore` is the worker that uses them.
+of a key. :class:`kvcli.store.ray.store.RayBackend` is the worker that uses them.
 """
 
 from __future__ import annotations

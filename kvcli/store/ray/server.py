@@ -1,6 +1,6 @@
 """The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
 
-These are plain classes; :mod:`kvcli.store.dist.group` turns them into Ray actors with
+These are plain classes; :mod:`kvcli.store.ray.group` turns them into Ray actors with
 ``ray.remote(...)`` at run time, so importing this module does not need Ray. A key server
 is a *threaded* actor (:data:`SERVER_ACTOR_OPTIONS`): every call runs under the server's
 lock, and a pull that has to wait for other workers' pushes waits on a condition, in a
@@ -16,7 +16,7 @@ pushes that have arrived and how many it has applied:
 
 * ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
   there — summed in rank order with :func:`kvcli.arrays.summation.sum_into`, then given to the
-  updater once. A node's pre-summed push (:mod:`kvcli.store.dist.aggregate`) counts for
+  updater once. A node's pre-summed push (:mod:`kvcli.store.ray.aggregate`) counts for
   each of its ranks and is summed in the place of the lowest.
 * ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
 
@@ -145,7 +145,7 @@ class _Slot:
     version: int = 0
     snapshot: tuple[int, Any] | None = None
     #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
-    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist.shm`).
+    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.ray.shm`).
     shm: ShmPart | None = None
     #: Its step counter there, ``[applied, failed]``: written after the value, so a worker
     #: that sees its step there can read the value without asking.
@@ -381,7 +381,7 @@ class KeyServer:
         without asking again. ``retired`` names push segments the worker has freed.
 
         ``rank`` is a tuple of ranks when the push is a node's pre-sum of those ranks'
-        pushes (:mod:`kvcli.store.dist.aggregate`, dist_sync only): it stands for every one
+        pushes (:mod:`kvcli.store.ray.aggregate`, dist_sync only): it stands for every one
         of them in the step's accounting, and is summed in the place of its lowest rank.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
@@ -714,7 +714,7 @@ class Coordinator:
     async def aggregator(self, node: str, ranks: list[int], servers: list[Any]) -> list[Any]:
         """``[handle]`` of the node aggregator of ``node`` (started on the first ask, by
         this actor, so that it lives as long as the group: see
-        :func:`kvcli.store.dist.aggregate.start_aggregator`)."""
+        :func:`kvcli.store.ray.aggregate.start_aggregator`)."""
         import ray
 
         from kvcli.store.ray.aggregate import start_aggregator

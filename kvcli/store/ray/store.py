@@ -1,94 +1,22 @@
-"""``dist_sync`` and ``dist_async``: the KVStore spread over Ray actors.
-
-A *group* is one distributed job: ``num_workers`` worker processes (ranks ``0..W-1``) that
-push and pull, ``num_servers`` :class:`~kvcli.store.dist.server.KeyServer` actors that hold
-the values, and a :class:`~kvcli.store.dist.server.Coordinator` actor for barriers. The
-actors are named in the Ray namespace ``kvcli-<group>``, so every worker finds them.
-
-How a worker learns its place — the ``DMLC_*`` variables of MXNet — is environment
-variables, set by :func:`kvcli.store.dist.launch.launch` / ``kvcli launch``:
-
-=======================  ================================================================
-``KVCLI_RAY_ADDRESS``    the Ray cluster (default: the one this process is connected to,
-                         else a new local one)
-``KVCLI_GROUP``          the group id (default: a new group of one worker)
-``KVCLI_RANK``           this worker's rank (default 0)
-``KVCLI_NUM_WORKERS``    the number of workers (default 1)
-``KVCLI_NUM_SERVERS``    servers to start when this worker starts the group (default 1)
-``KVCLI_DIST_TIMEOUT``   seconds to wait for other workers before failing (default 60)
-``KVCLI_BIGARRAY_BOUND`` arrays of at least this many elements are split by rows over the
-                         servers (default 1,000,000, as MXNet's ``MXNET_KVSTORE_BIGARRAY_BOUND``)
-=======================  ================================================================
-
-The same names, lower-case without the prefix, are options of ``kvcli.create`` (declared
-in :data:`kvcli.store.DIST_OPTIONS`: ``address``,
-``group``, ``rank``, ``num_workers``, ``num_servers``, ``timeout``, ``bigarray_bound``) plus
-``server_restarts`` and ``member`` (a stable id to register this rank with: the commands of
-one session, one after another, re-join their kept group as the same worker); an option wins
-over the variable. A store created without a launcher is
-a group of one worker that starts its own servers and stops them in :meth:`close`.
-
-Semantics (MXNet's):
-
-* ``init``, ``set_updater`` / ``set_optimizer`` and ``load_optimizer_states`` are
-  collective: every worker calls them, in the same order. Only rank 0's init value and
-  updater are sent to the servers; the others wait at a barrier and then check that the
-  servers hold what they expect.
-* ``push`` sums a worker's per-device values on the worker, then sends the sum. In
-  ``dist_sync`` the server applies the updater once per key per step, on the sum of all
-  workers' pushes in rank order; in ``dist_async`` it applies each push as it arrives.
-  In ``dist_sync``, the workers of one node push to a server on another node through their
-  node's aggregator, which sums them first, so one push per node crosses
-  (:mod:`kvcli.store.dist.aggregate`: which pushes, and the order of the sum).
-* ``pull`` waits until this worker's last push to the key has been applied, so ``push;
-  pull`` sees the step's result on every worker. Waiting longer than ``timeout`` raises
-  :class:`~kvcli.errors.DistributedError` naming the key and the ranks that did not push;
-  when the launcher saw such a rank die or exit, the error comes at once.
-* The updater (or optimizer) runs on the servers, and its state lives there;
-  :meth:`save_optimizer_states` gathers it.
-* With ``set_gradient_compression``, a worker compresses its (device-summed) push with its
-  own residual and sends only the 2-bit codes; the server decodes them and sums the workers
-  (see :mod:`kvcli.store.compression`). ``broadcast`` is a collective ``init`` and a pull.
-
-Where values travel depends on where the actors run. Between a worker and a server on the
-*same Ray node* (the usual single machine), dense values go through shared memory: the
-worker copies its push into a reused segment of its own and the server reads it there;
-a ``dist_sync`` server keeps its values in shared memory and a pull copies them out; the
-calls carry only descriptors (:mod:`kvcli.store.dist.shm`). ``KVCLI_DIST_NO_SHM`` turns
-this off. Otherwise (other nodes, ``dist_async`` pulls, row-sparse and compressed pushes)
-values travel through Ray's object store: a push puts the array there (``ray.put``) and
-hands the server a reference; a pull gets back a reference to a copy the server put
-there — one copy per step, shared by every worker that pulls it (without an updater, a
-step made of one such push, one worker's or one node's pre-sum, is answered with the
-pushed object itself: no copy, and nothing crosses back). Small values travel inline in
-the calls. Such a push returns once its values are handed over (MXNet's push is
-asynchronous too): the store's next operation waits for the server's answer and raises
-the push's error, if any. When a worker pulled a key after its last push, its next push
-asks the server for the step's result, and the push that completes the step gets it back
-with its answer: that pull then makes no call of its own.
-
-**Server restarts.** Servers are started with ``max_restarts=server_restarts`` (default 1).
-Ray restarts a dead server with no values and no updater. Any operation that was in flight
-when it died raises ``DistributedError`` ("... died or is restarting"); afterwards every
-push or pull of a key it held raises ``DistributedError`` ("... was restarted by Ray and lost
-its values ...: call init(...) again on every worker"; a push to another node: at the store's
-next call) — never a stale or zero value. Calling
-``init`` again for those keys on every worker restores service: rank 0 re-sends the updater
-to the restarted server, and the keys' optimizer state starts afresh, as for any re-init.
+"""The worker side of ``dist_sync`` and ``dist_async``: :class:`RayBackend`, the
+:class:`~kvcli.store.backend.Backend` that keeps a store's values, updater and optimizer
+state on Ray key servers (the package docstring, :mod:`kvcli.store.ray`, describes the job,
+the data paths and server restarts).
 """
 
 from __future__ import annotations
 
-import pickle
-import time
-import uuid
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import DistributedError, KVCliError, StoreError
-from kvcli.store.base import Key, KVStore
+from kvcli.arrays.core import ArrayInfo, Key
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse
+from kvcli.arrays.summation import sum_into
+from kvcli.errors import DistributedError, StoreError
+from kvcli.store.backend import UpdaterFn, Value
+from kvcli.store.interrupts import deferred_interrupts
 from kvcli.store.ray.group import (
     DEFAULT_SERVER_RESTARTS,
     DEFAULT_TIMEOUT,
@@ -104,48 +32,36 @@ from kvcli.store.ray.group import (
     namespace_of,
     start_group,
 )
-from kvcli.store.ray.server import INLINE_BYTES, PACKED_METHODS, WAIT_GROUP, WAITING_METHODS
+from kvcli.store.ray.calls import AGGREGATOR_LOST, COORDINATOR_LOST, ENV_TIMEOUT, SERVER_LOST, call, invoke, unpacked
+from kvcli.store.ray.join import ENV_GROUP, ENV_NUM_WORKERS, join
+from kvcli.store.ray.server import INLINE_BYTES
 from kvcli.store.ray.shm import Mappings, PushPool, Results, ShmPart
-from kvcli.arrays.summation import sum_into
-from kvcli.store.ray.sparse import DistRowSparse, join_parts, rows_part
-from kvcli.store.ray.state import DistState
+from kvcli.store.ray.sparse import join_parts, joined_rows, rows_by_server, rows_part
+from kvcli.store.ray.state import check_held, merge_states, shares_of
 
-ENV_GROUP = config.GROUP.name
+if TYPE_CHECKING:
+    from kvcli.store.compression import GradientCompression
+
 ENV_RANK = config.RANK.name
-ENV_NUM_WORKERS = config.NUM_WORKERS.name
 ENV_NUM_SERVERS = config.NUM_SERVERS.name
-ENV_TIMEOUT = config.DIST_TIMEOUT.name
 ENV_BIGARRAY_BOUND = config.BIGARRAY_BOUND.name
 
 DEFAULT_BIGARRAY_BOUND = config.BIGARRAY_BOUND.default
-#: What a dead server means for the job (Ray restarts it, empty).
-SERVER_LOST = "a server restarted by Ray has lost its values: call init(...) again on every worker"
-#: What a dead coordinator means. It is not restarted: a new one would not know which ranks
-#: had joined or reached which barrier, and guessing could let a barrier pass too early.
-COORDINATOR_LOST = (
-    "the group's coordinator is gone and is not restarted (it alone knew which ranks joined "
-    "and where each barrier stood): stop every worker and launch the job again"
-)
-#: What a dead node aggregator means (it lives as long as the group's coordinator).
-AGGREGATOR_LOST = (
-    "this node's aggregator (kvcli.store.dist.aggregate) is gone with the group's coordinator "
-    "or its node: stop every worker and launch the job again"
-)
-#: Extra seconds a worker waits for a server's answer beyond the server's own timeout, so
-#: the server's message (naming the missing ranks) arrives before the worker gives up.
-ANSWER_GRACE = 15.0
 
 
+def compress_part(compression: GradientCompression, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any]:
+    """A worker's part of its (device-summed) push, compressed with its own residual, and
+    what the server needs to decode it (shape, threshold). Only the worker-to-server
+    direction is compressed, as in MXNet."""
+    packed = compression.compress(key, part_index, part)
+    return packed, (part.shape, compression.spec.server_threshold())
 
-def unpacked(answer: Any) -> Any:
-    """A server's answer, unpickled when :meth:`KeyServer.packed` sent it as bytes (no
-    answer of a server method is bytes otherwise)."""
-    return pickle.loads(answer) if isinstance(answer, bytes) else answer
 
+# ---------------------------------------------------------------------- the backend
+class RayBackend:
+    """A worker's handle on a distributed store (see :mod:`kvcli.store.ray`)."""
 
-# ---------------------------------------------------------------------- the store
-class DistStore(DistState, DistRowSparse, KVStore):
-    """A worker's handle on a distributed store (see the module docstring)."""
+    remote = True
 
     def __init__(
         self,
@@ -161,10 +77,9 @@ class DistStore(DistState, DistRowSparse, KVStore):
         server_restarts: int | None = None,
         member: str | None = None,
     ) -> None:
-        super().__init__()
         if kind not in ("dist_sync", "dist_async"):
             raise StoreError(f"unknown distributed store type {kind!r}: use dist_sync or dist_async")
-        self.type = kind
+        self._kind = kind
         self._mode = mode_of(kind)
         self._ray = connect(address, kind)
         self._timeout = float(timeout if timeout is not None else config.get(config.DIST_TIMEOUT))
@@ -174,56 +89,24 @@ class DistStore(DistState, DistRowSparse, KVStore):
             bigarray_bound if bigarray_bound is not None
             else config.get(config.BIGARRAY_BOUND)
         )
-        group = group or config.get(config.GROUP)
         self._rank = int(rank if rank is not None else config.get(config.RANK))
-        wanted_workers = num_workers if num_workers is not None else config.get(config.NUM_WORKERS)
-        wanted_servers = num_servers if num_servers is not None else config.get(config.NUM_SERVERS)
-        restarts = DEFAULT_SERVER_RESTARTS if server_restarts is None else int(server_restarts)
-
-        if group is None:
-            if (wanted_workers or 1) != 1 or self._rank != 0:
-                raise DistributedError(
-                    f"{kind} with {wanted_workers} workers (rank {self._rank}) needs a group id: "
-                    f"start the workers with `kvcli launch` or set {ENV_GROUP} to the same value in each"
-                )
-            self._group = start_group(
-                1, wanted_servers or 1, mode=self._mode, server_restarts=restarts, timeout=self._timeout
-            )
-        else:
-            self._group = self._join(group, wanted_workers, wanted_servers or 1, restarts)
-        try:
-            joined = self._call(
-                self._group.coordinator.register.remote(
-                    self._rank, member or uuid.uuid4().hex, self._mode, self._ray.get_runtime_context().get_node_id()
-                ),
-                f"joining kvcli group {self._group.id!r}",
-                COORDINATOR_LOST,
-            )
-            self._num_workers = int(joined["num_workers"])
-            self._num_servers = int(joined["num_servers"])
-            for name, wanted, actual in (
-                ("num_workers", wanted_workers, self._num_workers),
-                ("num_servers", num_servers, self._num_servers),
-            ):
-                if wanted is not None and int(wanted) != actual:
-                    raise DistributedError(
-                        f"{name}={wanted} but kvcli group {self._group.id!r} has {actual}: "
-                        f"leave {name} unset to use the group's"
-                    )
-        except BaseException:
-            if self._group.owned:  # do not leave actors behind for a store that never was
-                self._group.stop(self._ray)
-            raise
+        self._group, self._num_workers, self._num_servers = join(
+            kind, self._ray, group=group or config.get(config.GROUP), rank=self._rank, num_workers=num_workers,
+            num_servers=num_servers, server_restarts=server_restarts, member=member, timeout=self._timeout,
+        )
         self._servers = self._group.servers
+        #: The updater the servers run (rank 0 ships it again to a restarted server).
+        self._updater: Any = None
+        #: Shape, dtype and storage type of each key, as this worker initialised it.
+        self._info: dict[Key, ArrayInfo] = {}
         self._seq: dict[Key, int] = {}
         self._layouts: dict[Key, Layout] = {}
-        #: Calls queued by the hooks: (ObjectRef, what it is, server index).
+        #: Calls queued by write, apply and forget: (ObjectRef, what it is, server index).
         self._inflight: list[tuple[Any, str, int]] = []
-        #: Pushes queued by :meth:`_apply` per server, sent together by :meth:`_send_pushes`.
+        #: Pushes queued by :meth:`apply` per server, sent together by :meth:`_send_pushes`.
         self._outbox: dict[int, list[tuple[Key, int, Any, Any]]] = {}
-        self._prefetched: dict[Key, np.ndarray] = {}
         #: Pushes to servers on other nodes, sent and not answered yet: (ObjectRef, what it
-        #: is, server, keys). :meth:`_settle_pushes` waits for them (see :meth:`push`).
+        #: is, server, keys). :meth:`_settle_pushes` waits for them (see :meth:`apply`).
         self._unsettled: list[tuple[Any, str, int, list[Key]]] = []
         #: Step results a server handed back with a push's answer, by (key, server):
         #: (the step, the value or ``[ObjectRef]``); the next pull of the step uses them.
@@ -255,38 +138,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
             self._server_nodes = [ping["node"] for ping in pings]
             self._pools = {i: PushPool() for i, ping in enumerate(pings) if ping["node"] == here}
 
-    def _join(self, group: str, num_workers: int | None, num_servers: int, restarts: int) -> Group:
-        """Find a launched group; rank 0 starts it when nobody has (a manual launch)."""
-        found = find_group(group, self._timeout)
-        if found is not None:
-            return found
-        if self._rank == 0:
-            if num_workers is None:
-                raise DistributedError(
-                    f"kvcli group {group!r} is not running and {ENV_NUM_WORKERS} is not set: "
-                    "rank 0 needs it to start the group"
-                )
-            try:
-                return start_group(
-                    num_workers, num_servers, group=group, server_restarts=restarts, timeout=self._timeout
-                )
-            except DistributedError:
-                found = find_group(group, self._timeout)  # another process won the race
-                if found is None:
-                    raise
-                return found
-        deadline = time.monotonic() + self._timeout
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            found = find_group(group, self._timeout)
-            if found is not None:
-                return found
-        raise DistributedError(
-            f"rank {self._rank}: kvcli group {group!r} did not appear within {self._timeout:g}s; "
-            "start the workers with `kvcli launch`, or start rank 0 too"
-        )
-
-    # ------------------------------------------------------------------ MXNet API
+    # ------------------------------------------------------------------ the job
     @property
     def rank(self) -> int:
         """This worker's rank, ``0..num_workers-1``."""
@@ -309,9 +161,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
 
     def barrier(self) -> None:
         """Wait until every worker calls ``barrier()`` (DistributedError after ``timeout``)."""
-        self._check_open()
-        with self._lock:
-            self._settle_pushes()
+        self._settle_pushes()
         if self._num_workers == 1:
             return
         self._barriers += 1
@@ -321,30 +171,62 @@ class DistStore(DistState, DistRowSparse, KVStore):
             COORDINATOR_LOST,
         )
 
-    def _set_values(self, key: Key | Sequence[Key], value: Any, reset: bool) -> None:
+    # ------------------------------------------------------------------ the Backend protocol
+    def write(self, values: Sequence[tuple[Key, Value]], reset: bool) -> None:
         """Initialise (or load) keys — collectively: every worker calls it; rank 0's value is
         stored. Other ranks wait at a barrier, then check that the servers hold the shapes
         and dtypes they were given (a mismatch raises :class:`~kvcli.errors.ShapeMismatchError`).
         """
-        with self._lock:
-            self._check_open()
-            self._settle_pushes()
-            try:
-                super()._set_values(key, value, reset)
-            finally:
-                answers = self._wait_inflight()
-            if self._rank == 0:
-                needy = sorted({server for server, needs in answers if needs})
-                if needy:  # a restarted server: give it the updater again
-                    self._ship_updater(needy)
+        self._settle_pushes()
+        try:
+            for key, value in values:
+                self._send_init(key, value, reset)
+        finally:
+            answers = self._wait_inflight()
+        if self._rank == 0:
+            needy = sorted({server for server, needs in answers if needs})
+            if needy:  # a restarted server: give it the updater again
+                forget_state = getattr(self._updater, "reset", None)
+                if reset and forget_state is not None:  # these keys' state starts afresh there too
+                    for key, _ in values:
+                        forget_state(key)
+                self._ship_updater(needy)
         if self._num_workers > 1:
             self.barrier()
             if self._rank != 0:
-                keys = list(key) if isinstance(key, (list, tuple)) else [key]
-                self._check_servers_hold([k if isinstance(k, str) else int(k) for k in keys])  # type: ignore[arg-type]
+                self._check_servers_hold([key for key, _ in values])
 
-    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
-        """Push (see :meth:`KVStore.push`).
+    def read(self, keys: Sequence[Key]) -> list[Value]:
+        """Each key's value, after this worker's last push to it is applied (read-only)."""
+        values = self._fetch(list(keys))
+        return [values[key] for key in keys]
+
+    def read_rows(self, key: Key, rows: Sequence[np.ndarray]) -> list[RowSparse]:
+        """Asks each server for only the requested rows of its range."""
+        self._settle_pushes()  # this worker's pushes to other nodes are answered first
+        need = self._seq.get(key, 0)
+        asked = [rows_by_server(ids, self._layouts[key]) for ids in rows]
+        calls = [
+            self._invoke(server, "pull_rows", key, self._rank, need, self._timeout, local)
+            for servers in asked for server, local in servers
+        ]
+        got = iter(self._call(calls, f"row_sparse_pull of key {key!r}") if calls else [])
+        return [joined_rows(ids, [next(got).data for _ in servers], self._info[key]) for ids, servers in zip(rows, asked)]
+
+    def stored(self, key: Key) -> Value:
+        """A writable *copy* of the value: dist values live on the servers, not here."""
+        value = self.read([key])[0]
+        return value.copy() if isinstance(value, RowSparse) else np.array(value, copy=True)
+
+    def reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
+        if len(arrays) == 1:
+            return arrays[0]  # sent as it is: ray.put copies it
+        return sum_into(np.empty(arrays[0].shape, arrays[0].dtype), arrays)
+
+    def apply(self, pushes: Sequence[tuple[Key, Value]], compression: GradientCompression | None) -> None:
+        """Send this worker's sums (of its devices) to the servers: one call per server
+        carries every key; a row-sparse sum goes to each server as its rows only.
 
         Returns once the values are handed over: copied into shared memory or Ray's object
         store, the calls sent. A server on this node has applied them by then (its answer
@@ -352,74 +234,98 @@ class DistStore(DistState, DistRowSparse, KVStore):
         as MXNet's push is asynchronous: the next operation of this store (a pull, a push,
         a barrier, ...) waits for that answer first and raises the push's error if it failed.
         """
-        with self._lock:
-            self._settle_pushes()
-            sent: dict[int, list[Key]] = {}
-            try:
-                super().push(key, value, priority)
-                sent = self._send_pushes()
-            finally:
-                self._outbox = {}
-                self._presum_outbox = {}
-                presum_error: BaseException | None = None
-                try:
-                    self._settle_presums()
-                except BaseException as error:  # raised once the other calls are waited for
-                    presum_error = error
-                calls, self._inflight = self._inflight, []
-                for ref, what, server in calls:  # pushes to other nodes: answered at the next operation
-                    if server in sent and server not in self._pools:
-                        self._unsettled.append((ref, what, server, sent[server]))
+        self._settle_pushes()
+        sent: dict[int, list[Key]] = {}
+        try:
+            # a push queued in part (its step counted, not sent) would stall the next pull
+            with deferred_interrupts():
+                for key, merged in pushes:
+                    if isinstance(merged, RowSparse) or self._info[key].stype == ROW_SPARSE:
+                        self._queue_rows(key, merged)
                     else:
-                        self._inflight.append((ref, what, server))
-                answers = self._wait_inflight()
-                if presum_error is not None:
-                    raise presum_error
-            for server, applied in answers:  # push segments the servers are done with
-                pool = self._pools.get(server)
-                if pool is not None and server in sent:
-                    for pushed, (count, where, _) in zip(sent[server], applied):
-                        pool.settle(pushed, count)
-                        if where is not None:
-                            # a dist_sync result stays put until this worker pushes again: the
-                            # next pull reads it there once it is applied (this push's answer
-                            # may say so already: it completed the step)
-                            self._results.learn(pushed, server, where, applied=count)
-
-    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
-        """Pull (see :meth:`KVStore.pull`), after this worker's pushes have been applied."""
-        with self._lock:
-            self._check_open()
-            if out is None:
-                self._prefetched = self._fetch(self._keys_of(key))  # all keys from all servers at once
-                try:
-                    return super().pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
-                finally:
-                    self._prefetched = {}
-            # the base class's pull, with every output checked before anything is fetched
-            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
-            self._prefetched = self._fetch([k for k, _, _ in plan])
+                        self._queue(key, merged, compression)
+            sent = self._send_pushes()
+        finally:
+            self._outbox = {}
+            self._presum_outbox = {}
+            presum_error: BaseException | None = None
             try:
-                for k, buffers, targets in plan:
-                    self._copy_out(k, buffers, targets)
-            finally:
-                self._prefetched = {}
-            return out
+                self._settle_presums()
+            except BaseException as error:  # raised once the other calls are waited for
+                presum_error = error
+            calls, self._inflight = self._inflight, []
+            for ref, what, server in calls:  # pushes to other nodes: answered at the next operation
+                if server in sent and server not in self._pools:
+                    self._unsettled.append((ref, what, server, sent[server]))
+                else:
+                    self._inflight.append((ref, what, server))
+            answers = self._wait_inflight()
+            if presum_error is not None:
+                raise presum_error
+        for server, applied in answers:  # push segments the servers are done with
+            pool = self._pools.get(server)
+            if pool is not None and server in sent:
+                for pushed, (count, where, _) in zip(sent[server], applied):
+                    pool.settle(pushed, count)
+                    if where is not None:
+                        # a dist_sync result stays put until this worker pushes again: the
+                        # next pull reads it there once it is applied (this push's answer
+                        # may say so already: it completed the step)
+                        self._results.learn(pushed, server, where, applied=count)
 
-    def save_optimizer_states(self, fname: Any, dump_optimizer: bool = False) -> None:
-        """Gather the optimizer state from the servers and write it (see the base class)."""
-        with self._lock:
-            self._settle_pushes()
-            updater = self._stateful_updater("save")
-            states = [
-                self._call(server.get_state.remote(), f"gathering optimizer state from kvcli server {index}")
-                for index, server in enumerate(self._servers)
-            ]
-            updater.load_state_dict(self._merge_states(states))
-            super().save_optimizer_states(fname, dump_optimizer)
+    def set_updater(self, updater: UpdaterFn | None) -> None:
+        """Rank 0 ships the updater to every server — collectively: every worker calls it."""
+        self._updater = updater
+        self._settle_pushes()
+        if self._rank == 0:
+            self._ship_updater(range(self._num_servers))
+        if self._num_workers > 1:
+            self.barrier()
 
-    # ------------------------------------------------------------------ backend hooks
-    def _write(self, key: Key, array: np.ndarray) -> None:
+    def gather_state(self, updater: Any) -> None:
+        """Gather the optimizer state from the servers into ``updater``."""
+        self._settle_pushes()
+        states = [
+            self._call(server.get_state.remote(), f"gathering optimizer state from kvcli server {index}")
+            for index, server in enumerate(self._servers)
+        ]
+        updater.load_state_dict(merge_states(states, self._layouts))
+
+    def forget(self, key: Key) -> None:
+        """Forget ``key`` — collectively, like ``init``: every worker calls it.
+
+        A barrier first (nobody still pushes or pulls the key), then rank 0 removes it from
+        the servers, then a barrier again, so that once ``delete`` returns on any worker the
+        key is gone everywhere.
+        """
+        self.barrier()
+        self._info.pop(key, None)
+        layout = self._layouts.pop(key, [])
+        self._seq.pop(key, None)
+        for pool in self._pool_list():
+            pool.forget(key)
+        self._results.forget(key)
+        self._forget_handed(key)
+        if self._rank == 0:
+            for server, _ in layout:
+                self._inflight.append(
+                    (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
+                )
+            self._wait_inflight()
+        self.barrier()
+
+    def close(self) -> None:
+        self._inflight.clear()
+        self._handed.clear()
+        try:
+            self._settle_pushes()  # a failed last push still says so, after the cleanup
+        finally:
+            self._release()
+
+    # ------------------------------------------------------------------ pushes
+    def _send_init(self, key: Key, array: Value, reset: bool) -> None:
+        """Lay ``key`` out over the servers; rank 0 queues its parts' init calls."""
+        self._info[key] = ArrayInfo(array.shape, array.dtype, ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT)
         old = self._layouts.get(key, [])
         layout = layout_of(key, array.shape, self._num_servers, self._bound)
         self._layouts[key] = layout
@@ -435,7 +341,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
             part = array if rows is None else rows_part(array, rows)
             self._inflight.append(
                 (
-                    self._servers[server].init.remote(key, self._ray.put(part), self._mode, self._resetting),
+                    self._servers[server].init.remote(key, self._ray.put(part), self._mode, reset),
                     f"init of key {key!r} on kvcli server {server}",
                     server,
                 )
@@ -445,29 +351,18 @@ class DistStore(DistState, DistRowSparse, KVStore):
                 (self._servers[server].delete.remote(key), f"init of key {key!r} on kvcli server {server}", server)
             )
 
-    def _stored(self, key: Key) -> np.ndarray:
-        """A writable *copy* of the value: dist values live on the servers, not here."""
-        return np.array(self._read(key), copy=True)
-
-    def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
-        # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
-        if len(arrays) == 1:
-            return arrays[0]  # sent as it is: ray.put copies it
-        info = self._info[key]
-        return sum_into(np.empty(info.shape, info.dtype), arrays)
-
-    def _apply(self, key: Key, merged: np.ndarray) -> None:
-        """Queue this worker's sum for the servers (sent by :meth:`_send_pushes`)."""
+    def _queue(self, key: Key, merged: np.ndarray, compression: GradientCompression | None) -> None:
+        """Queue this worker's dense sum for the servers (sent by :meth:`_send_pushes`)."""
         seq = self._seq[key] = self._seq.get(key, 0) + 1
         for index, (server, rows) in enumerate(self._layouts[key]):
             part = merged if rows is None else merged[rows]
-            packed = self._compressed_part(key, index, part)
+            packed = None if compression is None else compress_part(compression, key, index, part)
             if packed is not None:
                 part, decode = packed
             else:
                 decode = None
             if decode is None and type(part) is np.ndarray and self._presummed(server):
-                # summed with this node's other workers first (see kvcli.store.dist.aggregate)
+                # summed with this node's other workers first (see kvcli.store.ray.aggregate)
                 value = part if self._presum_pool is not None else self._travelling(part)
                 self._presum_outbox.setdefault(server, []).append((key, self._generation.get(key, 0), seq, value))
                 continue
@@ -476,6 +371,16 @@ class DistStore(DistState, DistRowSparse, KVStore):
             else:
                 value = self._travelling(part)
             self._outbox.setdefault(server, []).append((key, seq, value, decode))
+
+    def _queue_rows(self, key: Key, merged: Value) -> None:
+        """Queue this worker's row sum (of its devices) for the servers, each only its rows."""
+        seq = self._seq[key] = self._seq.get(key, 0) + 1
+        for server, rows in self._layouts[key]:
+            # every server of the key gets this step's push (maybe with no rows), so that
+            # dist_sync's per-step counters stay in step
+            part = merged if rows is None else rows_part(merged, rows)
+            # queued with the dense keys of this push: one call per server carries them all
+            self._outbox.setdefault(server, []).append((key, seq, [self._ray.put(part)], None))
 
     def _pool_list(self) -> list[PushPool]:
         """Every push pool of this worker: per server on this node, and the aggregator's."""
@@ -491,7 +396,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
         return server in self._presum
 
     def _plan_presum(self) -> dict[int, Any]:
-        """The node aggregator per server (see :mod:`kvcli.store.dist.aggregate`): started
+        """The node aggregator per server (see :mod:`kvcli.store.ray.aggregate`): started
         (or found) on this node, the same for every worker of the node."""
         if config.get(config.DIST_NO_PRESUM):
             return {}
@@ -515,9 +420,6 @@ class DistStore(DistState, DistRowSparse, KVStore):
         if not config.get(config.DIST_NO_SHM):
             self._presum_pool = PushPool()
         return {server: aggregator for server in elsewhere}
-
-    def _compressed_values(self, key: Key, arrays: list[Any]) -> list[Any]:
-        return arrays  # compressed after the worker's own sum, per server part (in _apply)
 
     def _travelling(self, part: np.ndarray) -> Any:
         """A part as it goes to a server without shared memory: small ones inside the call,
@@ -572,7 +474,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
     def _send_presums(self) -> None:
         """One call per server to this node's aggregator carries every key of this push
         (their values packed into one push segment, or by reference): queued in
-        :attr:`_presum_calls`, answered (at once: it runs on this node) in :meth:`push`."""
+        :attr:`_presum_calls`, answered (at once: it runs on this node) in :meth:`apply`."""
         outbox, self._presum_outbox = self._presum_outbox, {}
         pool = self._presum_pool
         for server, items in outbox.items():
@@ -617,63 +519,32 @@ class DistStore(DistState, DistRowSparse, KVStore):
         if first_error is not None:
             raise first_error
 
-    def _compressed_part(self, key: Key, part_index: int, part: np.ndarray) -> tuple[np.ndarray, Any] | None:
-        """With gradient compression on: this worker's part compressed with its residual,
-        and what the server needs to decode it (shape, threshold); else None. Only the
-        worker-to-server direction is compressed, as in MXNet."""
-        if self._compression is None:
-            return None
-        packed = self._compression.compress(key, part_index, part)
-        return packed, (part.shape, self._compression.spec.server_threshold())
+    def _ship_updater(self, servers: Sequence[int]) -> None:
+        """Send the updater (and each server's share of its state) to ``servers``."""
+        shipped, shares = shares_of(self._updater, self._layouts, self._num_servers)
+        calls = []
+        for server in servers:
+            try:
+                ref = self._servers[server].set_updater.remote(shipped, shares[server])
+            except Exception as error:  # Ray could not serialise it
+                raise DistributedError(
+                    f"the updater {self._updater!r} cannot be sent to the servers ({type(error).__name__}: "
+                    f"{error}); use a spec string or a module-level function"
+                ) from None
+            calls.append((ref, f"set_updater on kvcli server {server}"))
+        for ref, what in calls:
+            self._call(ref, what)
 
-    def _read(self, key: Key) -> np.ndarray:
-        if key in self._prefetched:
-            return self._prefetched[key]
-        return self._fetch([key])[key]
-
-    def _updater_changed(self) -> None:
-        self._settle_pushes()
-        if self._rank == 0:
-            self._ship_updater(range(self._num_servers))
-        if self._num_workers > 1:
-            self.barrier()
-
-    def delete(self, key: Key) -> None:
-        """Forget ``key`` — collectively, like ``init``: every worker calls it.
-
-        A barrier first (nobody still pushes or pulls the key), then rank 0 removes it from
-        the servers, then a barrier again, so that once ``delete`` returns on any worker the
-        key is gone everywhere.
-        """
-        with self._lock:
-            self._check_open()
-            self._info_of(self._keys_of(key)[0])  # an unknown key fails before any barrier
-            self.barrier()
-            super().delete(key)
-        self.barrier()
-
-    def _forget(self, key: Key) -> None:
-        layout = self._layouts.pop(key, [])
-        self._seq.pop(key, None)
-        for pool in self._pool_list():
-            pool.forget(key)
-        self._results.forget(key)
-        self._forget_handed(key)
-        if self._rank != 0:
-            return
-        for server, _ in layout:
-            self._inflight.append(
-                (self._servers[server].delete.remote(key), f"delete of key {key!r} on kvcli server {server}", server)
-            )
-        self._wait_inflight()
-
-    def _shutdown(self) -> None:
-        self._inflight.clear()
-        self._handed.clear()
-        try:
-            self._settle_pushes()  # a failed last push still says so, after the cleanup
-        finally:
-            self._release()
+    def _check_servers_hold(self, keys: list[Key]) -> None:
+        """After init on rank != 0: the servers must hold rank 0's value with our shape."""
+        wanted: dict[int, list[Key]] = {}
+        for key in keys:
+            for server, _ in self._layouts[key]:
+                wanted.setdefault(server, []).append(key)
+        for server, server_keys in wanted.items():
+            held = self._call(self._servers[server].info.remote(server_keys), f"init check on kvcli server {server}")
+            for key in server_keys:
+                check_held(key, held[key], dict(self._layouts[key])[server], self._info[key], server, self._rank)
 
     def _release(self) -> None:
         """Unmap and close this worker's shared memory; stop the group it owns."""
@@ -741,28 +612,12 @@ class DistStore(DistState, DistRowSparse, KVStore):
         values: dict[Key, Any] = {}
         for key in dict.fromkeys(keys):
             pieces = [parts[key, server] for server, _ in self._layouts[key]]
-            # One part: the read-only array as it came (the base class copies it out).
+            # One part: the read-only array as it came (the store copies it out).
             values[key] = pieces[0] if len(pieces) == 1 else join_parts(pieces, self._layouts[key])
         return values
 
-    def _invoke(self, server: int, method: str, *args: Any) -> Any:
-        """``servers[server].method.remote(*args)``: a call that may wait for other workers
-        in the servers' :data:`WAIT_GROUP`, and through the server's ``packed`` when no
-        argument holds an ObjectRef (see :meth:`KeyServer.packed`; read its answer with
-        :func:`unpacked`)."""
-        actor = self._servers[server]
-        # of the packed methods, only push_many's items can carry a reference (``[ref]``)
-        refs = method == "push_many" and any(isinstance(item[2], list) for item in args[1])
-        packed = method in PACKED_METHODS and not refs
-        call = actor.packed if packed else getattr(actor, method)
-        if method in WAITING_METHODS:
-            call = call.options(concurrency_group=WAIT_GROUP)
-        if packed:
-            return call.remote(method, pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL))
-        return call.remote(*args)
-
     def _settle_pushes(self) -> None:
-        """Wait for the answers of pushes sent to other nodes (see :meth:`push`); keep the
+        """Wait for the answers of pushes sent to other nodes (see :meth:`apply`); keep the
         step results they hand back; raise the first push's error."""
         calls, self._unsettled = self._unsettled, []
         first_error: BaseException | None = None
@@ -784,7 +639,7 @@ class DistStore(DistState, DistRowSparse, KVStore):
             del self._handed[where]
 
     def _wait_inflight(self) -> list[tuple[int, Any]]:
-        """Wait for the calls queued by the hooks; returns (server, answer) pairs."""
+        """Wait for the calls queued by write, apply and forget; returns (server, answer) pairs."""
         calls, self._inflight = self._inflight, []
         answers = []
         first_error: BaseException | None = None
@@ -798,43 +653,27 @@ class DistStore(DistState, DistRowSparse, KVStore):
         return answers
 
     def _call(self, ref: Any, what: str, lost: str = SERVER_LOST) -> Any:
-        """``ray.get(ref)`` (one ObjectRef or a list) with Ray's failures as kvcli errors;
-        ``lost`` says what a dead actor means for the job."""
-        ray = self._ray
-        try:
-            return ray.get(ref, timeout=self._timeout + ANSWER_GRACE)
-        except ray.exceptions.RayTaskError as error:
-            cause = getattr(error, "cause", None)
-            if isinstance(cause, KVCliError):
-                raise cause from None  # the server's own message, as the local store says it
-            if isinstance(cause, Exception):
-                raise cause from None  # a user updater's exception, as it would be raised locally
-            raise DistributedError(f"{what} failed: {error}") from None
-        except ray.exceptions.GetTimeoutError:
-            raise DistributedError(
-                f"{what}: no answer after {self._timeout + ANSWER_GRACE:g}s (the actor hangs or the "
-                f"cluster is overloaded); raise timeout=... or {ENV_TIMEOUT}"
-            ) from None
-        except ray.exceptions.RayActorError as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise DistributedError(
-                f"{what}: the actor died or is restarting ({type(error).__name__}: {reason}); {lost}"
-            ) from None
+        """:func:`~kvcli.store.ray.calls.call` with this store's timeout."""
+        return call(self._ray, ref, what, self._timeout, lost)
+
+    def _invoke(self, server: int, method: str, *args: Any) -> Any:
+        """:func:`~kvcli.store.ray.calls.invoke` on server ``server``."""
+        return invoke(self._servers[server], method, *args)
 
     def server_stats(self) -> list[dict[Key, dict[str, Any]]]:
         """Per server: the keys it holds, their shapes and push counters (for debugging)."""
-        with self._lock:
-            self._settle_pushes()
+        self._settle_pushes()
         return [self._call(s.stats.remote(), f"stats of kvcli server {i}") for i, s in enumerate(self._servers)]
 
     def __repr__(self) -> str:
         return (
-            f"<DistStore type={self.type!r} rank={self._rank}/{self._num_workers} "
-            f"servers={self._num_servers} keys={len(self._info)} group={self._group.id!r}>"
+            f"<RayBackend {self._kind} rank={self._rank}/{self._num_workers} "
+            f"servers={self._num_servers} group={self._group.id!r}>"
         )
 
 
 __all__ = [
-    "DEFAULT_SERVER_RESTARTS", "DEFAULT_TIMEOUT", "ENV_ADDRESS", "DistStore", "Group", "Layout", "cluster_address", "connect",
-    "find_group", "import_ray", "layout_of", "namespace_of", "start_group",
+    "DEFAULT_SERVER_RESTARTS", "DEFAULT_TIMEOUT", "ENV_ADDRESS", "ENV_GROUP", "ENV_NUM_SERVERS", "ENV_NUM_WORKERS",
+    "ENV_RANK", "ENV_TIMEOUT", "Group", "Layout", "RayBackend", "cluster_address", "connect", "find_group",
+    "import_ray", "layout_of", "namespace_of", "start_group",
 ]
