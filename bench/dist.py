@@ -1,7 +1,7 @@
 """``dist_sync`` push+pull per step, W = 1, 2, 4 workers on one machine, vs ``device`` and
 (with ``--mxnet-python``) vs MXNet 1.9.1's own ``dist_sync`` parameter server.
 
-Each of W workers (Ray actors started by :func:`kvcli.store.dist.launch.launch`) pushes
+Each of W workers (Ray actors started by :func:`kvcli.store.ray.launch.launch`) pushes
 ``--keys`` float32 arrays of ``--kib`` KiB each and pulls the step's sums back, ``--steps``
 times (default: one key of 16 MiB; the many-small-keys pattern is ``--keys 100 --kib 64``).
 The ``device`` row does the same work in one process. The MXNet row runs ps-lite as MXNet
