@@ -60,8 +60,9 @@ class Backend(Protocol):
     def write(self, values: Sequence[tuple[Key, Value]], reset: bool) -> None:
         """Make each value (a copy the store hands over) the value of its key, new or
         replaced, dense or row-sparse. ``reset``: an ``init`` (state tied to the key starts
-        over) rather than a load of values kept elsewhere. All or nothing where the
-        backend can tell (a refused allocation changes nothing)."""
+        over) rather than a load of values kept elsewhere. A backend that keeps values in
+        this process changes nothing when it raises (the device backend allocates every
+        new segment first); Ray's may have initialised some keys on its servers."""
         ...
 
     def read(self, keys: Sequence[Key]) -> list[Value]:
