@@ -1,14 +1,14 @@
 """``dist_sync`` and ``dist_async``: the KVStore's values spread over Ray actors.
 
-Modules: :mod:`~kvcli.store.ray.store` (``RayBackend``, the worker's side),
-:mod:`~kvcli.store.ray.server` (key servers, the coordinator), :mod:`~kvcli.store.ray.group`
-(groups, connecting to Ray), :mod:`~kvcli.store.ray.shm` (the node-local shm path),
-:mod:`~kvcli.store.ray.aggregate` (node-local pre-sum), :mod:`~kvcli.store.ray.sparse`,
-:mod:`~kvcli.store.ray.state`, :mod:`~kvcli.store.ray.launch` (starting workers).
+Modules: :mod:`~kvcli.store.ray.store` (``RayBackend``, the worker's side), ``join`` (a
+worker's place in a group), ``calls`` (actor calls, Ray's failures as kvcli errors), ``sparse``
+and ``state`` (row ranges, optimizer state), ``shm`` (the node-local shm path), ``server`` (key
+servers), ``coordinator``, ``aggregate`` (node-local pre-sum), ``group`` (groups, connecting to
+Ray), ``launch`` (starting workers).
 
 A *group* is one distributed job: ``num_workers`` worker processes (ranks ``0..W-1``) that
 push and pull, ``num_servers`` :class:`~kvcli.store.ray.server.KeyServer` actors that hold
-the values, and a :class:`~kvcli.store.ray.server.Coordinator` actor for barriers. The
+the values, and a :class:`~kvcli.store.ray.coordinator.Coordinator` actor for barriers. The
 actors are named in the Ray namespace ``kvcli-<group>``, so every worker finds them.
 
 How a worker learns its place — the ``DMLC_*`` variables of MXNet — is environment
