@@ -206,8 +206,11 @@ class KVStore:
                 copies = [v.copy() if isinstance(v, RowSparse) else np.array(v, copy=True) for v in values]
                 return copies if isinstance(key, (list, tuple)) else copies[0]
             # every output is checked before anything is read
-            plan = [(k, *RowSparseRules.outputs(k, self._info[k], o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
-            for (k, buffers, targets), value in zip(plan, self._backend.read([k for k, _, _ in plan])):
+            keys, plan = [], []
+            for k, o in self._pair(key, out, "pull"):
+                keys.append(k)
+                plan.append(RowSparseRules.outputs(k, self._info[k], o, ignore_sparse))
+            for k, (buffers, targets), value in zip(keys, plan, self._backend.read(keys)):
                 self._rows.copy_out(k, value, buffers, targets)
             return out
 
@@ -517,15 +520,19 @@ class KVStore:
             backend.apply([(k, merged) for k, _, merged in reduced], self._compression)
             return
         with self._uncut():
+            assigned = []
             for k, sparse, merged in reduced:
                 if sparse:
                     self._rows.apply_here(k, self._info[k], merged, self._updater, backend.stored(k))
                     continue
-                self._rows.forget(k)
+                if self._rows.pushed_rows:  # a dense push ends a row-sparse sum's rows
+                    self._rows.forget(k)
                 if self._updater is None:
-                    backend.apply([(k, merged)], None)
+                    assigned.append((k, merged))
                 else:
                     self._update_here(k, merged, backend.stored(k))  # type: ignore[arg-type]  # a dense key
+            if assigned:  # keys are distinct here: the order among them does not matter
+                backend.apply(assigned, None)
 
     def _uncut(self) -> Any:
         """Ctrl-C waits while a push takes effect — unless the updater is user code, which

@@ -27,7 +27,7 @@ class LocalBackend:
         self._values.update(values)
 
     def read(self, keys: Sequence[Key]) -> list[Value]:
-        return [self._values[key] for key in keys]
+        return list(map(self._values.__getitem__, keys))
 
     def read_rows(self, key: Key, rows: Sequence[np.ndarray]) -> list[RowSparse]:
         return rows_of(self._values[key], rows)

@@ -112,7 +112,7 @@ def test_a_push_sums_every_key_first_then_applies_them_in_order() -> None:
     kv.init([1, 2], [np.zeros(2, F32), np.zeros(3, F32)])
     backend.calls.clear()
     kv.push([2, 1], [[np.ones(3, F32), np.ones(3, F32)], np.full(2, 5, F32)])
-    assert backend.calls == [("reduce", 2, 2), ("reduce", 1, 1), ("apply", [2], None), ("apply", [1], None)]
+    assert backend.calls == [("reduce", 2, 2), ("reduce", 1, 1), ("apply", [2, 1], None)]
     assert kv.pull([1, 2])[0].tolist() == [5, 5] and backend.values[2].tolist() == [2, 2, 2]
 
 

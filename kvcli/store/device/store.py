@@ -444,7 +444,7 @@ class DeviceBackend:
             np.copyto(memory[key].stored.array, value)
 
     def read(self, keys: Sequence[Key]) -> list[Value]:
-        return [self.stored(key) for key in keys]
+        return list(map(self.stored, keys))
 
     def read_rows(self, key: Key, rows: Sequence[np.ndarray]) -> list[RowSparse]:
         return rows_of(self._sparse[key], rows)
