@@ -271,7 +271,7 @@ class Session:
         array (not a list of per-device arrays) is pushed to a key the store has not loaded.
         They are checked like a push, then set with ``init`` (same result, no read)."""
         from kvcli.errors import DTypeMismatchError, ShapeMismatchError
-        from kvcli.store.base import as_numpy, is_value_list
+        from kvcli.arrays.core import as_numpy, is_value_list
 
         if manifest.updater != "assign":
             return {}
