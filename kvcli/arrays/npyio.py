@@ -462,13 +462,17 @@ class _ReadOnly:
 
 
 # ---------------------------------------------------------------------- writing
-def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
+def write_file(path: Path, array: Any, overwrite: bool = False, sync: bool = True) -> None:
     """Write ``array`` as a ``.npy`` session file and fsync it (never pickled).
 
-    ``overwrite`` rewrites an existing regular file of the same size in place (its blocks
-    are reused); otherwise the file must not exist yet. Neither follows a symlink. If the
-    write fails (a full disk, an I/O error) a new file is removed before the ``OSError``
-    propagates, so nothing half-written is left behind.
+    ``array`` is a numpy array, or a body written by copying (anything with ``dtype``,
+    ``shape`` and ``write_to(handle)``, e.g. a record of a ``.params`` file:
+    :class:`kvcli.arrays.mxparams.Body`). ``overwrite`` rewrites an existing regular file of
+    the same size in place (its blocks are reused); otherwise the file must not exist yet.
+    Neither follows a symlink. ``sync=False`` leaves the fsync to the caller (who fsyncs a
+    batch of files at once, see :func:`fsync_file`). If the write fails (a full disk, an I/O
+    error) a new file is removed before the ``OSError`` propagates, so nothing half-written
+    is left behind.
     """
     if overwrite:
         fd = os.open(path, os.O_WRONLY | NOFOLLOW)
@@ -481,25 +485,42 @@ def write_file(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
         with os.fdopen(fd, "wb") as handle:
             _write_array(handle, array)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
     except BaseException:
         if not overwrite:
             remove_quietly(path)
         raise
 
 
-def _write_array(handle: Any, array: np.ndarray) -> None:
+def fsync_file(path: Path) -> None:
+    """fsync a file written with ``sync=False`` (never through a symlink)."""
+    fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_array(handle: Any, array: Any) -> None:
     """The header, then the buffer in one write (no copy for a C-ordered array). Not numpy's
     ``tofile``: its error on a full disk has no errno ("N requested and M written")."""
     from numpy.lib import format as npy
 
-    array = np.ascontiguousarray(array)
-    if array.dtype.name not in DTYPES:
-        raise NpyError(f"cannot hold dtype {array.dtype} (use one of {', '.join(DTYPES)})")
-    header = npy.header_data_from_array_1_0(array)
+    if not isinstance(array, np.ndarray) and hasattr(array, "write_to"):  # a body copied from elsewhere
+        if array.dtype.name not in DTYPES:
+            raise NpyError(f"cannot hold dtype {array.dtype} (use one of {', '.join(DTYPES)})")
+        header = {"descr": npy.dtype_to_descr(array.dtype), "fortran_order": False, "shape": tuple(array.shape)}
+        npy.write_array_header_1_0(handle, header)
+        array.write_to(handle)
+        return
+    values: np.ndarray = np.ascontiguousarray(array)
+    if values.dtype.name not in DTYPES:
+        raise NpyError(f"cannot hold dtype {values.dtype} (use one of {', '.join(DTYPES)})")
+    header = npy.header_data_from_array_1_0(values)
     npy.write_array_header_1_0(handle, header)
-    if array.size:
-        handle.write(memoryview(array.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
+    if values.size:
+        handle.write(memoryview(values.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
 
 
 def remove_quietly(path: Path) -> None:
@@ -516,6 +537,6 @@ def _short(value: Any) -> str:
 
 
 __all__ = [
-    "DTYPES", "Header", "NpyError", "NpzArchive", "check_file", "impossible_shape", "read_array", "read_header",
-    "write_file",
+    "DTYPES", "Header", "NpyError", "NpzArchive", "check_file", "fsync_file", "impossible_shape", "read_array",
+    "read_header", "write_file",
 ]
