@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from kvcli.osutil import PRIVATE_FILE, private_dir, unique_token
 from kvcli.arrays.npyio import (
     NOFOLLOW,
     check_file,
+    fsync_file,
     read_array,
     remove_quietly,
     write_file,
@@ -212,20 +213,31 @@ def _human(size: int) -> str:
     return f"{size} bytes"  # pragma: no cover
 
 
-def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
-    """Write ``array`` as a ``.npy`` session file and fsync it (never pickled, never through
-    a symlink); on a full or failing disk the new file is removed and the error is a
-    :class:`SessionError` naming the path and the space needed.
+def write_npy(path: Path, array: Any, overwrite: bool = False, sync: bool = True) -> None:
+    """Write ``array`` (a numpy array or a copied body, see
+    :func:`kvcli.arrays.npyio.write_file`) as a ``.npy`` session file and fsync it (never
+    pickled, never through a symlink); on a full or failing disk the new file is removed and
+    the error is a :class:`SessionError` naming the path and the space needed.
 
     ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
-    its blocks are reused); otherwise the file must not exist yet.
+    its blocks are reused); otherwise the file must not exist yet. ``sync=False``: the
+    caller fsyncs it (:func:`sync_npy`), with the other files of its commit.
     """
     try:
-        write_file(path, array, overwrite=overwrite)
+        write_file(path, array, overwrite=overwrite, sync=sync)
     except NpyError as error:
         raise SessionError(f"session file {path} {error}; nothing was written to it") from None
     except OSError as error:
         raise disk_error(path, error, int(array.nbytes) + 128) from None
+
+
+def sync_npy(paths: Sequence[Path]) -> None:
+    """fsync files written with ``sync=False``; a failing disk is a one-line error."""
+    for path in paths:
+        try:
+            fsync_file(path)
+        except OSError as error:
+            raise disk_error(path, error) from None
 
 
 def _npy_error(path: Path, error: NpyError) -> SessionError:
