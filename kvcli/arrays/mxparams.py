@@ -51,9 +51,9 @@ from typing import Any, BinaryIO, Iterator, NamedTuple, Sequence, Union
 import numpy as np
 
 from kvcli.arrays.csr import CSRParts, check_csr
-from kvcli.arrays.npyio import impossible_shape
+from kvcli.arrays.npyio import copy_range, impossible_shape
 from kvcli.arrays.sparse import INDEX_DTYPE, RowSparse
-from kvcli.errors import CSRError, ParamsFileError, RowSparseError, ShapeMismatchError
+from kvcli.errors import CSRError, NpyError, ParamsFileError, RowSparseError, ShapeMismatchError
 from kvcli.osutil import PLAIN_FILE, atomic_write
 
 LIST_MAGIC = 0x112
@@ -78,8 +78,6 @@ CPU = ("cpu", 0)
 Value = Union[np.ndarray, RowSparse, CSRParts]
 #: The bytes of a header window read at a time from a file (a record's header is < 600 bytes).
 WINDOW = 1 << 16
-#: Bytes copied at a time when the kernel cannot copy between the two files itself.
-COPY_CHUNK = 1 << 22
 #: The smallest array record (magic, storage type, ndim), to bound a claimed array count.
 MIN_ARRAY_BYTES = 12
 
@@ -354,7 +352,7 @@ class ParamsFile:
 
     def body(self, entry: Entry) -> "Body":
         """The values of dense ``entry`` as a :class:`Body`: written into another file by
-        copying bytes (the kernel's copy where it can), never held in memory whole."""
+        copying bytes, never held in memory whole."""
         return Body(self, entry)
 
     def copy_to(self, entry: Entry, handle: BinaryIO) -> None:
@@ -363,19 +361,11 @@ class ParamsFile:
         if self._reader._data is not None:
             handle.write(self._reader.read_at(entry.offset, size, f"array {entry.number}'s values"))
             return
-        source = self._reader._handle
-        assert source is not None
-        handle.flush()
-        done = _kernel_copy(source.fileno(), handle.fileno(), entry.offset, size)
-        if done < size:
-            buffer = memoryview(bytearray(min(COPY_CHUNK, size - done)))
-            while done < size:
-                n = min(len(buffer), size - done)
-                self._reader.read_at(entry.offset + done, n, f"array {entry.number}'s values", buffer[:n])
-                handle.write(buffer[:n])
-                done += n
-        if done != size:
-            raise ParamsFileError(f"{self.source}: array {entry.number}'s values could not be copied whole")
+        try:
+            copy_range(self._reader._handle, handle, entry.offset, size)
+        except NpyError:
+            raise ParamsFileError(f"{self.source}: array {entry.number}'s values could not be read whole: it was "
+                                  "changed while it was read") from None
 
 
 def _read(reader: Reader, offset: int, shape: tuple[int, ...], dtype: np.dtype, what: str,
@@ -415,25 +405,6 @@ def _value(reader: Reader, entry: Entry, copy: bool) -> Value:
         return CSRParts(np.ascontiguousarray(values), columns, indptr, shape)
     except (CSRError, RowSparseError, ShapeMismatchError, ValueError) as error:
         raise reader.error(f"{entry.stype} array {entry.number} is malformed: {error}") from None
-
-
-def _kernel_copy(source: int, target: int, offset: int, size: int) -> int:
-    """Bytes copied by ``copy_file_range`` (0 where the platform or file system has none)."""
-    copy = getattr(os, "copy_file_range", None)
-    if copy is None:
-        return 0
-    done = 0
-    try:
-        while done < size:
-            n = copy(source, target, size - done, offset + done)
-            if n == 0:  # the file is shorter than scanned: the caller's read says so
-                break
-            done += n
-    except OSError:
-        if done:
-            raise
-        return 0  # EXDEV, ENOSYS, EINVAL...: copy through memory instead
-    return done
 
 
 class Body:
@@ -538,6 +509,12 @@ def _parts(value: Any, device: tuple[str, int], label: str) -> list[Any]:
                   struct.pack("<iii", *dev, _flag(stored.dtype, label))]
         pieces += [struct.pack("<i", INT64_FLAG) + _tshape(a.shape) for a in aux]
         return [b"".join(pieces), _little(stored), *(np.ascontiguousarray(a, dtype="<i8") for a in aux)]
+    if not isinstance(value, np.ndarray) and hasattr(value, "write_to"):  # a body copied from a file
+        if not value.shape:
+            raise ParamsFileError(f"{label} is 0-d: MXNet 1.x reads a 0-d array back as a shapeless one: reshape it "
+                                  "to (1,)")
+        head = struct.pack(f"<Iii{len(value.shape)}q", V2_MAGIC, STORAGE_DEFAULT, len(value.shape), *value.shape)
+        return [head + struct.pack("<iii", *dev, _flag(value.dtype, label)), value]
     if not isinstance(value, np.ndarray):
         raise ParamsFileError(f"{label} is a {type(value).__name__}, not an array")
     if value.ndim == 0:
@@ -549,7 +526,9 @@ def _parts(value: Any, device: tuple[str, int], label: str) -> list[Any]:
 
 
 def _write(handle: BinaryIO, part: Any) -> None:
-    if isinstance(part, np.ndarray):
+    if hasattr(part, "write_to") and not isinstance(part, np.ndarray):
+        part.write_to(handle)
+    elif isinstance(part, np.ndarray):
         if part.size:
             handle.write(memoryview(part.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
     else:
@@ -558,8 +537,9 @@ def _write(handle: BinaryIO, part: Any) -> None:
 
 def dump(handle: BinaryIO, values: Sequence[Any], names: Sequence[str] | None = None,
          devices: Sequence[tuple[str, int]] | None = None, labels: Sequence[str] | None = None) -> None:
-    """Write ``values`` (numpy arrays, :class:`RowSparse`, :class:`CSRParts`) in MXNet's
-    format to ``handle``, named by ``names`` (``None``: an unnamed list), each saved from its
+    """Write ``values`` (numpy arrays, :class:`RowSparse`, :class:`CSRParts`, or bodies
+    copied from files: ``dtype``, ``shape`` and ``write_to(handle)``) in MXNet's format to
+    ``handle``, named by ``names`` (``None``: an unnamed list), each saved from its
     ``devices`` entry (default cpu(0)). Every value is checked before the first byte is
     written; a value's buffer is written as it is (no copy of a C-ordered array)."""
     if names is not None:

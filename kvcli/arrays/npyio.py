@@ -170,6 +170,67 @@ def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
         _check_size(handle, header)
 
 
+def file_body(path: Path, dtype: str, shape: tuple[int, ...]) -> Any:
+    """The data of a session file as a body another file is written from by copying bytes
+    (:class:`FileBody`), after the checks of :func:`check_file`; a file whose data are not
+    little-endian C-ordered bytes (numpy's big-endian or Fortran order) is read instead."""
+    fd = _open_for_reading(path, True)
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            header = read_header(handle)
+        except OSError as error:
+            raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
+        _check_expected(header, dtype, shape)
+        _check_size(handle, header)
+    if header.fortran or header.dtype.byteorder == ">" or (header.dtype.byteorder == "=" and not _LITTLE):
+        return read_array(path, dtype=dtype, shape=shape, session_file=True)
+    return FileBody(path, header.offset, header.dtype.newbyteorder("<"), header.shape)
+
+
+_LITTLE = np.dtype("=i4").byteorder == "<" or np.little_endian
+
+
+class FileBody:
+    """``nbytes`` bytes of ``path`` from ``offset``: an array's little-endian data (``dtype``,
+    ``shape``) that :meth:`write_to` copies into another file (:func:`copy_range`)."""
+
+    def __init__(self, path: Path, offset: int, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+        self.path, self.offset, self.dtype, self.shape = path, offset, dtype, tuple(shape)
+        self.nbytes = math.prod(self.shape) * self.dtype.itemsize
+
+    def write_to(self, handle: Any) -> None:
+        fd = _open_for_reading(self.path, True)
+        with os.fdopen(fd, "rb", buffering=0) as source:
+            if os.fstat(fd).st_size < self.offset + self.nbytes:
+                raise NpyError(f"is truncated: fewer than {self.nbytes} data bytes", "bad")
+            copy_range(source, handle, self.offset, self.nbytes)
+
+    def read(self) -> np.ndarray:
+        return read_array(self.path, dtype=self.dtype.name, shape=self.shape, session_file=True)
+
+
+#: Bytes copied at a time from one file to another.
+COPY_CHUNK = 1 << 24
+
+
+def copy_range(source: Any, target: Any, offset: int, size: int) -> None:
+    """Write ``size`` bytes of the file ``source`` from ``offset`` at ``target``'s position,
+    :data:`COPY_CHUNK` bytes at a time (``copy_file_range`` measured no faster for a
+    checkpoint's 73 files); an :class:`OSError`, or :class:`NpyError` when ``source`` has
+    fewer bytes."""
+    target.flush()
+    fd, out = source.fileno(), target.fileno()
+    done = 0
+    while done < size:
+        chunk = os.pread(fd, min(COPY_CHUNK, size - done), offset + done)
+        if not chunk:
+            raise NpyError(f"ended after {done} of {size} bytes: it changed while it was read", "bad")
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+        done += len(chunk)
+
+
 def _open_for_reading(path: Path, session_file: bool) -> int:
     flags = os.O_RDONLY | os.O_NONBLOCK | (NOFOLLOW if session_file else 0)
     try:
@@ -537,6 +598,6 @@ def _short(value: Any) -> str:
 
 
 __all__ = [
-    "DTYPES", "Header", "NpyError", "NpzArchive", "check_file", "fsync_file", "impossible_shape", "read_array",
-    "read_header", "write_file",
+    "COPY_CHUNK", "DTYPES", "FileBody", "Header", "NpyError", "NpzArchive", "check_file", "copy_range", "file_body",
+    "fsync_file", "impossible_shape", "read_array", "read_header", "write_file",
 ]

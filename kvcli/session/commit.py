@@ -28,7 +28,7 @@ from kvcli.session.files import (
     same_size,
     corrupted,
     disk_error,
-    sync_npy,
+    Syncer,
     write_npy,
 )
 from kvcli.session.keytable import KeyTable
@@ -285,7 +285,7 @@ class Committer:
         data = self.place.path / DATA
         store = self.live.store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
-        unsynced: list[Path] = []  # value files written, fsynced together before the commit point
+        syncer = Syncer()  # value files are fsynced in the background, all before the commit point
         old_state = txn.old_state
         try:
             for key in txn.changed:
@@ -294,7 +294,7 @@ class Committer:
                     continue
                 direct = txn.direct.get(key)
                 array = direct if direct is not None else store.view(key)
-                self._write_value(data, entry, self._committed.get(key), array, written, unsynced)
+                self._write_value(data, entry, self._committed.get(key), array, written, syncer)
                 if direct is None:
                     self.live.loaded[key] = entry.signature
                 elif store is not None and store.has(key):  # the store's copy is now stale
@@ -321,9 +321,7 @@ class Committer:
                     raise disk_error(data / name, error) from None
                 manifest.optimizer_state = name
                 self.live.updater_sig = None
-            # the files are written first and fsynced together: the disk takes them in one
-            # stream (a checkpoint's 150 files cost about what one file of their size does)
-            sync_npy(unsynced)
+            syncer.wait()
             crash_point("after-data")
             if written:
                 fsync_dir(data)
@@ -342,6 +340,10 @@ class Committer:
                     remove_quietly(path)
                 self._write_rows(txn)
         except BaseException:
+            try:
+                syncer.wait()  # no thread is left fsyncing a file removed below
+            except DiskError:
+                pass
             for path in written:
                 remove_quietly(path)
             raise
@@ -476,7 +478,7 @@ class Committer:
 
     @staticmethod
     def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: Any, written: list[Path],
-                     unsynced: list[Path]) -> None:
+                     syncer: Syncer) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
         A value of at most ``INLINE_BYTES`` goes into the row itself (no file; a committed
@@ -497,14 +499,14 @@ class Committer:
             old_file, old_spare = before[0], before[1]
             if old_spare and same_size(data / old_spare, data / old_file):
                 write_npy(data / old_spare, array, overwrite=True, sync=False)
-                unsynced.append(data / old_spare)
+                syncer.add(data / old_spare)
                 entry.file, entry.spare = old_spare, old_file
                 return
             entry.spare = old_file
         entry.file = new_file_name(".npy")
         written.append(data / entry.file)
         write_npy(data / entry.file, array, sync=False)
-        unsynced.append(data / entry.file)
+        syncer.add(data / entry.file)
 
     def collect_garbage(self, manifest: Manifest) -> None:
         """Remove data files the manifest does not reference (old values, crash leftovers),

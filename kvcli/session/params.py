@@ -29,8 +29,10 @@ import numpy as np
 
 from kvcli import config
 from kvcli.arrays import mxparams
-from kvcli.errors import KeyTypeError, ParamsFileError, SessionError, bad_param
-from kvcli.session.manifest import KeyEntry
+from kvcli.errors import KeyTypeError, NpyError, ParamsFileError, SessionError, bad_param
+from kvcli.osutil import PRIVATE_FILE
+from kvcli.session.files import file_body
+from kvcli.session.manifest import KeyEntry, Manifest
 from kvcli.session.names import DATA, INLINE_BYTES, Key, KEY_RULE, check_key
 
 if TYPE_CHECKING:  # the session imports this module on first use
@@ -152,40 +154,47 @@ def load(session: "Session", path: Path, prefix: str, strip_prefix: Sequence[str
     return LoadedParams(key_list, replaced, sum(entry.nbytes for _, entry in chosen))
 
 
+def _entries(session: "Session", manifest: Manifest, keys: Sequence[Key] | None) -> list[KeyEntry]:
+    if not session.exists():
+        raise SessionError(f"session {session.name!r} does not exist yet: it holds no keys")
+    chosen = list(manifest.keys) if keys is None else [check_key(k) for k in keys]
+    return [session._entry(manifest, key) for key in chosen]
+
+
 def snapshot(session: "Session", keys: Sequence[Key] | None = None) -> list[tuple[KeyEntry, np.ndarray]]:
-    """:meth:`Session.snapshot`: each key's entry and committed value (big values mapped,
-    not read), all of one commit."""
+    """:meth:`Session.snapshot`: each key's entry and committed value, all of one commit
+    (read under the session's lock: a later write cannot change them)."""
     with session._committer.transaction(write=False) as txn:
-        manifest = txn.manifest
-        if not session.exists():
-            raise SessionError(f"session {session.name!r} does not exist yet: it holds no keys")
-        chosen = list(manifest.keys) if keys is None else [check_key(k) for k in keys]
-        entries = [session._entry(manifest, key) for key in chosen]
         data = session.path / DATA
-        return [(entry, entry.value(data)) for entry in entries]
+        return [(entry, np.array(entry.value(data), copy=True)) for entry in _entries(session, txn.manifest, keys)]
 
 
 def save(session: "Session", path: Path, keys: Sequence[Key] | None) -> SavedParams:
-    """:meth:`Session.save_params` (see the module docs)."""
-    found = snapshot(session, keys)
-    if not found:
-        raise SessionError(f"session {session.name!r} holds no keys: nothing to save")
-    names, values = [], []
-    for entry, value in found:
-        label = f"key {entry.key!r}"
-        if value.ndim == 0:
-            raise ParamsFileError(f"{label} is 0-d, which MXNet 1.x reads back as a shapeless array: nothing was "
-                                  "written (leave it out, or init it again with shape (1,))")
-        if np.dtype(entry.dtype) not in mxparams.FLAG_OF_DTYPE:
-            raise ParamsFileError(f"{label} has dtype {entry.dtype}, which MXNet cannot store ({mxparams.dtype_names()}): "
-                                  "nothing was written (leave it out)")
-        names.append(str(entry.key))
-        values.append(value)
-    from kvcli.osutil import PRIVATE_FILE
-
+    """:meth:`Session.save_params` (see the module docs): written under the session's lock,
+    big values copied file to file from their ``.npy`` files."""
     target = Path(os.path.expanduser(path))
-    mxparams.save(target, values, names, mode=PRIVATE_FILE, sync=True)
-    return SavedParams(target, names, sum(entry.nbytes for entry, _ in found))
+    with session._committer.transaction(write=False) as txn:
+        entries = _entries(session, txn.manifest, keys)
+        if not entries:
+            raise SessionError(f"session {session.name!r} holds no keys: nothing to save")
+        for entry in entries:  # every refusal before the file is touched
+            label = f"key {entry.key!r}"
+            if not entry.shape:
+                raise ParamsFileError(f"{label} is 0-d, which MXNet 1.x reads back as a shapeless array: nothing "
+                                      "was written (leave it out, or init it again with shape (1,))")
+            if np.dtype(entry.dtype) not in mxparams.FLAG_OF_DTYPE:
+                raise ParamsFileError(f"{label} has dtype {entry.dtype}, which MXNet cannot store "
+                                      f"({mxparams.dtype_names()}): nothing was written (leave it out)")
+        data = session.path / DATA
+        values = [entry.value(data) if entry.inline else file_body(data / entry.file, entry.dtype, tuple(entry.shape))
+                  for entry in entries]
+        names = [str(entry.key) for entry in entries]
+        try:
+            mxparams.save(target, values, names, mode=PRIVATE_FILE, sync=True)
+        except NpyError as error:  # a value file cut after its check (by hand: the session's lock is held)
+            raise SessionError(f"cannot save session {session.name!r}: a value file {error}; nothing was written "
+                               f"to {target}") from None
+    return SavedParams(target, names, sum(entry.nbytes for entry in entries))
 
 
 __all__ = ["LoadedParams", "SavedParams", "choose", "load", "save", "snapshot"]

@@ -43,12 +43,10 @@ def test_values_are_numpy_row_sparse_and_csr() -> None:
     assert set(kinds.values()) == {np.ndarray, RowSparse, CSRParts}
 
 
-@pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "through memory"])
-def test_a_body_is_copied_into_a_npy_file_bit_for_bit(tmp_path: Path, kernel: bool,
+@pytest.mark.parametrize("chunk", [1000, npyio.COPY_CHUNK], ids=["in pieces", "whole"])
+def test_a_body_is_copied_into_a_npy_file_bit_for_bit(tmp_path: Path, chunk: int,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    if not kernel:
-        monkeypatch.delattr(os, "copy_file_range", raising=False)
-    monkeypatch.setattr(mxparams, "COPY_CHUNK", 1000)  # several pieces
+    monkeypatch.setattr(npyio, "COPY_CHUNK", chunk)
     path = DATA / "mxnet_params_flow" / "dtypes.params"
     with mxparams.open_file(path) as params:
         for name, entry in params.items():
