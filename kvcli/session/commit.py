@@ -265,15 +265,18 @@ class Committer:
             conn = self._connection(False, immutable=True)
         if conn is None:
             return None
-        stamp = db.stamp(conn, path)
-        if stamp is not None and stamp == self._stamp and self.manifest is not None:
-            self.reused = True
-            return self.manifest
-        self.reused = False
-        meta = db.read_meta(conn, path)
+        meta = db.read_meta(conn, path, epoch=True)  # the one read of the meta rows: stamp and fields
         if meta is None:
             self.forget_manifest()
             return None
+        stamp = db.stamp_of(meta)
+        meta.pop("epoch", None)
+        if stamp is not None and stamp == self._stamp and self.manifest is not None:
+            self.reused = True
+            return self.manifest
+        if self._stamp is not None:  # a connection kept across commands: its schema may be older
+            db.forget_schema(conn)
+        self.reused = False
         manifest = Manifest.from_json(meta, path, keys=(conn, path))
         self.manifest, self._stamp = manifest, stamp
         self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
