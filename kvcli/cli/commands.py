@@ -186,7 +186,7 @@ def run_push(
             open_session(options, progress) as session:
         entries = session.push(key_list, build)
         name = session.name
-        updater = session.store.updater_spec if session.store is not None else None
+        updater = session.updater
     if options.json:
         output.print_json(
             {"session": name, "devices": count, "updater": updater,

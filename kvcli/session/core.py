@@ -174,6 +174,12 @@ class Session:
         """The live store (None until a command needed one)."""
         return self._live.store
 
+    @property
+    def updater(self) -> str | None:
+        """The session's updater spec as the last operation found it (None before one ran)."""
+        manifest = self._committer.manifest
+        return manifest.updater if manifest is not None else None
+
     def store_start(self) -> str | None:
         """What the next command must start before it runs (None: the store is running):
         ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
@@ -245,18 +251,19 @@ class Session:
             values = list(values)
             # compressed pushes change the value, so they all go through the store
             replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
-            store = self._store_for(manifest, [k for k in keys if k not in replace])
-            self._live.sync_updater(manifest)
-            self._live.sync_compression(manifest)
-            if manifest.compression:
-                self._live.sync_residuals(manifest, keys)
-                txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
-            # assign + one value: the old value is neither read nor loaded; the new one goes
-            # straight from the caller's array to the file
+            # assign + one value: the old value is neither read nor loaded, and no store is
+            # started (nor an updater parsed); the new one goes straight from the caller's
+            # array to the file
             txn.direct.update(replace)
             rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
             if rest:
+                store = self._store_for(manifest, [k for k, _ in rest])
+                self._live.sync_updater(manifest)
+                self._live.sync_compression(manifest)
+                if manifest.compression:
+                    self._live.sync_residuals(manifest, keys)
+                    txn.residuals.extend(keys)
                 store.push([k for k, _ in rest], [v for _, v in rest])
             for entry in entries:
                 entry.version += 1
@@ -270,8 +277,8 @@ class Session:
         """Pushes that simply replace the stored value: the updater is ``assign`` and one
         array (not a list of per-device arrays) is pushed to a key the store has not loaded.
         They are checked like a push, then set with ``init`` (same result, no read)."""
+        from kvcli.arrays.core import as_numpy, is_value_list
         from kvcli.errors import DTypeMismatchError, ShapeMismatchError
-        from kvcli.store.base import as_numpy, is_value_list
 
         if manifest.updater != "assign":
             return {}
