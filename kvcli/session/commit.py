@@ -95,6 +95,8 @@ class Committer:
         self._db_write = False
         self._db_inode: int | None = None
         self._stamp: tuple[str, int] | None = None  # (epoch, generation) of the cached manifest
+        #: the committed meta fields as read or last written: a commit writes those that changed
+        self._meta: dict[str, object] | None = None
         self._committed: dict[Key, Row] = {}  # key -> the files and layout its committed row names
         self._scanned = False  # crash leftovers are collected once per object
 
@@ -214,6 +216,7 @@ class Committer:
         self.reused = False
         self.manifest = None
         self._stamp = None
+        self._meta = None
         self._committed = {}
 
     def _remove_empty_session(self) -> None:
@@ -278,6 +281,7 @@ class Committer:
             db.forget_schema(conn)
         self.reused = False
         manifest = Manifest.from_json(meta, path, keys=(conn, path))
+        self._meta = meta
         self.manifest, self._stamp = manifest, stamp
         self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
         return manifest
@@ -437,7 +441,10 @@ class Committer:
                     epoch = epoch or unique_token()
                     db.write_all(conn, manifest.to_json(with_data=True), epoch)
                 else:
-                    db.write_meta(conn, manifest.meta_json())
+                    fields = manifest.meta_json()
+                    known = self._meta
+                    db.write_meta(conn, fields if known is None else {
+                        name: value for name, value in fields.items() if name not in known or known[name] != value})
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
                     db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
@@ -450,7 +457,7 @@ class Committer:
         except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
             raise db.db_error(path, error) from None
         crash_point("after-manifest")
-        self.manifest, self._stamp = manifest, (epoch, manifest.generation)
+        self.manifest, self._stamp, self._meta = manifest, (epoch, manifest.generation), manifest.meta_json()
 
     def write_manifest(self, manifest: Manifest) -> None:
         """Replace every row by ``manifest`` (reset); a damaged database is replaced whole."""
