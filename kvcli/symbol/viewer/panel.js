@@ -94,9 +94,7 @@
     var t = el("table", {"class": "stats"});
     row(t, "shape", st.shape + " " + st.dtype);
     var version = own(P.versions, name);  // a session's weight: its key's version
-    if (version !== undefined) row(t, "version", n(version) + (version === 1 ? " (as loaded or initialised)" :
-      " (its load or init, then " + n(version - 1) + " more write" + (version === 2 ? "" : "s") + ": pushes or re-loads)"))
-      .setAttribute("title", "the session's count of writes to this key: 1 for its load or init, 1 more per push");
+    if (version !== undefined) row(t, "version", n(version) + " (1 when loaded or initialised; each push adds 1)");
     if (st.min !== undefined) {
       row(t, "min / max", fmt(st.min) + " / " + fmt(st.max));
       row(t, "mean / std", fmt(st.mean) + " / " + fmt(st.std));
