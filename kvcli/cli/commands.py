@@ -446,6 +446,76 @@ def _key_list(keys: Sequence[Any]) -> str:
     return f"{len(keys)} keys ({shown})"
 
 
+# ---------------------------------------------------------------------- MXNet checkpoints
+def run_load_params(options: GlobalOptions, file: Path, prefix: Optional[str] = None,
+                    strip_prefix: Optional[Sequence[str]] = None, keys: Optional[str] = None, yes: bool = False) -> None:
+    from kvcli.errors import KeyTypeError
+
+    patterns = [part.strip() for part in keys.split(",")] if keys is not None else None
+    if patterns is not None and not all(patterns):
+        raise SessionError(f"--keys {keys!r} has an empty name: give names or patterns separated by commas",
+                           remedy="usage", command="load-params")
+
+    def load(session: Any, replace: bool) -> Any:
+        with output.status(f"loading {file}", quiet=options.json):
+            return session.load_params(file, prefix=prefix or "", strip_prefix=list(strip_prefix or ()),
+                                       keys=patterns, replace=replace)
+
+    with open_session(options) as session:
+        try:
+            try:
+                done = load(session, yes)
+            except SessionError as error:
+                if (error.fields or {}).get("remedy") != "replace-keys":
+                    raise
+                # asked with the lock released: another command need not wait for the answer
+                confirm(f"{error.fields['problem']}:", False, options)
+                done = load(session, True)
+        except KeyTypeError as error:
+            if (error.fields or {}).get("remedy") != "rename-params":
+                raise
+            raise KeyTypeError(f"{error.fields['problem']}: rename with --strip-prefix/--prefix, or leave it out "
+                               "with --keys") from None
+        name = session.name
+    if options.json:
+        output.print_json({"session": name, "file": str(file), "keys": done.keys, "replaced": done.replaced,
+                           "bytes": done.nbytes})
+        return
+    replaced = f"; replaced {_key_list(done.replaced)}" if done.replaced else ""
+    output.note(f"loaded {output.plural(len(done.keys), 'key')} ({output.human_bytes(done.nbytes)}) from {file} "
+                f"into session {name}{replaced}")
+
+
+def run_save_params(options: GlobalOptions, out: Path, keys: Optional[Sequence[str]] = None, yes: bool = False) -> None:
+    key_list = [key for text in keys or () for key in _keys(text)] or None
+    if key_list is not None and len(set(key_list)) != len(key_list):
+        raise SessionError("a key is given twice: give each key once", remedy="usage", command="save-params")
+    target = Path(out).expanduser()
+    if target.exists() or target.is_symlink():
+        confirm(f"{target} exists: save-params replaces it:", yes, options)
+    with output.status(f"saving to {target}", quiet=options.json), open_session(options) as session:
+        saved = session.save_params(target, key_list)
+        name = session.name
+    if options.json:
+        output.print_json({"session": name, "file": str(saved.path), "names": saved.names, "bytes": saved.nbytes})
+        return
+    output.note(f"saved {output.plural(len(saved.names), 'key')} ({output.human_bytes(saved.nbytes)}) of session "
+                f"{name} to {saved.path}")
+
+
+def session_weights(options: GlobalOptions) -> Any:
+    """The ``--session`` weights ``viz`` and ``summary`` check a graph against: every key's
+    committed value and version (:class:`kvcli.symbol.params.Weights`)."""
+    from kvcli.symbol.params import Weights
+
+    require_session(options)
+    with open_session(options) as session:
+        found = session.snapshot()
+        name = session.name
+    return Weights(f"session {name!r}", [(str(e.key), value) for e, value in found],
+                   {str(e.key): e.version for e, _ in found})
+
+
 def run_sessions(options: GlobalOptions) -> None:
     from kvcli.session import list_sessions
 
