@@ -282,7 +282,7 @@ def link_bound(
     bound is the busiest of them (bytes ÷ rate). That is the bound of the per-worker
     layout, what ps-lite (and kvcli with ``KVCLI_DIST_NO_PRESUM``) must move; with
     ``presum``, a node's workers' pushes are summed on the node first
-    (:mod:`kvcli.store.dist.aggregate`), so each share crosses once per worker node
+    (:mod:`kvcli.store.ray.aggregate`), so each share crosses once per worker node
     each way.
     """
     share = step_bytes / len(server_nodes)

@@ -106,9 +106,9 @@ class Optimizer:
             raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}; give 0 or more")
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
-            # MXNet prints this warning and lets the optimizer's rate win.
-            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
-                          stacklevel=2)
+            # MXNet prints this warning (on stdout, as a printed UserWarning) and lets the
+            # optimizer's rate win; a program's output must read the same line for line.
+            print(UserWarning("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer."))
             lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.lr_mult: dict[Any, float] = {}

@@ -12,7 +12,7 @@ address of its own joins that address. A holder that died leaves a stale file, w
 :func:`status` recognises (its pid is gone) and :func:`start` replaces.
 
 A dist session keeps its server actors in the cluster between commands (detached actors, see
-:func:`kvcli.store.dist.group.keep_group`), so a one-shot command joins in well under a second
+:func:`kvcli.store.ray.group.keep_group`), so a one-shot command joins in well under a second
 instead of starting them. Each command records its use in ``HOME/kept/<group>.json`` (the
 session and its idle time, ``KVCLI_DIST_IDLE``); the holder stops a group whose record has
 not been renewed for that long, or which ``kvcli reset`` / ``kvcli delete`` expired
@@ -97,7 +97,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
         return running, False
     if cpus is not None and cpus < 1:
         raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
-    from kvcli.store.dist.group import import_ray
+    from kvcli.store.ray.group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
     home = private_dir(Path(home), "home folder", create=True)
@@ -183,7 +183,7 @@ def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
 def reap_idle(home: Path, now: float | None = None) -> list[str]:
     """Stop the kept groups whose record is older than its idle time (the holder calls it;
     needs a Ray connection); returns the groups stopped."""
-    from kvcli.store.dist.group import stop_group
+    from kvcli.store.ray.group import stop_group
 
     now = time.time() if now is None else now
     stopped = []
@@ -255,7 +255,7 @@ def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
     import ray
 
-    from kvcli.store.dist.group import start_local_ray
+    from kvcli.store.ray.group import start_local_ray
 
     stopping = False
 

@@ -17,7 +17,7 @@ NO_RAY = "Ray is not installed: pip install 'kvcli[dist]' to run the distributed
 def ray_cluster() -> Iterator[Any]:
     """``ray``, connected to a local cluster started for this session."""
     ray = pytest.importorskip("ray", reason=NO_RAY)
-    from kvcli.store.dist.group import start_local_ray
+    from kvcli.store.ray.group import start_local_ray
 
     # Ray's worker processes import the launched functions (tests/dist/workers.py) and
     # the example by module name, so they need these folders on their path.

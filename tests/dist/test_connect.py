@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kvcli.store.dist import group as dist_group
+from kvcli.store.ray import group as dist_group
 
 
 class _FakeRay:
@@ -68,7 +68,7 @@ def test_a_local_instance_runs_the_servers_at_nice_zero(ray_cluster: Any) -> Non
     import kvcli
 
     with kvcli.create("dist_sync") as kv:
-        pid = ray_cluster.get(kv._servers[0].pid.remote())
+        pid = ray_cluster.get(kv.backend._servers[0].pid.remote())
         assert os.getpriority(os.PRIO_PROCESS, pid) == 0
 
 

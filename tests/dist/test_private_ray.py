@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist]' to run the distributed tests")
 
-from kvcli.store.dist.group import ray_temp_dir  # noqa: E402
+from kvcli.store.ray.group import ray_temp_dir  # noqa: E402
 from tests.other_user import as_user, other_uid, reachable_folder  # noqa: E402
 from tests.runner import KVCLI, kvcli_env  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The Ray side of ``dist_sync`` / ``dist_async``: connecting to Ray, starting and finding a
 worker group's actors (a coordinator and the key servers), and which server holds which rows
-of a key. :class:`kvcli.store.dist.store.DistStore` is the worker that uses them.
+of a key. :class:`kvcli.store.ray.store.RayBackend` is the worker that uses them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from kvcli import config
 from kvcli.errors import DistributedError, KVCliError, StoreError
 from kvcli.osutil import runtime_dir
-from kvcli.store.base import Key
+from kvcli.arrays.core import Key
 
 ENV_ADDRESS = config.RAY_ADDRESS.name
 DEFAULT_TIMEOUT = config.DIST_TIMEOUT.default
@@ -221,7 +221,7 @@ def _actor_class(name: str) -> Any:
     if name not in _ACTOR_CLASSES:
         import ray
 
-        from kvcli.store.dist import server as dist_server
+        from kvcli.store.ray import server as dist_server
 
         cls = getattr(dist_server, name)
         _ACTOR_CLASSES[name] = ray.remote(**dist_server.SERVER_ACTOR_OPTIONS)(cls) if name == "KeyServer" else ray.remote(cls)

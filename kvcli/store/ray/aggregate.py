@@ -5,7 +5,7 @@ another, each worker's push would cross the link between the nodes on its own (W
 bytes at W workers). Instead, the workers of that node hand their dense, uncompressed
 pushes for that server to the node's :class:`NodeAggregator` (an actor on the node, named
 ``aggregator-<node id>`` in the group's namespace): through their push segments in shared
-memory (:mod:`kvcli.store.dist.shm`), or, with ``KVCLI_DIST_NO_SHM``, through the node's
+memory (:mod:`kvcli.store.ray.shm`), or, with ``KVCLI_DIST_NO_SHM``, through the node's
 object store, which a reader on the same node maps without a copy. Once every worker of
 the node has pushed step ``n`` of a key, the aggregator sums their pushes in rank order
 (:func:`kvcli.arrays.summation.sum_into`), puts the sum in the object store once and sends
@@ -15,7 +15,7 @@ too: every worker of the node pulls the same object, which Ray fetches to the no
 When the servers keep the sum (no updater) and the node's pre-sum is the step's only push,
 the result *is* that pushed object, already on the node: nothing crosses back.
 
-What stays on the per-worker path (:class:`~kvcli.store.dist.store.DistStore` decides):
+What stays on the per-worker path (:class:`~kvcli.store.ray.store.RayBackend` decides):
 ``dist_async`` (each push is applied on its own, as in MXNet), 2-bit compressed pushes
 (each worker compresses with its own residual and only codes cross, as in MXNet),
 row-sparse pushes, servers on the worker's own node (they read the pushes in shared memory
@@ -38,7 +38,7 @@ import numpy as np
 from kvcli.arrays.core import Key
 from kvcli.arrays.summation import sum_into
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError
-from kvcli.store.dist.shm import Mappings, ShmPart
+from kvcli.store.ray.shm import Mappings, ShmPart
 
 #: Concurrency of the aggregator actor: one call per worker of the node at a time.
 AGGREGATOR_ACTOR_OPTIONS: dict[str, Any] = {"max_concurrency": 16}

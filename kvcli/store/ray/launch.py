@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from kvcli import config
 from kvcli.errors import DistributedError, StoreError
-from kvcli.store.dist import store as dist
+from kvcli.store.ray import store as dist
 
 
 class WorkerProcess:
@@ -114,7 +114,7 @@ def launch(
         address: the Ray cluster (default ``KVCLI_RAY_ADDRESS``, else the current
             connection, else a new local instance).
         timeout: seconds the workers wait for each other (``KVCLI_DIST_TIMEOUT``).
-        server_restarts: how often Ray may restart a server actor (see :mod:`kvcli.store.dist.store`).
+        server_restarts: how often Ray may restart a server actor (see :mod:`kvcli.store.ray`).
         env: extra environment variables for every worker.
         cwd: working directory of commands (default: this process's).
         return_exceptions: for functions, put a failed rank's exception in the result list

@@ -1,9 +1,13 @@
-"""The KVStore contract, written once for every backend.
+"""The KVStore: MXNet's KVStore API and every check, over a :class:`~kvcli.store.backend.Backend`.
 
-A backend only says where arrays live and how a list of per-device values is reduced; the
-semantics — key and value normalisation, validation before anything changes, the updater
-call, pulls into one or many outputs — are all here, so ``local``, ``device`` and the
-distributed types cannot drift apart.
+The store normalises keys and values, validates all of an operation before anything
+changes, runs the updater and holds it to its contract, applies MXNet's row-sparse rules
+(:class:`~kvcli.store.rowsparse.RowSparseRules`) and 2-bit gradient compression
+(:class:`~kvcli.store.compression.GradientCompression`), and pulls into one or many outputs.
+A backend only says where values live and how one key's per-device values are summed, so
+``local``, ``device`` and the distributed types cannot drift apart. :func:`kvcli.create`
+builds a store from the registry (:data:`kvcli.store.REGISTRY`); ``KVStore(backend, type)``
+composes one directly.
 
 Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with an
 ``asnumpy()`` method whose ``_kvcli_buffer()`` returns the writable numpy array behind them
@@ -12,77 +16,45 @@ Values may be numpy arrays, anything ``numpy.asarray`` accepts, or objects with 
 
 from __future__ import annotations
 
+import builtins
 import threading
 from contextlib import nullcontext
-from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from kvcli.store.interrupts import deferred_interrupts
-from kvcli.errors import (
-    ArityError,
-    DTypeMismatchError,
-    KeyTypeError,
-    OptimizerStateError,
-    OutputError,
-    ShapeMismatchError,
-    StoreClosedError,
-    UnknownKeyError,
-    UpdaterError,
-)
-
-from kvcli.arrays.core import (  # noqa: F401 - as_numpy and is_value_list are part of this module's API
-    ArrayInfo as ArrayInfo,
-    Key as Key,
-    is_key,
+from kvcli.arrays.core import (
+    ArrayInfo,
+    Key,
+    as_numpy,
+    is_value_list,
     is_writable_array,
     normalise_key,
     one_value_per_key,
-    as_numpy as as_numpy,
-    is_value_list as is_value_list,
-    writable_buffer as writable_buffer,
+    writable_buffer,
 )
-from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse
-from kvcli.store.sparse_contract import RowSparseContract
-from kvcli.store.compression_contract import CompressionContract
+from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse, as_row_sparse, merge
+from kvcli.errors import (
+    ArityError,
+    KeyTypeError,
+    OptimizerStateError,
+    OutputError,
+    StoreClosedError,
+    UnknownKeyError,
+    UnsupportedError,
+    UpdaterError,
+)
+from kvcli.store.backend import Backend, UpdaterFn, Value
+from kvcli.store.checks import check_array
+from kvcli.store.interrupts import deferred_interrupts
+from kvcli.store.rowsparse import RowSparseRules
+
+if TYPE_CHECKING:  # imported on first use: a store without compression never loads the coder
+    from kvcli.store.compression import GradientCompression
 
 
-UpdaterFn = Callable[[Key, np.ndarray, np.ndarray], None]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-class SingleWorker:
-    """What a store of one process reports to MXNet code: rank 0 of 1 worker."""
-
-    @property
-    def rank(self) -> int:
-        """This worker's rank among :attr:`num_workers` (0 for a single-process store)."""
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        """How many workers push to this store (1 for a single-process store)."""
-        return 1
-
-
-class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
+class KVStore:
     """A store of arrays by key, shared by devices (MXNet's KVStore contract).
 
     ``init`` a key with an array; ``push`` one array (or a list of per-device arrays, summed
@@ -90,107 +62,65 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
     (default: assign); ``pull`` copies the value out into one array or a list. Every operation
     also takes a list of keys with a list of values. Bad input raises a
     :class:`kvcli.errors.StoreError` subclass and changes nothing.
+
+    Args:
+        backend: where the values live (:class:`~kvcli.store.backend.Backend`); the store
+            closes it in :meth:`close`.
+        type: the type name MXNet code reads back (:attr:`type`), e.g. ``"local"``.
+        parse_updater: how a spec string given to :meth:`set_updater` / :meth:`set_optimizer`
+            becomes an updater. The store parses nothing itself: :func:`kvcli.create` passes
+            the optimizer layer's one parser (:func:`kvcli.updaters.parse_updater`); without
+            one the store takes updater objects only.
+        compression: whether :meth:`set_gradient_compression` applies (MXNet: the device and
+            distributed types; the registry's ``StoreType.compression``).
     """
 
-    #: The type name given to :func:`kvcli.create`.
-    type: str = "abstract"
-    #: How a spec string given to :meth:`set_updater` / :meth:`set_optimizer` becomes an
-    #: updater. The store parses nothing itself: :func:`kvcli.create` gives it the optimizer
-    #: layer's one parser (:func:`kvcli.updaters.parse_updater`); a store made otherwise takes
-    #: updater objects only.
-    spec_parser: Callable[[str], Any] | None = None
+    #: The capability :meth:`is_capable` knows (MXNet's ``KVStoreBase.OPTIMIZER``).
+    OPTIMIZER = "optimizer"
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        type: str,  # noqa: A002 - MXNet's name
+        *,
+        parse_updater: Callable[[str], Any] | None = None,
+        compression: bool = False,
+    ) -> None:
+        #: The type name given to :func:`kvcli.create`.
+        self.type = type
+        self._backend = backend
+        self._parse_updater = parse_updater
+        self._compression_applies = compression
         self._info: dict[Key, ArrayInfo] = {}
-        self._key_kind: type | None = None
+        self._key_kind: builtins.type | None = None
         self._updater: UpdaterFn | None = None
         self._lock = threading.RLock()
         self._closed = False
-        #: Row-sparse values of the backends that keep them in this process (local, device).
-        self._sparse: dict[Key, RowSparse] = {}
-        #: Dense keys whose value is a row-sparse push's sum (no updater): the rows pushed.
-        self._pushed_rows: dict[Key, np.ndarray] = {}
-        self._compression = None
-        self._resetting = True  # whether the values being set start over (init) or are loaded
+        self._rows = RowSparseRules()
+        self._compression: GradientCompression | None = None
 
-    # ------------------------------------------------------------------ backend hooks
-    @abstractmethod
-    def _write(self, key: Key, array: np.ndarray) -> None:
-        """Store a copy of ``array`` as the value of ``key`` (new or replaced)."""
+    @property
+    def backend(self) -> Backend:
+        """Where the values live (device pids, Ray servers, ...: see its class)."""
+        return self._backend
 
-    @abstractmethod
-    def _stored(self, key: Key) -> np.ndarray:
-        """The stored value of ``key``, writable in place (the updater mutates it)."""
+    @property
+    def rank(self) -> int:
+        """This worker's rank among :attr:`num_workers` (0 for a single-process store)."""
+        return self._backend.rank
 
-    @abstractmethod
-    def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
-        """Sum ``arrays`` (already validated, in order) into a buffer the store owns."""
+    @property
+    def num_workers(self) -> int:
+        """How many workers push to this store (1 for a single-process store)."""
+        return self._backend.num_workers
 
-    def _assign_merged(self, key: Key, merged: np.ndarray) -> None:
-        """Make ``merged`` (from :meth:`_reduce`) the stored value (no updater set)."""
-        np.copyto(self._stored(key), merged)
-
-    def _uncut(self) -> Any:
-        """Ctrl-C waits while a push takes effect — unless the updater is user code, which
-        may run long (and whose partial effect a session discards anyway)."""
-        spec = getattr(self._updater, "spec", None) if self._updater is not None else "assign"
-        user_code = spec is None or str(spec).startswith("python:")
-        return nullcontext() if user_code else deferred_interrupts()
-
-    def _apply(self, key: Key, merged: np.ndarray) -> None:
-        """Make a reduced push take effect: assign it, or hand it to the updater."""
-        if self._updater is None:
-            self._assign_merged(key, merged)
-        else:
-            self._apply_updater(key, merged, self._stored(key))
-
-    def _apply_updater(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-        """Call the updater, then hold it to the contract: ``stored`` is changed in place,
-        keeping its shape and dtype, and stays the stored array. An updater that reshapes,
-        retypes or replaces it (``stored.shape = (1, 3)``) gets an :class:`UpdaterError` and
-        the stored array gets its shape, dtype and place back (values it wrote stay, as with
-        any updater that raises)."""
-        shape, dtype = stored.shape, stored.dtype
-        assert self._updater is not None  # the caller checked
-        self._updater(key, merged, stored)
-        replaced = self._stored(key) is not stored
-        if stored.shape == shape and stored.dtype == dtype and not replaced:
-            return
-        found = f"{stored.dtype} {stored.shape}" + (" and replaced it" if replaced else "")
-        try:  # a view change of the same buffer: undo it (dtype first, it rescales the shape)
-            if stored.dtype != dtype:
-                stored.dtype = dtype  # type: ignore[misc]  # numpy allows it on a view
-            if stored.shape != shape:
-                stored.shape = shape
-        except (ValueError, AttributeError, TypeError):  # pragma: no cover - cannot be undone: drop the key's copy
-            stored = np.zeros(shape, dtype)
-            replaced = True
-        if replaced:
-            self._write(key, stored)
-        raise UpdaterError(
-            f"the updater changed the stored value of key {key!r} to {found}, not in place as "
-            f"{dtype} {shape}: an updater must change stored's values (stored[:] = ...), never its shape or dtype"
-        )
-
-    def _read(self, key: Key) -> np.ndarray:
-        """The value a pull copies out (read-only use)."""
-        return self._stored(key)
-
-    def _updater_changed(self) -> None:
-        """Called after the updater is replaced (servers may need the new one)."""
-
-    def _forget(self, key: Key) -> None:
-        """Drop the storage of ``key``."""
-
-    def _shutdown(self) -> None:
-        """Release processes, memory and connections."""
-
-    # ------------------------------------------------------------------ public API
+    # ------------------------------------------------------------------ values
     def init(self, key: Key | Sequence[Key], value: Any) -> None:
         """Initialise one key, or a list of keys with a list of values.
 
         Unlike MXNet 1.9.1, which refuses, re-initialising an existing key resets it (its
-        optimizer state too); :meth:`has` tells whether a key exists.
+        optimizer state too); :meth:`has` tells whether a key exists. In a distributed
+        store ``init`` is collective: every worker calls it; rank 0's value is stored.
         """
         self._set_values(key, value, reset=True)
 
@@ -201,24 +131,17 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
     def _set_values(self, key: Key | Sequence[Key], value: Any, reset: bool) -> None:
         with self._lock:
-            self._resetting = reset  # read by backends that reset state elsewhere (dist servers)
             self._check_open()
             pairs = self._pair(key, value, "init")
-            arrays: list[np.ndarray | RowSparse] = []
             pairs = one_value_per_key(pairs, "init", "push is the one that sums per-device values")
+            values: list[tuple[Key, Value]] = []
             for k, v in pairs:
                 sparse = as_row_sparse(v)
-                arrays.append(sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C"))
-            for (k, _), array in zip(pairs, arrays):
-                self._pushed_rows.pop(k, None)
-                stype = ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT
-                if k in self._info and self._info[k].stype != stype:
-                    self._forget_storage(k)  # the storage kind changes: drop the old one
-                if isinstance(array, RowSparse):
-                    self._write_sparse(k, array)
-                else:
-                    self._write(k, array)
-                self._info[k] = ArrayInfo(array.shape, array.dtype, stype)
+                values.append((k, sparse.copy() if sparse is not None else np.array(as_numpy(v, k), copy=True, order="C")))
+            self._backend.write(values, reset)
+            for k, array in values:
+                self._rows.forget(k)
+                self._info[k] = ArrayInfo(array.shape, array.dtype, ROW_SPARSE if isinstance(array, RowSparse) else DEFAULT)
                 if reset:
                     self._on_reset(k)
             if self._key_kind is None and pairs:
@@ -234,32 +157,31 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         with self._lock:
             self._check_open()
             plan = [(k, self._device_values(k, v, "push")) for k, v in self._pair(key, value, "push")]
+            compression = self._compression
             residuals = None
-            if self._compression is not None:
+            if compression is not None:
                 for k, arrays in plan:
                     if isinstance(arrays[0], np.ndarray):
-                        self._compression.check(k, arrays[0])
-                residuals = {k: self._compression.residuals_of(k) for k, _ in plan}
-                plan = [(k, self._compressed_values(k, arrays)) for k, arrays in plan]
+                        compression.check(k, arrays[0])
+                residuals = {k: compression.residuals_of(k) for k, _ in plan}
+                if not self._backend.remote:  # each device's value, before the sum (MXNet's device store)
+                    plan = [(k, [compression.round_trip(k, i, a) if isinstance(a, np.ndarray) else a
+                                 for i, a in enumerate(arrays)]) for k, arrays in plan]
             if len({k for k, _ in plan}) < len(plan):
                 # a key listed twice sees its first push applied before the second is summed
                 for k, arrays in plan:
-                    merged = self._reduce_push(k, arrays)
-                    with self._uncut():
-                        self._apply_push(k, merged)
+                    self._apply_pushes([self._reduce_push(k, arrays)])
                 return
             # All sums first — an interrupt or a device failure here changes nothing — then
             # every key's update at once, which Ctrl-C cannot cut in half.
             try:
-                merged_values = [self._reduce_push(k, arrays) for k, arrays in plan]
+                reduced = [self._reduce_push(k, arrays) for k, arrays in plan]
             except BaseException:
-                if self._compression is not None and residuals is not None:  # nothing was pushed: nor compressed
+                if compression is not None and residuals is not None:  # nothing was pushed: nor compressed
                     for k, saved in residuals.items():
-                        self._compression.set_residuals(k, saved)
+                        compression.set_residuals(k, saved)
                 raise
-            with self._uncut():
-                for (k, _), merged in zip(plan, merged_values):
-                    self._apply_push(k, merged)
+            self._apply_pushes(reduced)
 
     def pull(
         self,
@@ -274,17 +196,22 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         a :class:`~kvcli.arrays.sparse.RowSparse` copy for a row-sparse key). A row-sparse
         ``out`` is skipped while ``ignore_sparse`` is True (MXNet's default: such outputs
         are meant for :meth:`row_sparse_pull`); with False it receives the whole value.
+        A distributed store pulls after this worker's pushes have been applied.
         """
         del priority
         with self._lock:
             self._check_open()
             if out is None:
-                keys = self._keys_of(key)
-                copies = [self._pull_copy(k) for k in keys]
+                values = self._backend.read(self._keys_of(key))  # every key at once (one call per server)
+                copies = [v.copy() if isinstance(v, RowSparse) else np.array(v, copy=True) for v in values]
                 return copies if isinstance(key, (list, tuple)) else copies[0]
-            plan = [(k, *self._pull_targets(k, o, ignore_sparse)) for k, o in self._pair(key, out, "pull")]
-            for k, buffers, targets in plan:
-                self._copy_out(k, buffers, targets)
+            # every output is checked before anything is read
+            keys, plan = [], []
+            for k, o in self._pair(key, out, "pull"):
+                keys.append(k)
+                plan.append(RowSparseRules.outputs(k, self._info[k], o, ignore_sparse))
+            for k, (buffers, targets), value in zip(keys, plan, self._backend.read(keys)):
+                self._rows.copy_out(k, value, buffers, targets)
             return out
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None, priority: int = 0) -> Any:
@@ -306,7 +233,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                             )
                 out = value
             for k, o in self._pair(key, out, "pull"):  # validate the pull side before the push
-                self._pull_targets(k, o, True)
+                RowSparseRules.outputs(k, self._info[k], o, True)
             self.push(key, value, priority)
             return self.pull(key, out=out, priority=priority)
 
@@ -327,21 +254,16 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             for k, v in values:
                 array = as_numpy(v)
                 for index, o in enumerate(outs[k] if isinstance(outs[k], (list, tuple)) else [outs[k]]):
-                    self._check_array(k, writable_buffer(o, k), ArrayInfo(array.shape, array.dtype),
-                                      f"broadcast (output {index})")
+                    check_array(k, writable_buffer(o, k), ArrayInfo(array.shape, array.dtype),
+                                f"broadcast (output {index})")
             self.init(key, value)
             return self.pull(key, out=out)
-
-    #: The capability :meth:`is_capable` knows (MXNet's ``KVStoreBase.OPTIMIZER``).
-    OPTIMIZER = "optimizer"
 
     def is_capable(self, capability: str) -> bool:
         """Whether the store supports ``capability``; MXNet 1.9.1 knows only ``"optimizer"``
         (every kvcli store can run an optimizer). Any other name is an error, as in MXNet."""
         if isinstance(capability, str) and capability.lower() == self.OPTIMIZER:
             return True
-        from kvcli.errors import UnsupportedError
-
         raise UnsupportedError(f"unknown capability {capability!r}: the only one is {self.OPTIMIZER!r}")
 
     def row_sparse_pull(
@@ -363,8 +285,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         with self._lock:
             self._check_open()
             if out is None:
-                keys = self._keys_of(key)
-                made = [RowSparse.zeros(self._info[k].shape, self._info[k].dtype) for k in keys]
+                made = [RowSparse.zeros(self._info[k].shape, self._info[k].dtype) for k in self._keys_of(key)]
                 out = made if isinstance(key, (list, tuple)) else made[0]
             pairs = self._pair(key, out, "row_sparse_pull")
             if isinstance(key, (list, tuple)):  # one row_ids entry per key, as for out
@@ -373,19 +294,21 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                 ids_per_key = [row_ids]
             plan = []
             for (k, o), ids in zip(pairs, ids_per_key):
-                targets = self._sparse_targets(k, o)
-                plan.append((k, targets, self._row_ids_for(k, ids, len(targets))))
+                targets = RowSparseRules.targets(k, self._info[k], o)
+                plan.append((k, targets, RowSparseRules.row_ids(k, self._info[k], ids, len(targets))))
             for k, targets, rows in plan:
-                for target, got in zip(targets, self._read_rows(k, rows)):
+                for target, got in zip(targets, self._backend.read_rows(k, rows)):
                     target.data, target.indices = got.data, got.indices
             return out
 
+    # ------------------------------------------------------------------ updaters
     def set_updater(self, updater: UpdaterFn | str | None) -> None:
         """Set how a push changes the stored value: ``updater(key, merged, stored)``.
 
         ``updater`` may be a callable with MXNet's signature (it must change ``stored`` in
         place), a spec string such as ``"sum"``, ``"scale-add:2"`` or ``"sgd:lr=0.1"`` (see
-        :mod:`kvcli.updaters`; parsed by :attr:`spec_parser`), or None for the default (assign).
+        :mod:`kvcli.updaters`; parsed by the store's ``parse_updater``), or None for the
+        default (assign). In a distributed store it is collective, like ``init``.
         """
         with self._lock:
             if isinstance(updater, str):
@@ -395,10 +318,10 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                     f"updater must be callable(key, input, stored) or a spec string, "
                     f"not {type(updater).__name__}"
                 )
-            if _is_assign(updater):
+            if getattr(updater, "spec", None) == "assign":
                 updater = None
             self._updater = updater
-            self._updater_changed()
+            self._backend.set_updater(updater)
 
     _set_updater = set_updater
 
@@ -411,12 +334,12 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         self.set_updater(check_optimizer(self._parse_spec(optimizer) if isinstance(optimizer, str) else optimizer))
 
     def _parse_spec(self, spec: str) -> Any:
-        if self.spec_parser is None:
+        if self._parse_updater is None:
             raise UpdaterError(
                 f"this store takes updater objects, not the spec {spec!r}: parse it with "
                 "kvcli.updaters.parse_updater(spec), or make the store with kvcli.create()"
             )
-        return self.spec_parser(spec)
+        return self._parse_updater(spec)
 
     @property
     def updater(self) -> UpdaterFn | None:
@@ -436,11 +359,14 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
 
         The file is a numpy ``.npz`` archive read without pickle; ``dump_optimizer`` also
         stores the updater spec so :meth:`load_optimizer_states` can restore the updater.
+        A distributed store gathers the state from its servers first.
         """
         from kvcli.optim.state import save_state
 
         with self._lock:
-            save_state(self._stateful_updater("save"), Path(fname), include_spec=dump_optimizer)
+            updater = self._stateful_updater("save")
+            self._backend.gather_state(updater)
+            save_state(updater, Path(fname), include_spec=dump_optimizer)
 
     def load_optimizer_states(self, fname: str | Path) -> None:
         """Read state written by :meth:`save_optimizer_states` into the current updater
@@ -453,7 +379,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         with self._lock:
             shapes = {key: tuple(info.shape) for key, info in self._info.items()}
             self._updater = load_state(Path(fname), self._updater, shapes=shapes)
-            self._updater_changed()
+            self._backend.set_updater(self._updater)
 
     def _stateful_updater(self, verb: str) -> Any:
         updater = self._updater
@@ -465,6 +391,43 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
             )
         return updater
 
+    # ------------------------------------------------------------------ gradient compression
+    def set_gradient_compression(self, compression_params: Any) -> None:
+        """Compress pushed gradients with MXNet's 2-bit scheme (see
+        :mod:`kvcli.store.compression`): ``{'type': '2bit', 'threshold': 0.5}``.
+
+        Supported by ``device`` and the distributed stores, as in MXNet; ``None`` turns it
+        off. Residuals are kept per key and device, and reset when a key is re-initialised.
+        """
+        from kvcli.store.compression import GradientCompression, parse_compression, require_support
+
+        spec = parse_compression(compression_params)
+        if spec is not None:
+            require_support(self.type, self._compression_applies)
+        with self._lock:
+            self._check_open()
+            if spec is None:
+                self._compression = None
+            elif self._compression is None:
+                self._compression = GradientCompression(spec)
+            else:  # a new threshold keeps the residuals, as in MXNet
+                self._compression.spec = spec
+
+    @property
+    def gradient_compression(self) -> Any:
+        """The compression setting (a :class:`~kvcli.store.compression.CompressionSpec`), or None."""
+        return None if self._compression is None else self._compression.spec
+
+    def compression_residuals(self, key: Key) -> list[np.ndarray]:
+        """Copies of ``key``'s compression residuals, one per device (or server part)."""
+        return [] if self._compression is None else self._compression.residuals_of(key)
+
+    def set_compression_residuals(self, key: Key, residuals: Sequence[np.ndarray]) -> None:
+        """Restore residuals saved by :meth:`compression_residuals` (e.g. by a session)."""
+        if self._compression is not None:
+            self._compression.set_residuals(key, list(residuals))
+
+    # ------------------------------------------------------------------ keys
     def view(self, key: Key) -> np.ndarray:
         """A read-only view of ``key``'s value, without a copy where the backend allows.
 
@@ -472,10 +435,9 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         """
         with self._lock:
             self._check_open()
-            k = self._keys_of(key)[0]
+            value = self._backend.read(self._keys_of(key)[:1])[0]
             # a row-sparse value has no dense array to view: this is a dense copy of it
-            array = self._read_sparse(k).to_dense() if self._info[k].stype == ROW_SPARSE else self._read(k)
-            view = array.view()
+            view = (value.to_dense() if isinstance(value, RowSparse) else value).view()
             view.flags.writeable = False
             return view
 
@@ -497,18 +459,24 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         return self._info_of(normalise_key(key))
 
     def delete(self, key: Key) -> None:
-        """Forget ``key`` (and its optimizer state)."""
+        """Forget ``key`` (and its optimizer state). In a distributed store it is collective,
+        like ``init``: once it returns on any worker, the key is gone everywhere."""
         with self._lock:
+            self._check_open()
             k = normalise_key(key)
             self._info_of(k)
-            self._forget_storage(k)
+            self._backend.forget(k)
+            self._rows.forget(k)
             del self._info[k]
             self._on_reset(k)
             if not self._info:
                 self._key_kind = None
 
     def barrier(self) -> None:
-        """Wait until every worker reaches this point (nothing to wait for here)."""
+        """Wait until every worker calls ``barrier()`` (at once for a single process)."""
+        with self._lock:
+            self._check_open()
+            self._backend.barrier()
 
     def _barrier(self) -> None:
         """MXNet's name for :meth:`barrier`."""
@@ -519,8 +487,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._shutdown()
-                self._sparse.clear()
+                self._backend.close()
 
     def __enter__(self) -> "KVStore":
         return self
@@ -535,7 +502,72 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         return len(self._info)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} type={self.type!r} keys={len(self._info)}>"
+        return f"<KVStore type={self.type!r} keys={len(self._info)} backend={self._backend!r}>"
+
+    # ------------------------------------------------------------------ pushes
+    def _reduce_push(self, key: Key, values: Sequence[Value]) -> tuple[Key, bool, Value]:
+        """``(key, row-sparse rules?, the sum)`` of one key's pushed values."""
+        if RowSparseRules.govern(self._info[key], values):
+            return key, True, merge(values)
+        return key, False, self._backend.reduce(key, values)  # type: ignore[arg-type]  # dense: govern said so
+
+    def _apply_pushes(self, reduced: list[tuple[Key, bool, Value]]) -> None:
+        """Make reduced pushes take effect, in order: a remote backend takes them all; for
+        values kept here, the sum is assigned or handed to the updater (row-sparse rules
+        where they govern)."""
+        backend = self._backend
+        if backend.remote:
+            backend.apply([(k, merged) for k, _, merged in reduced], self._compression)
+            return
+        with self._uncut():
+            assigned = []
+            for k, sparse, merged in reduced:
+                if sparse:
+                    self._rows.apply_here(k, self._info[k], merged, self._updater, backend.stored(k))
+                    continue
+                if self._rows.pushed_rows:  # a dense push ends a row-sparse sum's rows
+                    self._rows.forget(k)
+                if self._updater is None:
+                    assigned.append((k, merged))
+                else:
+                    self._update_here(k, merged, backend.stored(k))  # type: ignore[arg-type]  # a dense key
+            if assigned:  # keys are distinct here: the order among them does not matter
+                backend.apply(assigned, None)
+
+    def _uncut(self) -> Any:
+        """Ctrl-C waits while a push takes effect — unless the updater is user code, which
+        may run long (and whose partial effect a session discards anyway)."""
+        spec = getattr(self._updater, "spec", None) if self._updater is not None else "assign"
+        user_code = spec is None or str(spec).startswith("python:")
+        return nullcontext() if user_code else deferred_interrupts()
+
+    def _update_here(self, key: Key, merged: Value, stored: np.ndarray) -> None:
+        """Call the updater, then hold it to the contract: ``stored`` is changed in place,
+        keeping its shape and dtype, and stays the stored array. An updater that reshapes,
+        retypes or replaces it (``stored.shape = (1, 3)``) gets an :class:`UpdaterError` and
+        the stored array gets its shape, dtype and place back (values it wrote stay, as with
+        any updater that raises)."""
+        shape, dtype = stored.shape, stored.dtype
+        assert self._updater is not None  # the caller checked
+        self._updater(key, merged, stored)
+        replaced = self._backend.stored(key) is not stored
+        if stored.shape == shape and stored.dtype == dtype and not replaced:
+            return
+        found = f"{stored.dtype} {stored.shape}" + (" and replaced it" if replaced else "")
+        try:  # a view change of the same buffer: undo it (dtype first, it rescales the shape)
+            if stored.dtype != dtype:
+                stored.dtype = dtype  # type: ignore[misc]  # numpy allows it on a view
+            if stored.shape != shape:
+                stored.shape = shape
+        except (ValueError, AttributeError, TypeError):  # pragma: no cover - cannot be undone: drop the key's copy
+            stored = np.zeros(shape, dtype)
+            replaced = True
+        if replaced:
+            self._backend.write([(key, stored)], reset=False)
+        raise UpdaterError(
+            f"the updater changed the stored value of key {key!r} to {found}, not in place as "
+            f"{dtype} {shape}: an updater must change stored's values (stored[:] = ...), never its shape or dtype"
+        )
 
     # ------------------------------------------------------------------ validation
     def _check_open(self) -> None:
@@ -601,7 +633,7 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
                 f"key {key!r} is not initialised (known keys: {known}): call init({key!r}, value) first"
             ) from None
 
-    def _device_values(self, key: Key, value: Any, verb: str) -> list[np.ndarray | RowSparse]:
+    def _device_values(self, key: Key, value: Any, verb: str) -> list[Value]:
         info = self._info_of(key)
         if type(value) is np.ndarray and value.shape == info.shape and value.dtype == info.dtype:
             return [value]  # the usual case: one array that fits (checked below otherwise)
@@ -609,33 +641,5 @@ class KVStore(SingleWorker, RowSparseContract, CompressionContract, ABC):
         arrays = [_sparse if (_sparse := as_row_sparse(v)) is not None else as_numpy(v, key) for v in values]
         for index, array in enumerate(arrays):
             where = f" (value {index} of {len(arrays)})" if len(arrays) > 1 else ""
-            self._check_array(key, array, info, f"{verb}{where}")  # type: ignore[arg-type]  # RowSparse too
+            check_array(key, array, info, f"{verb}{where}")
         return arrays
-
-    def _out_buffers(self, key: Key, out: Any) -> list[np.ndarray]:
-        info = self._info_of(key)
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        if not outs:
-            raise ArityError(f"pull of key {key!r} got an empty list of outputs: pass at least one")
-        buffers = [writable_buffer(o, key) for o in outs]
-        for index, buffer in enumerate(buffers):
-            where = f" (output {index} of {len(buffers)})" if len(buffers) > 1 else ""
-            self._check_array(key, buffer, info, f"pull{where}")
-        return buffers
-
-    @staticmethod
-    def _check_array(key: Key, array: np.ndarray, info: ArrayInfo, verb: str) -> None:
-        if array.shape != info.shape:
-            raise ShapeMismatchError(
-                f"{verb} of key {key!r}: shape {array.shape} does not match the stored "
-                f"{info.shape}; use an array of shape {info.shape} or init the key again"
-            )
-        if array.dtype != info.dtype:
-            raise DTypeMismatchError(
-                f"{verb} of key {key!r}: dtype {array.dtype} does not match the stored "
-                f"{info.dtype}; convert with .astype('{info.dtype}') or init the key again"
-            )
-
-
-def _is_assign(updater: Any) -> bool:
-    return getattr(updater, "spec", None) == "assign"

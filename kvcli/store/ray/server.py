@@ -1,6 +1,7 @@
-"""The Ray actors behind ``dist_sync`` / ``dist_async``: key servers and a coordinator.
+"""The key servers behind ``dist_sync`` / ``dist_async`` (the group's coordinator is in
+:mod:`kvcli.store.ray.coordinator`).
 
-These are plain classes; :mod:`kvcli.store.dist.group` turns them into Ray actors with
+These are plain classes; :mod:`kvcli.store.ray.group` turns them into Ray actors with
 ``ray.remote(...)`` at run time, so importing this module does not need Ray. A key server
 is a *threaded* actor (:data:`SERVER_ACTOR_OPTIONS`): every call runs under the server's
 lock, and a pull that has to wait for other workers' pushes waits on a condition, in a
@@ -8,7 +9,7 @@ thread of its own concurrency group, so it never holds up the pushes that will r
 (An asyncio actor would do the same with one thread, but Ray spends about 1.5 ms of the
 actor's CPU per asyncio call against 0.65 ms per threaded one, measured here: with a few
 calls per step and 2 cores, that was most of a small-keys step.) The coordinator, whose
-barriers are few, stays an asyncio actor.
+barriers are few, is an asyncio actor.
 
 A :class:`KeyServer` holds the values of the keys (or row ranges of big keys) hashed to it.
 Each worker numbers its pushes per key (1, 2, ...); the server keeps, per key and rank, the
@@ -16,7 +17,7 @@ pushes that have arrived and how many it has applied:
 
 * ``sync`` (dist_sync): step ``n`` of a key is applied once every rank's ``n``-th push is
   there — summed in rank order with :func:`kvcli.arrays.summation.sum_into`, then given to the
-  updater once. A node's pre-summed push (:mod:`kvcli.store.dist.aggregate`) counts for
+  updater once. A node's pre-summed push (:mod:`kvcli.store.ray.aggregate`) counts for
   each of its ranks and is summed in the place of the lowest.
 * ``async`` (dist_async): each push is applied as soon as it arrives (in each rank's order).
 
@@ -26,7 +27,6 @@ is applied, so ``push; pull`` on every worker sees that step's result, as in MXN
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import pickle
@@ -39,10 +39,12 @@ from typing import Any, Callable
 import numpy as np
 
 from kvcli.errors import DistributedError, DTypeMismatchError, ShapeMismatchError, SharedMemoryError
-from kvcli.store.dist.shm import Arenas, Mappings, ShmPart
+from kvcli.store.ray.shm import Arenas, Mappings, ShmPart
 from kvcli.arrays.summation import sum_into
 from kvcli.arrays.sparse import RowSparse, merge
 from kvcli.arrays.core import Key
+# group.py starts both actor classes by name from this module
+from kvcli.store.ray.coordinator import Coordinator  # noqa: F401
 
 
 #: Values up to this size travel inline in an actor call's arguments or answer; bigger ones
@@ -95,29 +97,6 @@ def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-class _Changes:
-    """Wakes every coroutine waiting for "something changed" (asyncio is single-threaded)."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
-
-    async def wait_until(self, done: Callable[[], bool], deadline: float) -> bool:
-        """Wait until ``done()`` or the monotonic ``deadline``; returns ``done()``."""
-        while not done():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            try:
-                await asyncio.wait_for(self._event.wait(), remaining)
-            except asyncio.TimeoutError:
-                return done()
-        return True
-
-
 @dataclass
 class _Slot:
     """One key (or one row range of a big key) on one server."""
@@ -145,7 +124,7 @@ class _Slot:
     version: int = 0
     snapshot: tuple[int, Any] | None = None
     #: Where ``value`` lies in the server's shared memory (dist_sync dense keys), so that
-    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.dist.shm`).
+    #: workers on this node pull it by a memcpy (see :mod:`kvcli.store.ray.shm`).
     shm: ShmPart | None = None
     #: Its step counter there, ``[applied, failed]``: written after the value, so a worker
     #: that sees its step there can read the value without asking.
@@ -381,7 +360,7 @@ class KeyServer:
         without asking again. ``retired`` names push segments the worker has freed.
 
         ``rank`` is a tuple of ranks when the push is a node's pre-sum of those ranks'
-        pushes (:mod:`kvcli.store.dist.aggregate`, dist_sync only): it stands for every one
+        pushes (:mod:`kvcli.store.ray.aggregate`, dist_sync only): it stands for every one
         of them in the step's accounting, and is summed in the place of its lowest rank.
         Every item is recorded (and applied, when it completes a step) even if another
         fails; the first failure is raised.
@@ -666,111 +645,3 @@ class KeyServer:
             }
             for k, s in self.slots.items()
         }
-
-
-class Coordinator:
-    """Group membership and barriers for one launched job."""
-
-    def __init__(self, num_workers: int, num_servers: int) -> None:
-        self.num_workers = num_workers
-        self.num_servers = num_servers
-        self.mode: str | None = None
-        self.members: dict[int, str] = {}
-        #: The Ray node each registered rank runs on (for node-local pre-sums).
-        self.nodes: dict[int, str] = {}
-        #: Node aggregators this coordinator started, by node id.
-        self.aggregators: dict[str, Any] = {}
-        self.gone: dict[int, str] = {}
-        self.arrived: dict[int, set[int]] = {}
-        self._changes = _Changes()
-
-    async def config(self) -> dict[str, Any]:
-        """The group's size: ``num_workers`` and ``num_servers``."""
-        return {"num_workers": self.num_workers, "num_servers": self.num_servers}
-
-    async def register(self, rank: int, token: str, mode: str, node: str | None = None) -> dict[str, Any]:
-        """A worker joins as ``rank`` (``token`` tells processes apart) from Ray node
-        ``node``; checks the mode."""
-        if not 0 <= rank < self.num_workers:
-            raise DistributedError(
-                f"rank {rank} is out of range: this group has {self.num_workers} workers (ranks 0..{self.num_workers - 1})"
-            )
-        holder = self.members.get(rank)
-        if holder is not None and holder != token:
-            raise DistributedError(f"rank {rank} is already taken by another process in this group")
-        if self.mode is None:
-            self.mode = mode
-        elif self.mode != mode:
-            raise DistributedError(
-                f"rank {rank} created a dist_{mode} store but the group runs dist_{self.mode}: "
-                "every worker must create the same store type"
-            )
-        self.members[rank] = token
-        if node is not None:
-            self.nodes[rank] = node
-        self._changes.notify()
-        return {"num_workers": self.num_workers, "num_servers": self.num_servers}
-
-    async def aggregator(self, node: str, ranks: list[int], servers: list[Any]) -> list[Any]:
-        """``[handle]`` of the node aggregator of ``node`` (started on the first ask, by
-        this actor, so that it lives as long as the group: see
-        :func:`kvcli.store.dist.aggregate.start_aggregator`)."""
-        import ray
-
-        from kvcli.store.dist.aggregate import start_aggregator
-
-        if node not in self.aggregators:
-            self.aggregators[node] = start_aggregator(ray, node, ranks, servers)
-        return [self.aggregators[node]]
-
-    async def placement(self, timeout: float) -> dict[int, str]:
-        """The Ray node of every rank, once all of them have registered."""
-        everyone = set(range(self.num_workers))
-
-        def settled() -> bool:
-            return set(self.nodes) >= everyone or any(r in self.gone for r in everyone - set(self.nodes))
-
-        await self._changes.wait_until(settled, time.monotonic() + timeout)
-        missing = sorted(everyone - set(self.nodes))
-        if missing:
-            gone = [r for r in missing if r in self.gone]
-            if gone:
-                raise DistributedError("; ".join(f"rank {r} {self.gone[r]}" for r in gone) + ", before joining")
-            raise DistributedError(
-                f"rank(s) {missing} did not join within {timeout:g}s (a worker died, hangs, or was not "
-                "started); raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
-            )
-        return dict(self.nodes)
-
-    async def mark_gone(self, rank: int, reason: str) -> None:
-        """Record that ``rank`` has died or exited; barriers waiting for it fail at once."""
-        self.gone[rank] = reason
-        self._changes.notify()
-
-    async def barrier(self, rank: int, generation: int, timeout: float) -> None:
-        """Return once every rank has called its ``generation``-th barrier."""
-        arrived = self.arrived.setdefault(generation, set())
-        arrived.add(rank)
-        self._changes.notify()
-        everyone = set(range(self.num_workers))
-
-        def settled() -> bool:
-            return arrived >= everyone or any(r in self.gone for r in everyone - arrived)
-
-        done = await self._changes.wait_until(settled, time.monotonic() + timeout)
-        if arrived >= everyone:
-            # Every rank got here; drop old generations (a rank is at most one behind).
-            for old in [g for g in self.arrived if g < generation - 1]:
-                del self.arrived[old]
-            return
-        missing = sorted(everyone - arrived)
-        gone = [r for r in missing if r in self.gone]
-        if done and gone:
-            raise DistributedError(
-                f"barrier {generation} cannot complete: "
-                + "; ".join(f"rank {r} {self.gone[r]}" for r in gone)
-            )
-        raise DistributedError(
-            f"barrier {generation} timed out after {timeout:g}s: rank(s) {missing} did not reach it "
-            "(a worker died, hangs, or skipped it); raise the timeout with timeout=... or KVCLI_DIST_TIMEOUT"
-        )
