@@ -157,9 +157,9 @@ def read_array(
         raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
 
 
-def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
+def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> Header:
     """Check a session file without reading its data: a regular file whose header, dtype,
-    shape and size are what the manifest says."""
+    shape and size are what the manifest says; returns its header."""
     fd = _open_for_reading(path, True)
     with os.fdopen(fd, "rb") as handle:
         try:
@@ -168,26 +168,18 @@ def check_file(path: Path, dtype: str, shape: tuple[int, ...]) -> None:
             raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
         _check_expected(header, dtype, shape)
         _check_size(handle, header)
+    return header
 
 
 def file_body(path: Path, dtype: str, shape: tuple[int, ...]) -> Any:
     """The data of a session file as a body another file is written from by copying bytes
     (:class:`FileBody`), after the checks of :func:`check_file`; a file whose data are not
     little-endian C-ordered bytes (numpy's big-endian or Fortran order) is read instead."""
-    fd = _open_for_reading(path, True)
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            header = read_header(handle)
-        except OSError as error:
-            raise NpyError(f"cannot be read ({error.strerror or error})", "io") from None
-        _check_expected(header, dtype, shape)
-        _check_size(handle, header)
-    if header.fortran or header.dtype.byteorder == ">" or (header.dtype.byteorder == "=" and not _LITTLE):
+    header = check_file(path, dtype, shape)
+    big = header.dtype.byteorder == ">" or (header.dtype.byteorder == "=" and not np.little_endian)
+    if header.fortran or big:
         return read_array(path, dtype=dtype, shape=shape, session_file=True)
     return FileBody(path, header.offset, header.dtype.newbyteorder("<"), header.shape)
-
-
-_LITTLE = np.dtype("=i4").byteorder == "<" or np.little_endian
 
 
 class FileBody:

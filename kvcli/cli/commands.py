@@ -308,20 +308,27 @@ def _set_setting(options: GlobalOptions, field: str, change: Any, label: str, ye
     it. A change that would drop saved state (the optimizer's, compression residuals) is
     asked on a terminal and needs --yes elsewhere; the line says what was dropped."""
     with open_session(options) as session:
-        try:
-            value = change(session, yes)
-        except SessionError as error:
-            if (error.fields or {}).get("remedy") != "drop-state":
-                raise
-            # asked with the lock released: another command need not wait for the answer
-            confirm(f"{error.fields['problem']}:", False, options)
-            value = change(session, True)
+        value = _asked(lambda drop: change(session, drop), "drop-state", yes, options)
         name = session.name
         notices = list(session.notices)
     if options.json:
         output.print_json({"session": name, field: value, **({"notices": notices} if notices else {})})
     else:
         output.note(f"{label}: {value or 'none'}" + "".join(f" ({notice})" for notice in notices))
+
+
+def _asked(change: Any, remedy: str, yes: bool, options: GlobalOptions) -> Any:
+    """``change(yes)``; when the library refuses it for want of a confirmation (a
+    :class:`SessionError` whose ``remedy`` is ``remedy``, its ``problem`` the question), ask
+    on the terminal and run ``change(True)``."""
+    try:
+        return change(yes)
+    except SessionError as error:
+        if (error.fields or {}).get("remedy") != remedy:
+            raise
+        # asked with the lock released: another command need not wait for the answer
+        confirm(f"{error.fields['problem']}:", False, options)
+        return change(True)
 
 
 def run_keys(options: GlobalOptions) -> None:
@@ -463,14 +470,7 @@ def run_load_params(options: GlobalOptions, file: Path, prefix: Optional[str] = 
 
     with open_session(options) as session:
         try:
-            try:
-                done = load(session, yes)
-            except SessionError as error:
-                if (error.fields or {}).get("remedy") != "replace-keys":
-                    raise
-                # asked with the lock released: another command need not wait for the answer
-                confirm(f"{error.fields['problem']}:", False, options)
-                done = load(session, True)
+            done = _asked(lambda replace: load(session, replace), "replace-keys", yes, options)
         except KeyTypeError as error:
             if (error.fields or {}).get("remedy") != "rename-params":
                 raise
