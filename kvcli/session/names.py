@@ -66,7 +66,8 @@ SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 
-_STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+#: ':' too: MXNet's checkpoints name their arrays arg:NAME and aux:NAME (kvcli load-params)
+_STR_KEY_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
@@ -75,7 +76,8 @@ _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 SAFE_DTYPES = frozenset(DTYPES)
 
 
-KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', '-' (e.g. fc1.weight)"
+KEY_RULE = ("keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', ':', '-' (e.g. fc1.weight, "
+            "arg:fc1_weight)")
 
 
 # ---------------------------------------------------------------------- names and keys
