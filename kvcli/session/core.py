@@ -28,7 +28,7 @@ from kvcli.session.names import (
     SAFE_DTYPES,
     DATA,
     DEFAULT_SESSION,
-    EXPORT_FORMAT_VERSION,
+    export_format_version,
     MANIFEST,
     Key,
     absolute_python_spec,
@@ -572,7 +572,7 @@ class Session:
                     if entry.inline:
                         write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
                 exported = manifest.to_json()
-                exported["format_version"] = EXPORT_FORMAT_VERSION
+                exported["format_version"] = export_format_version(manifest.keys)
                 write_json(folder / MANIFEST, exported)
                 fsync_dir(folder / DATA)
                 fsync_dir(folder)

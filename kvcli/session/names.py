@@ -25,11 +25,27 @@ FORMAT = "kvcli-session"
 
 #: 2: a key's value may be held in its database row (``data``) instead of a file; a kvcli
 #: that reads only 1 refuses such a session with "upgrade kvcli" rather than calling its
-#: values missing. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
-FORMAT_VERSION = 2
+#: values missing. 3: a key name may hold ``:`` (a checkpoint's ``arg:fc1_weight``); a kvcli
+#: that reads only 2 refuses such a session with "upgrade kvcli" rather than calling it
+#: corrupted (and offering a reset that would drop it). Every commit writes the current
+#: version. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
+FORMAT_VERSION = 3
 
 
 EXPORT_FORMAT_VERSION = 1
+
+
+#: The first format whose key names may hold ``:``.
+COLON_KEYS_FORMAT = 3
+
+
+def export_format_version(keys: Any) -> int:
+    """The format an export of ``keys`` declares: :data:`EXPORT_FORMAT_VERSION`, or
+    :data:`COLON_KEYS_FORMAT` when a key name holds ``:``, so that a kvcli that cannot read
+    such names says "upgrade kvcli" instead of calling the export corrupted."""
+    if any(isinstance(key, str) and ":" in key for key in keys):
+        return COLON_KEYS_FORMAT
+    return EXPORT_FORMAT_VERSION
 
 
 MANIFEST = "manifest.json"
