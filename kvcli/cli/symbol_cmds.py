@@ -54,13 +54,26 @@ def _values(text: Optional[str]) -> Optional[int]:
     return count
 
 
-def _find_params(params: Optional[Path], no_params: bool) -> bool:
-    """Whether to look for ``PREFIX-NNNN.params`` beside the file (no --params, no --no-params)."""
+def _find_params(params: Optional[Path], no_params: bool, options: Any = None) -> bool:
+    """Whether to look for ``PREFIX-NNNN.params`` beside the file (no --params, no --no-params,
+    no --session)."""
     from kvcli.errors import SymbolError
 
     if params is not None and no_params:
         raise SymbolError("--params and --no-params together: give one of them")
-    return params is None and not no_params
+    session = getattr(options, "session", None)
+    if session is not None and params is not None:
+        raise SymbolError("--params and --session together: give one of them (the weights of a file, or of a session)")
+    return params is None and not no_params and session is None
+
+
+def _weights(options: Any, params: Optional[Path]) -> Any:
+    """``--params FILE``, or with ``--session NAME`` that session's weights."""
+    if getattr(options, "session", None) is None:
+        return params
+    from kvcli.cli.commands import session_weights
+
+    return session_weights(options)
 
 
 def _print_note(note: Any) -> None:
@@ -94,6 +107,8 @@ def run_viz(
 
     if open_browser and out is not None:
         raise SymbolError("--open writes a temporary HTML file; leave out -o (or use -o FILE.html without --open)")
+    find = _find_params(params, no_params, options)
+    weights = _weights(options, params)
     target = out
     if open_browser:
         import tempfile
@@ -102,8 +117,8 @@ def run_viz(
     done = visualize(file, target, shape=shape or (), full=full, collapse=collapse or (), depth=depth,
                      focus=focus_on, radius=radius, show_weights=show_weights, title=title, rankdir=rankdir,
                      format=fmt, dtype=parse_dtypes(dtype) if dtype else None, max_nodes=max_nodes,
-                     params=params, strict=strict, allow_unknown_ops=allow_unknown_ops, partial=partial,
-                     find_params=_find_params(params, no_params), values=_values(values),
+                     params=weights, strict=strict, allow_unknown_ops=allow_unknown_ops,
+                     partial=partial, find_params=find, values=_values(values),
                      layout_timeout=layout_timeout, on_note=_print_note,
                      progress=lambda what: output.status(what, quiet=options.json))
     if open_browser and done.output is not None:
@@ -135,9 +150,10 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, par
     from kvcli.symbol.pipeline import summarize_file
     from kvcli.symbol.summary import print_table
 
-    found = summarize_file(file, shape=shape or (), params=params, strict=strict,
-                           allow_unknown_ops=allow_unknown_ops, partial=partial,
-                           find_params=_find_params(params, no_params), on_note=_print_note)
+    find = _find_params(params, no_params, options)
+    found = summarize_file(file, shape=shape or (), params=_weights(options, params), strict=strict,
+                           allow_unknown_ops=allow_unknown_ops, partial=partial, find_params=find,
+                           on_note=_print_note)
     if options.json:
         report = found.summary.to_dict()
         if found.params is not None:

@@ -1,18 +1,16 @@
-"""The :class:`Session`: a KVStore that persists between commands, and the listing of
-sessions.
-"""
+"""The :class:`Session`: a KVStore that persists between commands."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, UnsafePathError, DiskError
-from kvcli.osutil import fsync_dir, private_dir
-from kvcli.session.commit import Committer, load_folder, session_exists
+from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, DiskError
+from kvcli.osutil import fsync_dir
+from kvcli.session.commit import Committer, session_exists
 from kvcli.session.live import LiveStore, Place, count_keys, state_text
 from kvcli.arrays.npyio import remove_quietly
 from kvcli.session.files import (
@@ -28,10 +26,9 @@ from kvcli.session.imports import ImportPlan, adopted_updater, plan, read_export
 from kvcli.session.manifest import KeyEntry, Manifest, write_json
 from kvcli.session.names import (
     SAFE_DTYPES,
-    SESSION_RE,
     DATA,
     DEFAULT_SESSION,
-    EXPORT_FORMAT_VERSION,
+    export_format_version,
     MANIFEST,
     Key,
     absolute_python_spec,
@@ -43,6 +40,9 @@ from kvcli.session.names import (
     home_folder,
     session_folder,
 )
+
+if TYPE_CHECKING:  # imported when used: a push never loads the checkpoint code
+    from kvcli.session.params import LoadedParams, SavedParams
 
 # ---------------------------------------------------------------------- the session
 ValuesFor = Callable[[Key, KeyEntry], Any]
@@ -174,6 +174,12 @@ class Session:
         """The live store (None until a command needed one)."""
         return self._live.store
 
+    @property
+    def updater(self) -> str | None:
+        """The session's updater spec as the last operation found it (None before one ran)."""
+        manifest = self._committer.manifest
+        return manifest.updater if manifest is not None else None
+
     def store_start(self) -> str | None:
         """What the next command must start before it runs (None: the store is running):
         ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
@@ -245,18 +251,19 @@ class Session:
             values = list(values)
             # compressed pushes change the value, so they all go through the store
             replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
-            store = self._store_for(manifest, [k for k in keys if k not in replace])
-            self._live.sync_updater(manifest)
-            self._live.sync_compression(manifest)
-            if manifest.compression:
-                self._live.sync_residuals(manifest, keys)
-                txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
-            # assign + one value: the old value is neither read nor loaded; the new one goes
-            # straight from the caller's array to the file
+            # assign + one value: the old value is neither read nor loaded, and no store is
+            # started (nor an updater parsed); the new one goes straight from the caller's
+            # array to the file
             txn.direct.update(replace)
             rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
             if rest:
+                store = self._store_for(manifest, [k for k, _ in rest])
+                self._live.sync_updater(manifest)
+                self._live.sync_compression(manifest)
+                if manifest.compression:
+                    self._live.sync_residuals(manifest, keys)
+                    txn.residuals.extend(keys)
                 store.push([k for k, _ in rest], [v for _, v in rest])
             for entry in entries:
                 entry.version += 1
@@ -270,8 +277,8 @@ class Session:
         """Pushes that simply replace the stored value: the updater is ``assign`` and one
         array (not a list of per-device arrays) is pushed to a key the store has not loaded.
         They are checked like a push, then set with ``init`` (same result, no read)."""
-        from kvcli.errors import DTypeMismatchError, ShapeMismatchError
         from kvcli.arrays.core import as_numpy, is_value_list
+        from kvcli.errors import DTypeMismatchError, ShapeMismatchError
 
         if manifest.updater != "assign":
             return {}
@@ -401,23 +408,65 @@ class Session:
         with self._committer.transaction(write=True, create=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
-            store = self._store_for(manifest, [])
-            if manifest.optimizer_state:
-                self._live.sync_updater(manifest)
+            self._forget_live(manifest, keys, txn)
             for key in keys:
-                if store.has(key):
-                    store.delete(key)
-                    self._live.loaded.pop(key, None)
-                else:
-                    reset = getattr(store.updater, "reset", None)
-                    if reset is not None:
-                        reset(key)
-                self._live.residuals.pop(key, None)
                 del manifest.keys[key]
                 txn.deleted.append(key)
             txn.dirty = True
-            txn.save_state = self._live.stateful(manifest)
         return entries
+
+    def _forget_live(self, manifest: Manifest, keys: Sequence[Key], txn: Any) -> None:
+        """Drop what the live store holds of ``keys`` (values, optimizer state, compression
+        residuals) and have the commit save the state without them; the saved state is
+        loaded first when there is one (no store is started otherwise)."""
+        if not keys or (self._live.store is None and not manifest.optimizer_state):
+            return
+        store = self._store_for(manifest, [])
+        if manifest.optimizer_state:
+            self._live.sync_updater(manifest)
+        for key in keys:
+            if store.has(key):
+                store.delete(key)
+                self._live.loaded.pop(key, None)
+            else:
+                reset = getattr(store.updater, "reset", None)
+                if reset is not None:
+                    reset(key)
+            self._live.residuals.pop(key, None)
+        txn.save_state = self._live.stateful(manifest)
+
+    # ------------------------------------------------------------------ MXNet checkpoints
+    def load_params(self, path: str | Path, *, prefix: str = "", strip_prefix: str | Sequence[str] = (),
+                    keys: Sequence[str] | None = None, replace: bool = False) -> "LoadedParams":
+        """Put the arrays of an MXNet ``.params`` file (``save_checkpoint``, Gluon's ``export``
+        and ``save_parameters``) into the session, one key per array, named as in the file
+        (``arg:conv0_weight``), in one commit: all or nothing.
+
+        ``keys``: only the arrays whose name matches one of these names or glob patterns
+        (``"arg:*"``); ``strip_prefix`` (one or several): remove the first of them a name
+        starts with; ``prefix``: then put this in front. Keys that exist are replaced only
+        with ``replace`` (else a :class:`SessionError` whose ``replaced`` field lists them;
+        nothing changed); a replaced key starts afresh, as :meth:`init` starts it. See
+        :mod:`kvcli.session.params`.
+        """
+        from kvcli.session.params import load
+
+        return load(self, Path(path).expanduser(), prefix, strip_prefix, keys, replace)
+
+    def save_params(self, path: str | Path, keys: Sequence[Key] | None = None) -> "SavedParams":
+        """Write the committed values of ``keys`` (default: every key, in the session's order)
+        as an MXNet ``.params`` file named as stored (``mx.nd.load`` and
+        ``mx.model.load_checkpoint`` read it), atomically, private (0600) and fsynced."""
+        from kvcli.session.params import save
+
+        return save(self, Path(path), keys)
+
+    def snapshot(self, keys: Sequence[Key] | None = None) -> list[tuple[KeyEntry, np.ndarray]]:
+        """Each key's entry and committed value (default: every key), all of one commit; big
+        values are mapped from their files, not read."""
+        from kvcli.session.params import snapshot
+
+        return snapshot(self, keys)
 
     def keys(self) -> list[Key]:
         """The session's keys, in the order they were first initialised."""
@@ -523,7 +572,7 @@ class Session:
                     if entry.inline:
                         write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
                 exported = manifest.to_json()
-                exported["format_version"] = EXPORT_FORMAT_VERSION
+                exported["format_version"] = export_format_version(manifest.keys)
                 write_json(folder / MANIFEST, exported)
                 fsync_dir(folder / DATA)
                 fsync_dir(folder)
@@ -622,50 +671,3 @@ class Session:
             raise KeyTypeError(
                 f"{found}: use one kind of key per session, or Session.reset()", problem=found, remedy="one-kind"
             )
-
-
-# ---------------------------------------------------------------------- listing
-def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
-    """Every session under ``home``: name, store type, updater, key count, or its problem."""
-    root = session_folder(home)
-    if not root.is_dir():
-        return []
-    private_dir(root.parent, "home folder")  # another user's home is refused, not listed
-    private_dir(root, "sessions folder")
-    found = []
-    for folder in sorted(root.iterdir()):
-        if not folder.is_dir() or not SESSION_RE.fullmatch(folder.name):
-            continue
-        row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
-        try:
-            private_dir(folder, "session folder")
-            manifest = load_folder(folder)
-        except (SessionError, UnsafePathError, OSError) as error:  # one bad session must not hide the others
-            row["error"] = str(error)
-        else:
-            if manifest is None:  # only a lock file: a first command failed or is running
-                continue
-            else:
-                row.update(
-                    warm_devices=_warm_devices(folder) if manifest.store_type == "device" else 0,
-                    type=manifest.store_type,
-                    options=manifest.store_options,
-                    updater=manifest.updater,
-                    keys=len(manifest.keys),
-                    bytes=sum(e.nbytes for e in manifest.keys.values()),
-                    updated=manifest.updated,
-                )
-        found.append(row)
-    return found
-
-
-def _warm_devices(folder: Path) -> int | None:
-    """How many warm devices of the session in ``folder`` listen (None: unknown, the runtime
-    folder cannot be used; the listing never depends on it)."""
-    from kvcli.store.device.store import warm_folder
-
-    try:
-        sockets = warm_folder(folder)
-        return len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0
-    except (UnsafePathError, OSError):
-        return None

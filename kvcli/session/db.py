@@ -93,6 +93,11 @@ class BoundedConnection(sqlite3.Connection):
     runs :data:`STATEMENT_SECONDS` after its ``execute`` (each row of an ``executemany`` has
     its own), which then fails with SQLite's ``interrupted`` (see :func:`db_error`)."""
 
+    #: what :func:`check_schema` found: the ``keys`` table has ``data`` (None: not known), and
+    #: every table and index of :data:`SCHEMA` is there
+    kvcli_data: bool | None = None
+    kvcli_complete = False
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.started = time.monotonic()
@@ -129,6 +134,9 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> bool:
     rewrite every push, a view named ``keys`` could run a query that never ends); returns
     whether it has kvcli's tables (False: an empty database, which a writer fills).
 
+    What it read is kept on the connection (its tables hold ``data``, every table and index
+    of :data:`SCHEMA` is there), so nothing asks SQLite about the schema again.
+
     Raises:
         SessionError: it is not a kvcli session database, saying what it holds and how to
             repair it (reset builds a new one).
@@ -150,12 +158,33 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> bool:
     if present and not REQUIRED_SCHEMA <= present:
         missing = ", ".join(sorted(name for _, name in REQUIRED_SCHEMA - present if not name.startswith("sqlite_")))
         raise corrupted(path, f"it lacks kvcli's {missing or 'key index'}: it is not a kvcli session database")
+    have = {tuple(row) for row in rows}
+    _note_schema(conn, ("table", "keys", "keys", _stored(SCHEMA[1])) in have, _COMPLETE <= have)
     return bool(present)
+
+
+def _note_schema(conn: sqlite3.Connection, data: bool | None, complete: bool) -> None:
+    if isinstance(conn, BoundedConnection):
+        conn.kvcli_data, conn.kvcli_complete = data, complete
+
+
+#: The sqlite_master rows of a database with every table and index of :data:`SCHEMA`.
+_COMPLETE = frozenset({("table", "meta", "meta", _stored(SCHEMA[0])), ("table", "keys", "keys", _stored(SCHEMA[1])),
+                       *(("index", statement.split()[5], "keys", _stored(statement)) for statement in SCHEMA[2:])})
+
+
+def forget_schema(conn: sqlite3.Connection) -> None:
+    """Another process committed since this connection read the schema (it may have added
+    the ``data`` column): ask SQLite again when it matters."""
+    _note_schema(conn, None, False)
 
 
 def has_data_column(conn: sqlite3.Connection) -> bool:
     """Whether the ``keys`` table has the ``data`` column (a database of an older kvcli has
-    not, until a writing command adds it)."""
+    not, until a writing command adds it); known from :func:`check_schema` when it ran."""
+    known = getattr(conn, "kvcli_data", None)
+    if known is not None:
+        return bool(known)
     return any(row[1] == "data" for row in conn.execute("PRAGMA table_info(keys)").fetchall())
 
 
@@ -230,10 +259,13 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
         if write:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
-            for statement in SCHEMA:
-                conn.execute(statement)
-            if not has_data_column(conn):  # a database of an older kvcli: small values move inline
-                conn.execute("ALTER TABLE keys ADD COLUMN data BLOB")
+            if not getattr(conn, "kvcli_complete", False):  # a new database, or one of an older kvcli
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                forget_schema(conn)  # the statements above may have made the tables
+                if not has_data_column(conn):  # a database of an older kvcli: small values move inline
+                    conn.execute("ALTER TABLE keys ADD COLUMN data BLOB")
+                _note_schema(conn, True, True)
     except (sqlite3.DatabaseError, SessionError, OSError) as error:
         if conn is not None:
             conn.close()
@@ -305,18 +337,14 @@ def _descriptors_exhausted() -> str | None:
     return resource_problem(OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
 
 
-def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
-    """``(epoch, generation)`` of the committed manifest (None: an empty database)."""
-    try:
-        rows = dict(conn.execute("SELECT name, value FROM meta WHERE name IN ('epoch', 'generation')").fetchall())
-    except sqlite3.Error as error:
-        raise db_error(path, error) from None
-    if "epoch" not in rows:
+def stamp_of(meta: dict[str, Any]) -> tuple[str, int] | None:
+    """``(epoch, generation)`` of the committed manifest whose meta rows are ``meta`` (as
+    :func:`read_meta` gives them with ``epoch``); None when it has none (a damaged database
+    is reported by the validator)."""
+    epoch, generation = meta.get("epoch"), meta.get("generation")
+    if not isinstance(epoch, str) or not isinstance(generation, int) or isinstance(generation, bool):
         return None
-    try:
-        return str(json.loads(rows["epoch"])), int(json.loads(rows["generation"]))
-    except (ValueError, TypeError, KeyError):
-        return None  # read in full and reported by the validator
+    return epoch, generation
 
 
 def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
@@ -332,8 +360,9 @@ def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
     return data
 
 
-def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
-    """The manifest's fields but its keys (unchecked), or None when the database is empty."""
+def read_meta(conn: sqlite3.Connection, path: Path, epoch: bool = False) -> dict[str, Any] | None:
+    """The manifest's fields but its keys (unchecked), or None when the database is empty;
+    ``epoch``: with the database's ``epoch`` (:func:`stamp_of`)."""
     try:
         meta = conn.execute("SELECT name, value FROM meta").fetchall()
     except sqlite3.Error as error:
@@ -350,7 +379,8 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
             raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
         except ValueError as error:
             raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
-    data.pop("epoch", None)
+    if not epoch:
+        data.pop("epoch", None)
     return data
 
 
@@ -401,7 +431,9 @@ def upsert_keys(conn: sqlite3.Connection, entries: Iterable[dict[str, Any]]) -> 
 
 
 def delete_keys(conn: sqlite3.Connection, keys: Iterable[Any]) -> None:
-    conn.executemany("DELETE FROM keys WHERE key = ?", [(_bind(key),) for key in keys])
+    rows = [(_bind(key),) for key in keys]
+    if rows:
+        conn.executemany("DELETE FROM keys WHERE key = ?", rows)
 
 
 def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None = None) -> None:

@@ -44,12 +44,17 @@ ITEM_BYTES = {"float16": 2, "float32": 4, "float64": 8, "uint8": 1, "int8": 1, "
 DEFAULT_DTYPE = "float32"
 
 
+def _at(shapes: list[Optional[Shape]], index: int) -> Optional[Shape]:
+    """The ``index``-th shape, ``None`` when a malformed file gave the node fewer inputs."""
+    return shapes[index] if index < len(shapes) else None
+
+
 def _known(*shapes: Optional[Shape]) -> bool:
     return all(s is not None and all(d > 0 for d in s) for s in shapes)
 
 
 def _convolution(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape]]) -> Optional[int]:
-    weight, out = ins[1] if len(ins) > 1 else None, outs[0]
+    weight, out = _at(ins, 1), _at(outs, 0)
     if not _known(weight, out) or out is None or weight is None or len(out) < 2:
         return None
     # weight (Cout, Cin/groups, *kernel): each output element takes Cin/groups·K multiply-adds
@@ -57,7 +62,7 @@ def _convolution(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape
 
 
 def _deconvolution(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape]]) -> Optional[int]:
-    data, weight = ins[0], ins[1] if len(ins) > 1 else None
+    data, weight = _at(ins, 0), _at(ins, 1)
     if not _known(data, weight) or data is None or weight is None or len(data) < 2:
         return None
     # weight (Cin, Cout/groups, *kernel): each input element meets Cout/groups·K weights
@@ -65,7 +70,7 @@ def _deconvolution(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Sha
 
 
 def _fully_connected(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape]]) -> Optional[int]:
-    data, weight = ins[0], ins[1] if len(ins) > 1 else None
+    data, weight = _at(ins, 0), _at(ins, 1)
     if not _known(data, weight) or data is None or weight is None or not data:
         return None
     rows = data[0] if a.bool("flatten", True) else math.prod(data[:-1])
@@ -76,7 +81,7 @@ _GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
 
 
 def _rnn(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape]]) -> Optional[int]:
-    data = ins[0]
+    data = _at(ins, 0)
     if not _known(data) or data is None or len(data) != 3:
         return None
     steps, batch, size = data  # MXNet's RNN takes (T, N, C)

@@ -1,7 +1,7 @@
 """A model's weights (MXNet ``.params``) checked against its graph, and described per tensor.
 
-:func:`load_params` reads the file with the project's pickle-free reader
-(:mod:`kvcli.mx.ndarray.io`); names may carry MXNet's checkpoint prefixes ``arg:`` (learnable
+:func:`load_params` reads the file with the project's pickle-free, bounded reader
+(:mod:`kvcli.arrays.mxparams`); names may carry MXNet's checkpoint prefixes ``arg:`` (learnable
 parameters) and ``aux:`` (auxiliary states), as ``save_checkpoint`` and Gluon's ``export``
 write them, or none (Gluon's ``save_parameters``). :func:`check_params` compares every
 parameter and auxiliary state of the graph with the file: one :class:`Problem` per missing,
@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from kvcli.errors import SymbolError, bad_param
 from kvcli.symbol.names import short_name as cut
@@ -65,6 +65,9 @@ class ParamsCheck:
     unchecked: int = 0  # present, but the graph's shape is unknown (no --shape given)
     #: arrays holding NaN or infinity: name -> how many of their values are not finite
     nonfinite: dict[str, int] = field(default_factory=dict)
+    #: for a session's weights (:class:`Weights`): name -> the key's version (its load or
+    #: init is 1, each push adds 1)
+    versions: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -100,7 +103,32 @@ class ParamsCheck:
         return {"file": self.source, "expected": self.expected, "matched": self.matched, "unchecked": self.unchecked,
                 "arrays": len(self.tensors),
                 "problems": [{"kind": p.kind, "name": p.name, "text": p.text} for p in self.problems],
-                "nonfinite": dict(self.nonfinite)}
+                "nonfinite": dict(self.nonfinite), **({"versions": dict(self.versions)} if self.versions else {})}
+
+
+class Weights:
+    """Named arrays to check against a graph that are not read from a ``.params`` file: a
+    session's committed values (``kvcli viz --session``), with each key's version.
+
+    ``source`` names them in messages (``session 'exp'``); ``arrays`` are ``(key, array)``
+    pairs, keys with or without MXNet's ``arg:``/``aux:`` prefix; ``versions`` maps a key to
+    its version."""
+
+    def __init__(self, source: str, arrays: Iterable[tuple[str, "np.ndarray"]],
+                 versions: Optional[dict[str, int]] = None) -> None:
+        self.source = source
+        self.arrays = list(arrays)
+        self.versions = dict(versions or {})
+
+    def __repr__(self) -> str:
+        return f"Weights({self.source!r}, {len(self.arrays)} arrays)"
+
+    def check(self, result: ShapeResult) -> ParamsCheck:
+        """The check of these arrays against ``result``'s graph (see :func:`check_params`)."""
+        tensors = tensors_of(self.arrays, where=f"{self.source}: ")
+        check = check_params(result, tensors, self.source)
+        check.versions = {t.name: self.versions[t.key] for t in tensors.values() if t.key in self.versions}
+        return check
 
 
 _SYMBOL_SUFFIX = "-symbol.json"
@@ -126,26 +154,31 @@ def find_checkpoint(symbol: Union[str, "os.PathLike[str]"]) -> Optional[Path]:
 
 def load_params(path: Union[str, "os.PathLike[str]"]) -> dict[str, Tensor]:
     """The arrays of an MXNet ``.params`` file by name (prefix removed); errors are one line."""
-    import numpy as np
-
-    from kvcli.mx.ndarray.io import load
+    from kvcli.arrays import mxparams
     from kvcli.errors import ParamsFileError
 
     try:
-        loaded = load(path)
+        with mxparams.open_file(path) as params:
+            if params.names is None:
+                raise bad_param(SymbolError, "params", f"{path}: the file holds {len(params.entries)} unnamed arrays; "
+                                "a model's parameters are saved by name (mx.model.save_checkpoint, or Gluon's export)")
+            pairs = [(key, mxparams.to_dense(params.value(entry))) for key, entry in params.items() if key is not None]
     except ParamsFileError as error:
         raise bad_param(SymbolError, "params", f"{path}: {error}") from None
-    if not isinstance(loaded, dict):
-        raise bad_param(SymbolError, "params", f"{path}: the file holds {len(loaded)} unnamed arrays; a model's "
-                        "parameters are saved by name (mx.model.save_checkpoint, or Gluon's export)")
+    return tensors_of(pairs, where=f"{path}: ")
+
+
+def tensors_of(arrays: Iterable[tuple[str, "np.ndarray"]], where: str = "") -> dict[str, Tensor]:
+    """:class:`Tensor` values by name (``arg:``/``aux:`` prefix removed) of ``(key, array)``
+    pairs: a file's arrays, or a session's keys (``where`` names them in an error)."""
     tensors: dict[str, Tensor] = {}
-    for key, array in loaded.items():
+    for key, value in arrays:
         prefix, sep, rest = key.partition(":")
         kind = _KINDS.get(prefix) if sep else None
         name = rest if kind is not None else key
-        value = array.asnumpy() if hasattr(array, "asnumpy") else np.asarray(array)
         if name in tensors:
-            raise bad_param(SymbolError, "params", f"{path}: {name!r} is stored twice ({tensors[name].key!r} and {key!r})")
+            raise bad_param(SymbolError, "params", f"{where}{name!r} is stored twice ({tensors[name].key!r} and "
+                            f"{key!r})")
         tensors[name] = Tensor(name=name, key=key, kind=kind, value=value)
     return tensors
 

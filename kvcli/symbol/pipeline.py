@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kvcli.symbol.build import Symbol
     from kvcli.symbol.layout import Progress
-    from kvcli.symbol.params import ParamsCheck
+    from kvcli.symbol.params import ParamsCheck, Weights
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
     from kvcli.symbol.summary import Summary
@@ -37,6 +37,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Where a graph comes from: a symbol JSON path, ``"-"`` (standard input), a loaded Graph or
 #: an ``mx.sym`` Symbol.
 Source = Union[str, "os.PathLike[str]", Graph, "Symbol"]
+#: The weights checked against a graph: an MXNet ``.params`` file, a session's
+#: (:class:`~kvcli.symbol.params.Weights`), or none.
+Params = Union[str, "os.PathLike[str]", "Weights", None]
 
 #: Note kinds (``Note.kind``).
 UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
@@ -225,13 +228,13 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
     return [Note(n.kind, printable(n.text), n.warning, n.remedy) for n in notes]
 
 
-def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", None],
-                  notes: _Notes) -> Optional["ParamsCheck"]:
+def _check_params(result: "ShapeResult", params: "Params", notes: _Notes) -> Optional["ParamsCheck"]:
     if params is None:
         return None
-    from kvcli.symbol.params import check_params, load_params
+    from kvcli.symbol.params import Weights, check_params, load_params
 
-    check = check_params(result, load_params(params), str(params))
+    check = params.check(result) if isinstance(params, Weights) else check_params(result, load_params(params),
+                                                                                      str(params))
     # strict: a missing, extra or wrong array, or NaN/inf values, is an error; arrays left
     # unchecked (shapes unknown) are a warning
     lines = check.lines()
@@ -270,7 +273,7 @@ def _found_params(source: Source, notes: _Notes) -> Optional[Path]:
     return None
 
 
-def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLike[str]", None],
+def _prepare(source: Source, shape: Sequence[str], params: Params,
              allow_unknown_ops: bool, notes: _Notes,
              before_infer: Optional[Callable[[Graph], None]] = None, partial: bool = False,
              find_params: bool = False) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
@@ -288,12 +291,13 @@ def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLi
 
 
 def summarize_file(
-    source: Source, *, shape: Sequence[str] = (), params: Union[str, "os.PathLike[str]", None] = None,
+    source: Source, *, shape: Sequence[str] = (), params: Params = None,
     strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False, find_params: bool = False,
     on_note: Optional[Callable[[Note], None]] = None,
 ) -> SummaryResult:
     """Load ``source``, infer its shapes from ``shape`` specs, check ``params`` (an MXNet
-    ``.params`` file) against them and summarise it (``kvcli summary``).
+    ``.params`` file, or a session's :class:`~kvcli.symbol.params.Weights`) against them and
+    summarise it (``kvcli summary``).
 
     ``strict``: the first shape warning or ``.params`` mismatch is an error. An unknown operator is an error unless
     ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds). A
@@ -344,7 +348,7 @@ def visualize(
     shape: Sequence[str] = (), full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
     focus: Optional[str] = None, radius: int = 2, show_weights: bool = False, title: Optional[str] = None,
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
-    max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
+    max_nodes: int = 20000, params: Params = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
     find_params: bool = False, values: Optional[int] = DEFAULT_VALUES, on_note: Optional[Callable[[Note], None]] = None,
     progress: Optional["Progress"] = None,
@@ -365,9 +369,11 @@ def visualize(
     with a count) if graphviz is slower; ``full`` draws every node however long it takes (up
     to ``layout_timeout`` seconds). ``collapse`` (name patterns), ``depth`` (group by the
     first N name parts) and ``focus`` (a node and its ``radius`` neighbourhood) draw part of
-    it. ``params``: an MXNet ``.params`` file checked against the inferred shapes
+    it. ``params``: an MXNet ``.params`` file, or a session's
+    :class:`~kvcli.symbol.params.Weights`, checked against the inferred shapes
     (``find_params``: the newest ``PREFIX-NNNN.params`` beside ``PREFIX-symbol.json``); the
-    HTML viewer carries the first ``values`` values of each of its tensors (``None``: all).
+    HTML viewer carries the first ``values`` values of each of its tensors (``None``: all)
+    and, for a session's, each key's version.
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error

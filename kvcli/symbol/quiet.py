@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphviz import Digraph
+import graphviz
 
-__all__ = ["QuietDigraph"]
+__all__ = ["Digraph"]
 
 
-class QuietDigraph(Digraph):  # type: ignore[misc]  # graphviz has no type hints
-    """A :class:`graphviz.Digraph` rendering with ``quiet=True`` by default."""
+class Digraph(graphviz.Digraph):  # type: ignore[misc]  # graphviz has no type hints
+    """A :class:`graphviz.Digraph` rendering with ``quiet=True`` by default. It keeps
+    graphviz's class name, so code that prints ``type(g).__name__`` reads what it reads
+    under MXNet."""
 
     def render(self, *args: Any, **kwargs: Any) -> Any:  # quiet is render's 9th parameter
         if len(args) < 9:

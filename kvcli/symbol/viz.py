@@ -84,7 +84,7 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
     """
     from graphviz import nohtml
 
-    from kvcli.symbol.quiet import QuietDigraph
+    from kvcli.symbol.quiet import Digraph
 
     _check(symbol)
     _warn_repeated(symbol)
@@ -100,7 +100,7 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
             raise ValueError("Input type is incomplete")
         types = inferred
     base = {**NODE_ATTRS, **(node_attrs or {})}
-    dot = QuietDigraph(name=nohtml(title), format=save_format)  # renders without graphviz's warnings
+    dot = Digraph(name=nohtml(title), format=save_format)  # renders without graphviz's warnings
     for node in graph.nodes:
         attrs = dict(base)
         if node.is_variable:

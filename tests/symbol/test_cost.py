@@ -124,3 +124,25 @@ def test_summary_columns_totals_and_json() -> None:
     assert f"{first_conv['macs']:,}" in conv_line.split() and f"{first_conv['out_bytes']:,}" in conv_line.split()
     assert f"MACs:                 {summary.macs:,} (569 M)" in table.stdout
     assert f"Output bytes:         {summary.out_bytes:,} ({binary(summary.out_bytes)})" in table.stdout
+
+
+@pytest.mark.parametrize("op", ["Convolution", "Deconvolution", "FullyConnected", "RNN"])
+def test_a_weighted_op_with_no_inputs_has_unknown_macs(op: str) -> None:
+    """A hostile file may give a weighted operator no inputs at all (the stress fuzzer found
+    FullyConnected with ``inputs: []``): its MACs are unknown, never an IndexError."""
+    text = json.dumps({"nodes": [{"op": "null", "name": "data", "inputs": []},
+                                 {"op": op, "name": "node", "attrs": {}, "inputs": []}], "heads": [[1, 0, 0]]})
+    from kvcli.symbol.graph import load_json
+
+    cost = compute_cost(infer_shapes(load_json(text, source="t"), {}))
+    assert cost.macs[1] is None and not cost.macs_exact
+
+
+def test_an_integer_attribute_of_thousands_of_digits_is_an_attribute_error() -> None:
+    """Python refuses int() of over 4,300 digits with a ValueError; kvcli says what is wrong."""
+    from kvcli.errors import AttrError
+    from kvcli.symbol.attrs import parse_int_tuple
+
+    with pytest.raises(AttrError, match="5,000 digits"):
+        parse_int_tuple("3" * 5000, "kernel")
+    assert parse_int_tuple("1" + "0" * 30, "kernel") == (10**30,)

@@ -362,6 +362,16 @@ def test_plot_network_renders_without_graphviz_warnings(tmp_path: Path) -> None:
     assert (tmp_path / "net.pdf").read_bytes().startswith(b"%PDF")
 
 
+def test_plot_network_returns_a_digraph_by_graphviz_s_name() -> None:
+    import graphviz
+
+    import kvcli.mx as mx
+
+    drawn = mx.viz.plot_network(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc"))
+    assert isinstance(drawn, graphviz.Digraph)
+    assert type(drawn).__name__ == "Digraph"  # what a program printing its type reads under MXNet
+
+
 # ---- item 6: the checkpoint beside the symbol file -------------------------------------------------
 
 

@@ -93,6 +93,8 @@
     if (!st) return box_;
     var t = el("table", {"class": "stats"});
     row(t, "shape", st.shape + " " + st.dtype);
+    var version = own(P.versions, name);  // a session's weight: its key's version
+    if (version !== undefined) row(t, "version", n(version) + " (1 when loaded or initialised; each push adds 1)");
     if (st.min !== undefined) {
       row(t, "min / max", fmt(st.min) + " / " + fmt(st.max));
       row(t, "mean / std", fmt(st.mean) + " / " + fmt(st.std));

@@ -40,8 +40,9 @@ def encode_values(value: "np.ndarray", limit: Optional[int]) -> Optional[dict[st
 
 
 def params_data(check: "ParamsCheck", values: Optional[int] = DEFAULT_VALUES) -> dict[str, Any]:
-    """What the page shows of a ``--params`` file: the check (naming the file, never its
-    folder), per tensor its statistics and its values (``values`` per tensor, ``None``: all)."""
+    """What the page shows of a ``--params`` file or a session's weights: the check (naming
+    the file, never its folder), per tensor its statistics, its values (``values`` per
+    tensor, ``None``: all) and, for a session's, its key's version."""
     from kvcli.symbol.params import tensor_stats
 
     file = os.path.basename(check.source)  # the page names no folder of the machine it was made on
@@ -51,7 +52,7 @@ def params_data(check: "ParamsCheck", values: Optional[int] = DEFAULT_VALUES) ->
         "problems": {p.name: p.text for p in check.problems},
         "nonfinite": dict(check.nonfinite), "nonfinite_line": check.nonfinite_line(f"Weights {file}"),
         "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()},
-        "values": {}, "limit": values}
+        "values": {}, "limit": values, "versions": dict(check.versions)}
     if values is None or values > 0:
         for name, tensor in check.tensors.items():
             encoded = encode_values(tensor.value, values)

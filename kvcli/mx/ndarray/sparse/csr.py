@@ -14,12 +14,13 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
+from kvcli.arrays.csr import check_csr
+from kvcli.arrays.sparse import INDEX_DTYPE
 from kvcli.errors import CSRError, SparseUnsupportedError
 from kvcli.mx.ndarray.context import Context
 from kvcli.mx.ndarray.ndarray import NDArray, as_context
 from kvcli.mx.ndarray.sparse.base import CSR, DEFAULT, ROW_SPARSE, BaseSparseNDArray, axis_range, check_stype, is_sparse
 
-INDEX_DTYPE = np.dtype(np.int64)
 
 
 class CSRNDArray(BaseSparseNDArray):
@@ -227,33 +228,6 @@ def csr_shape(shape: Sequence[int]) -> tuple[int, int]:
     if len(dims) != 2 or min(dims) < 0:
         raise CSRError(f"a csr array is 2-D: shape {dims} is not (rows, cols)")
     return (dims[0], dims[1])
-
-
-def check_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]) -> None:
-    """Refuse what MXNet would compute with wrongly: indptr not running from 0 to the number
-    of values without decreasing, columns outside the shape, unsorted or repeated in a row."""
-    rows, cols = shape
-    if indptr.size != rows + 1:
-        raise CSRError(f"csr indptr has {indptr.size} entries but {rows} rows need {rows + 1}")
-    if indptr[0] != 0 or indptr[-1] != indices.size or np.any(np.diff(indptr) < 0):
-        raise CSRError(f"csr indptr must start at 0, never decrease and end at the number of values "
-                       f"({indices.size}), got {indptr[:6].tolist()}{' ...' if indptr.size > 6 else ''}")
-    if data.size != indices.size:
-        raise CSRError(f"csr data has {data.size} values but indices has {indices.size}: give one column per value")
-    if indices.size and (indices.min() < 0 or indices.max() >= cols):
-        bad = indices.min() if indices.min() < 0 else indices.max()
-        raise CSRError(f"csr column {bad} is out of range for {cols} columns")
-    same_row = np.ones(max(indices.size - 1, 0), bool)
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < indices.size)]
-    same_row[starts - 1] = False
-    steps = np.diff(indices)
-    if np.any(steps[same_row] <= 0):
-        at = int(np.flatnonzero(same_row & (steps <= 0))[0])
-        row = int(np.searchsorted(indptr, at, side="right")) - 1
-        kind = "repeated" if steps[at] == 0 else "not sorted"
-        raise CSRError(f"csr columns of row {row} are {kind} ({indices[at]} then {indices[at + 1]}): "
-                       "give each column once per row, in increasing order")
 
 
 def is_csr(value: Any) -> bool:
