@@ -93,7 +93,8 @@ class Opt(NamedTuple):
         if self.kind == "choice":
             lowered = text.lower()
             if lowered not in self.choices:
-                raise BadValueError(f"{text!r} is not one of {', '.join(self.choices)}", text=text, option=self.long)
+                choices = ", ".join(repr(choice) for choice in self.choices)
+                raise BadValueError(f"{text!r} is not one of {choices}", text=text, option=self.long)
             return lowered
         if self.kind == "path":
             return Path(text)
