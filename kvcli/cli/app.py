@@ -1,8 +1,8 @@
-"""The ``kvcli`` entry point: the startup fast path, then the typer app, and one error policy.
+"""The ``kvcli`` entry point: the one parser (typer's click objects, built from the command
+table by :mod:`kvcli.cli.build`, only the invoked command), and one error policy.
 
-The commands are declared once in :mod:`kvcli.cli.table`; :mod:`kvcli.cli.build` derives the
-typer app from it and :mod:`kvcli.cli.fast` runs the plain forms of the hot commands from
-the same table without importing typer. Importing this module does not import typer.
+The commands are declared once in :mod:`kvcli.cli.table`. Importing this module does not
+import typer.
 
 Exit codes: 0 success, 1 a kvcli error (one line: what is wrong and the fix), 2 a usage
 error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C). With
@@ -171,12 +171,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         if request in completion.SHELL_REQUESTS:
             raise SystemExit(completion.answer(request, lambda: run_click(argv), os.environ))
     try:
-        from kvcli.cli import fast
-
-        if fast.run(argv):
-            code = 0
-        else:
-            code = run_click(argv, as_json=as_json)
+        code = run_click(argv, as_json=as_json)
     except KVCliError as error:
         output.report_error(error, "cli", as_json=as_json, scope=typed_scope(argv))
         code = output.exit_code(error)

@@ -88,7 +88,7 @@ def _completer(what: Optional[str]) -> Optional[Callable[..., Any]]:
 
 def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tuple[Any, Any]:
     """typer's Option for table ``opt``. Numbers are converted and range-checked by the
-    table's own :meth:`~kvcli.cli.table.Opt.convert` (the fast path's parser, itself
+    table's own :meth:`~kvcli.cli.table.Opt.convert` (itself
     :func:`kvcli.config.parse_number`), not by typer's ``min``/``max``; and typer never reads
     the option's ``KVCLI_*`` variable: left unset, the option is None and the library
     reads and checks the variable (:func:`kvcli.config.get`)."""

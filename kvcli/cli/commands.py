@@ -1,8 +1,7 @@
 """What each session command does, without the command-line layer.
 
-The typer commands (built by :mod:`kvcli.cli.build`), the startup fast path
-(:mod:`kvcli.cli.fast`) and the shell all call these functions, so each command is
-written once. Nothing here imports typer, rich or prompt_toolkit at module level.
+The parser's commands (built by :mod:`kvcli.cli.build`), one-shot or in the shell, call
+these functions, so each command is written once. Nothing here imports typer, rich or prompt_toolkit at module level.
 """
 
 from __future__ import annotations

@@ -108,13 +108,10 @@ class Shell:
 
     def run(self, args: list[str]) -> int:
         """Run one command's words; returns its exit code (errors are printed)."""
-        from kvcli.cli import fast
         from kvcli.cli.app import run_click
 
         as_json = self.options.json
         try:
-            if fast.run(args, prior=self.options):  # the plain hot commands, as one-shot ones run
-                return 0
             return run_click(args, where="shell", obj=self.options, as_json=as_json)
         except KVCliError as error:
             output.report_error(error, "shell", as_json=as_json, scope=typed_scope(args))

@@ -1,9 +1,8 @@
 """The declarative command table: every option, argument and command of ``kvcli``, once.
 
-Nothing here imports typer: the startup fast path (:mod:`kvcli.cli.fast`) reads these
-tables to recognise a hot command line, and :mod:`kvcli.cli.build` turns the same tables
-into the typer app (help, completion, validation). A range, a short flag or a help text
-is written here and nowhere else.
+Nothing here imports typer: :mod:`kvcli.cli.build` turns these tables into typer's click
+objects (parsing, help, completion) and :meth:`Opt.convert` converts every option's value. A
+range, a short flag or a help text is written here and nowhere else.
 
 A command names its implementation as ``"module:function"`` so that importing the table
 imports no command code; the function is called as ``function(global_options, **values)``
@@ -126,8 +125,6 @@ class Command(NamedTuple):
     examples: tuple[str, ...] = ()
     args: tuple[Arg, ...] = ()
     opts: tuple[Opt, ...] = ()
-    #: the startup fast path may run its plain forms (no typer import)
-    fast: bool = False
     #: can run inside ``kvcli shell`` (shell and launch cannot)
     in_shell: bool = True
     #: the session must exist (read-only commands say so and list the sessions)
@@ -197,7 +194,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy"),
         args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " One for all keys, or one per key.", many=True,
                            complete="value")),
-        opts=(DTYPE,), fast=True,
+        opts=(DTYPE,),
     ),
     Command(
         "push", "kvcli.cli.commands:run_push",
@@ -209,7 +206,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                            complete="value")),
         opts=(Opt(("--devices", "-d"), "devices", "Push the value from N devices (N copies, summed first).",
                   kind="int", low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]), DTYPE),
-        fast=True, needs_session=True,
+        needs_session=True,
     ),
     Command(
         "pull", "kvcli.cli.commands:run_pull",
@@ -221,7 +218,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]),
               Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout).", kind="path",
                   metavar="FILE", complete="file")),
-        fast=True, needs_session=True,
+        needs_session=True,
     ),
     Command(
         "set-updater", "kvcli.cli.commands:run_set_updater",
@@ -246,7 +243,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),), opts=(YES,),
     ),
     Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
-            ("kvcli keys",), fast=True, needs_session=True),
+            ("kvcli keys",), needs_session=True),
     Command("show", "kvcli.cli.commands:run_show",
             "Show the session: store type, updater, and each key's shape, dtype, version and size.",
             ("kvcli --session exp1 show",), needs_session=True),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 import pytest
@@ -48,5 +48,37 @@ def kv(home: Path) -> Runner:
     def run(*args: str, input: Optional[bytes] = None, env: Optional[dict[str, str]] = None, timeout: float = 60) -> Result:
         proc = run_kvcli(*args, home=home, env=env, timeout=timeout, input=input)
         return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+class Parsed(NamedTuple):
+    """What the parser hands the implementations for one command line (:func:`parse`)."""
+
+    code: int
+    #: the table's Command (None when the line is refused)
+    command: Any
+    options: Any
+    values: dict[str, Any]
+
+
+@pytest.fixture
+def parse(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Parsed]:
+    """``parse("pull", "3", "-d", "2")`` runs the real parser (:func:`kvcli.cli.app.run_click`)
+    with the implementations replaced: the exit code, the table command that would run (None
+    when the line is refused), its global options and its values. Errors are printed as the
+    CLI prints them."""
+    from kvcli.cli import build, output
+    from kvcli.cli.app import run_click
+
+    monkeypatch.setenv("NO_COLOR", "1")  # errors as plain text, in a console made for this test
+    monkeypatch.setattr(output, "_stderr_console", None)
+    seen: list[tuple[Any, Any, dict[str, Any]]] = []
+    monkeypatch.setattr(build, "dispatch", lambda command, options, values: seen.append((command, options, values)))
+
+    def run(*argv: str) -> Parsed:
+        seen.clear()
+        code = run_click(list(argv))
+        return Parsed(code, *seen[-1]) if seen else Parsed(code, None, None, {})
 
     return run
