@@ -147,10 +147,10 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
         for dest, reason in refused.items():  # typed before or after the command
             if after.get(dest) not in (None, False) or _from_command_line(ctx.find_root(), dest):
-                from kvcli.errors import KVCliError
+                from kvcli.errors import UsageError
 
                 flag = next(o.long for o in table.GLOBAL_OPTIONS if o.dest == dest)
-                raise KVCliError(f"{command.name} {flag}: {reason}", remedy="usage", command=command.name)
+                raise UsageError(f"{command.name} {flag}: {reason}", command=command.name)
         dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
 
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -483,9 +483,9 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
     for word in words:
         sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
         if sub is None:  # the front end adds its words for the list (`kvcli help`, `help`)
-            from kvcli.errors import KVCliError
+            from kvcli.errors import UsageError
 
-            raise KVCliError(f"no command {' '.join(words)!r}", remedy="usage", command=None)
+            raise UsageError(f"no command {' '.join(words)!r}", command=None)
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
     typer.echo(ctx.get_help())  # as --help prints it

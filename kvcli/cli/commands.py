@@ -12,7 +12,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from kvcli.cli import output
 from kvcli.cli.core import GlobalOptions, dispatch, require_session  # noqa: F401 - dispatch re-exported
-from kvcli.errors import SessionError
+from kvcli.errors import SessionError, UsageError
 
 
 def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
@@ -114,8 +114,7 @@ def _check_dtype_option(dtype: Optional[str], command: str) -> None:
     if dtype not in DTYPES:
         close = get_close_matches(dtype, DTYPES, n=1)
         guess = f"did you mean {close[0]}? " if close else ""
-        raise SessionError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}",
-                           remedy="usage", command=command)
+        raise UsageError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}", command=command)
 
 
 def _keys(text: str) -> list[Any]:

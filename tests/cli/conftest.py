@@ -64,12 +64,12 @@ class Parsed(NamedTuple):
 
 @pytest.fixture
 def parse(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Parsed]:
-    """``parse("pull", "3", "-d", "2")`` runs the real parser (:func:`kvcli.cli.app.run_click`)
+    """``parse("pull", "3", "-d", "2")`` runs the real parser (:func:`kvcli.cli.app.run_line`)
     with the implementations replaced: the exit code, the table command that would run (None
     when the line is refused), its global options and its values. Errors are printed as the
     CLI prints them."""
     from kvcli.cli import build, output
-    from kvcli.cli.app import run_click
+    from kvcli.cli.app import run_line
 
     monkeypatch.setenv("NO_COLOR", "1")  # errors as plain text, in a console made for this test
     monkeypatch.setattr(output, "_stderr_console", None)
@@ -78,7 +78,7 @@ def parse(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Parsed]:
 
     def run(*argv: str) -> Parsed:
         seen.clear()
-        code = run_click(list(argv))
+        code = run_line(list(argv))
         return Parsed(code, *seen[-1]) if seen else Parsed(code, None, None, {})
 
     return run
