@@ -33,6 +33,7 @@ def test_every_error_class_carries_its_exit_code() -> None:
 
 
 MISSING_KEY = UnknownKeyError("key 'w' is not initialised", remedy="init", key="w")
+OUT_OF_MEMORY = MemoryError("Unable to allocate 8.00 GiB")
 ONE_SHOT_AND_SHELL: list[tuple[BaseException, int, str, str]] = [
     # error, exit code, the one-shot CLI's line, the shell's line
     (MISSING_KEY, 1, "error: key 'w' is not initialised: run `kvcli init w VALUE` first",
@@ -40,13 +41,12 @@ ONE_SHOT_AND_SHELL: list[tuple[BaseException, int, str, str]] = [
     (UsageError("launch: -n takes a number", command="launch"), 2,
      "error: launch: -n takes a number: see `kvcli help launch`", "error: launch: -n takes a number: see `help launch`"),
     (KeyboardInterrupt(), 130, "interrupted", "interrupted (the session keeps its last committed state)"),
-    (MemoryError("Unable to allocate 8.00 GiB"), 1, "error: " + (resource_problem(MemoryError("Unable to allocate 8.00 GiB")) or ""),
-     "error: " + (resource_problem(MemoryError("Unable to allocate 8.00 GiB")) or "")),
+    (OUT_OF_MEMORY, 1, f"error: {resource_problem(OUT_OF_MEMORY)}", f"error: {resource_problem(OUT_OF_MEMORY)}"),
     (SystemExit(3), 3, "", ""),
 ]
 
 
-@pytest.mark.parametrize("error,code,cli,shell", ONE_SHOT_AND_SHELL, ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else "")
+@pytest.mark.parametrize("error,code,cli,shell", ONE_SHOT_AND_SHELL, ids=[type(case[0]).__name__ for case in ONE_SHOT_AND_SHELL])
 def test_one_mapping_for_the_cli_and_the_shell(capsys: pytest.CaptureFixture[str], error: BaseException, code: int,
                                                cli: str, shell: str) -> None:
     for where, line in (("cli", cli), ("shell", shell)):
