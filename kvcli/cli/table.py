@@ -68,12 +68,16 @@ class Opt(NamedTuple):
             return "[" + "|".join(self.choices) + "]"
         return {"int": "N", "float": "X", "path": "PATH"}.get(self.kind, "TEXT")
 
+    def bounds(self) -> str:
+        """A number's range as help says it (``(at least 1)``, ``(1 to 64)``); "" for none."""
+        low, high = (_number(b) if b is not None else None for b in (self.low, self.high))
+        if self.kind not in ("int", "float") or (low is None and high is None):
+            return ""
+        return f"(at least {low})" if high is None else f"(at most {high})" if low is None else f"({low} to {high})"
+
     def range_text(self) -> str:
         """What the help adds after the option's text: its range and its variable."""
-        text = ""
-        low, high = (_number(b) if b is not None else None for b in (self.low, self.high))
-        if self.kind in ("int", "float") and (low or high):
-            text = f" (at least {low})" if high is None else f" (at most {high})" if low is None else f" ({low} to {high})"
+        text = f" {self.bounds()}" if self.bounds() else ""
         if self.envvar:  # escaped: the help is rich markup
             text += f" \\[env var: {self.envvar}]"
         return text
