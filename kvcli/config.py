@@ -7,7 +7,7 @@ whose value is passed through untouched), so a bad value is always the same one-
 fallback to the default. The README's table of variables is checked against this one by
 the tests.
 
-This module imports nothing heavy: a one-shot command reads it before numpy loads.
+This module imports nothing heavy: the one-shot fast path reads it before numpy loads.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ LOCK_TIMEOUT = _declare(Variable("KVCLI_LOCK_TIMEOUT", "float", 120.0,
 TRUST_KEY = _declare(Variable("KVCLI_TRUST_KEY", "path", None,
                               "file of the per-user key that signs trusted `python:` updaters "
                               "(default ~/.config/kvcli/trust.key)"))
+NO_FAST_PATH = _declare(Variable("KVCLI_NO_FAST_PATH", "flag", False,
+                                 "set to parse every command line with typer, not the startup fast path "
+                                 "(slower start; for debugging)"))
 CRASH_POINT = _declare(Variable("KVCLI_TEST_CRASH_POINT", "str", None,
                                 "test hook: kill the process at this named point of a commit", internal=True))
 
@@ -150,8 +153,8 @@ def parse_number(text: str, kind: str, low: float | None = None, high: float | N
     within ``low..high`` (inclusive; None: unbounded).
 
     The one parser of bounded numbers: ``KVCLI_*`` variables (:func:`get`), command-line
-    options (:meth:`kvcli.cli.table.Opt.convert`) and the shell's ``exit N`` read numbers
-    through it, so each says a bad one the same way.
+    options (:meth:`kvcli.cli.table.Opt.convert`, on both the fast path and typer's) and
+    the shell's ``exit N`` read numbers through it, so each says a bad one the same way.
 
     Raises:
         BadValueError: the problem, worded to follow the text it is about: ``is not a whole

@@ -11,7 +11,7 @@
 * :func:`pid_alive` — whether a process id is a running process of this user.
 * :func:`resource_problem` — one line for running out of memory or file descriptors.
 
-This module imports nothing heavy: a one-shot command may read it before numpy loads.
+This module imports nothing heavy: the one-shot fast path may read it before numpy loads.
 """
 
 from __future__ import annotations

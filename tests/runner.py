@@ -12,7 +12,7 @@ from typing import Any, Optional
 #: The installed entry point beside this interpreter.
 KVCLI = Path(sys.executable).parent / "kvcli"
 #: Variables a test run must not inherit from the developer's shell.
-CLEARED = ("KVCLI_SESSION", "KVCLI_TEST_CRASH_POINT", "KVCLI_MAX_ELEMENTS")
+CLEARED = ("KVCLI_SESSION", "KVCLI_TEST_CRASH_POINT", "KVCLI_MAX_ELEMENTS", "KVCLI_NO_FAST_PATH")
 
 
 def kvcli_env(home: Optional[Path] = None, **extra: str) -> dict[str, str]:

@@ -270,7 +270,7 @@ def test_library_messages_name_no_command_line_flag(package: str) -> None:
 def test_every_exception_class_is_declared_in_errors() -> None:
     """One place lists what kvcli can raise: no module but kvcli/errors.py declares a class
     derived from an exception (modules import theirs from kvcli.errors); a private class is a
-    module's own control-flow signal."""
+    module's own control-flow signal (the fast path's "let typer parse it")."""
     import kvcli.errors
 
     exceptions = {name for name, value in vars(kvcli.errors).items()

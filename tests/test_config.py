@@ -102,21 +102,23 @@ def _kvcli(*args: str, home: Path, **env: str):
     return run_kvcli(*args, home=home, env=env)
 
 
-def test_a_bad_option_number_is_the_one_parsers_line(tmp_path) -> None:
-    done = _kvcli("pull", "k", "-d", "0", home=tmp_path)
+@pytest.mark.parametrize("fast", ["", "1"])
+def test_a_bad_option_number_is_the_one_parsers_line_on_both_paths(tmp_path, fast: str) -> None:
+    done = _kvcli("pull", "k", "-d", "0", home=tmp_path, KVCLI_NO_FAST_PATH=fast)
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["error: Invalid value for '--devices' / '-d': '0' is outside 1..1,024: "
                                         "see `kvcli help pull`"]
     # launch --timeout has KVCLI_DIST_TIMEOUT's bounds (one range for the option and the variable)
-    done = _kvcli("launch", "-n", "1", "--timeout", "0", "--", "true", home=tmp_path)
+    done = _kvcli("launch", "-n", "1", "--timeout", "0", "--", "true", home=tmp_path, KVCLI_NO_FAST_PATH=fast)
     assert done.returncode == 2
     assert "'0' is outside 0.001..86,400" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
-def test_a_variable_an_option_stands_for_is_read_by_config(tmp_path) -> None:
-    """The parser never reads KVCLI_SESSION itself: config.get does, so a bad value is
-    config's one line (exit 1), not typer's usage error nor a raw session name."""
-    done = _kvcli("keys", home=tmp_path, KVCLI_SESSION="a\x01b")
+@pytest.mark.parametrize("fast", ["", "1"])
+def test_a_variable_an_option_stands_for_is_read_by_config_on_both_paths(tmp_path, fast: str) -> None:
+    """typer and the fast path never read KVCLI_SESSION themselves: config.get does, so a bad
+    value is config's one line (exit 1), not typer's usage error nor a raw session name."""
+    done = _kvcli("keys", home=tmp_path, KVCLI_SESSION="a\x01b", KVCLI_NO_FAST_PATH=fast)
     assert done.returncode == 1
     assert done.stderr.splitlines() == ["error: KVCLI_SESSION='a\\x01b' holds control characters: set it to a "
                                         "valid value or unset it"]

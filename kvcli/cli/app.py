@@ -1,9 +1,9 @@
-"""The ``kvcli`` entry point: the one parser (typer's click objects, built from the command
-table by :mod:`kvcli.cli.build`, only the invoked command), and one error policy
-(:mod:`kvcli.cli.failures`, the shell's too).
+"""The ``kvcli`` entry point: the startup fast path (:mod:`kvcli.cli.fast`), else the parser
+(typer's click objects, built from the command table by :mod:`kvcli.cli.build`, only the
+invoked command), and one error policy (:mod:`kvcli.cli.failures`, the shell's too).
 
-The commands are declared once in :mod:`kvcli.cli.table`. Importing this module does not
-import typer.
+The commands are declared once in :mod:`kvcli.cli.table`, which both parsers read. Importing
+this module does not import typer.
 
 Exit codes: 0 success, 1 a kvcli error (one line: what is wrong and the fix), 2 a usage
 error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C). With
@@ -75,10 +75,15 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
 
 
 def run_line(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
-    """Run one command line (:func:`run_click`) and return its exit code; what fails is
-    printed for ``where`` and given its exit code in one place (:func:`kvcli.cli.failures.report`).
-    A one-shot command's bug is raised again, with its traceback."""
+    """Run one command line (read by the startup fast path, else by :func:`run_click`) and
+    return its exit code; what fails is printed for ``where`` and given its exit code in one
+    place (:func:`kvcli.cli.failures.report`). A one-shot command's bug is raised again, with
+    its traceback. ``obj``: the shell's :class:`GlobalOptions` (its open session)."""
     try:
+        from kvcli.cli import fast
+
+        if fast.run(argv, prior=obj):
+            return output.EXIT_OK
         return run_click(argv, where=where, obj=obj, as_json=as_json)
     except BaseException as error:
         from kvcli.cli import failures

@@ -1,5 +1,6 @@
-"""The one parser: the command table (:mod:`kvcli.cli.table`) as typer's click objects, of
-which only the invoked command is built.
+"""The parser: the command table (:mod:`kvcli.cli.table`) as typer's click objects, of which
+only the invoked command is built (the startup fast path, :mod:`kvcli.cli.fast`, reads the
+plain command lines from the same table without importing typer).
 
 The root is a click group (:class:`TableGroup`) whose ``commands`` mapping names every table
 command but builds one only when it is looked up: ``kvcli pull k`` builds ``pull`` and nothing
@@ -12,11 +13,12 @@ place an option is written. typer then parses, completes and prints help. The gl
 are accepted before the command (on the root) and after it (copies on each table command, in
 their own help panel).
 
-The table converts the values (:func:`convert`), not typer: typer converts each value through
-a pydantic ``TypeAdapter``, and importing pydantic and building the adapters costs more than
-importing numpy. So each built parameter's ``process_value`` (click's step from the parsed text
-to the value) is the table's (:func:`_fit`); typer's remains for what the table does not
-declare (``--help``, completion) and words the error of a missing argument.
+The table converts the values (``Opt.convert``, ``Arg.convert``), not typer: typer converts
+each value through a pydantic ``TypeAdapter``, and importing pydantic and building the adapters
+costs more than importing numpy. So each built parameter's ``process_value`` (click's step from
+the parsed text to the value) is the table's (:func:`_fit`), as on the fast path; typer's
+remains for what the table does not declare (``--help``, completion) and words the error of a
+missing argument.
 
 The optimizer list in ``set-updater``'s help imports the optimizers (and numpy): it is
 filled in only when that help is printed (:class:`_LazyHelpCommand`), not at start-up.
@@ -115,7 +117,7 @@ def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tupl
 def _argument(arg: Arg) -> tuple[Any, Any]:
     extra: dict[str, Any] = {}
     if arg.kind == "path":  # read by the command, which says what is wrong with it (exit 1)
-        extra["parser"] = Path
+        extra["parser"] = arg.convert
     completer = _completer(arg.complete)
     if completer is not None:
         extra["autocompletion"] = completer
@@ -387,15 +389,6 @@ def root_command(for_shell: bool = False) -> Any:
 
 
 # ---------------------------------------------------------------------- typer's objects made kvcli's
-def convert(item: Union[Opt, Arg], text: Any) -> Any:
-    """The value of ``text`` for table option or argument ``item`` (:meth:`Opt.convert`; an
-    argument is text, or a :class:`~pathlib.Path`); :class:`~kvcli.errors.BadValueError`
-    when it does not convert."""
-    if isinstance(item, Opt):
-        return item.convert(text)
-    return Path(text) if item.kind == "path" and isinstance(text, str) else text
-
-
 def _items(command: Optional[Command]) -> dict[str, Union[Opt, Arg]]:
     """The table entry of each parameter of ``command``'s click object (None: the root's)."""
     if command is None:
@@ -418,7 +411,7 @@ def _process_value(param: Any, item: Optional[Union[Opt, Arg]], typers: Callable
             if item is None:
                 return typers(ctx, value)
             try:
-                value = tuple(convert(item, v) for v in value) if many else convert(item, value)
+                value = tuple(item.convert(v) for v in value) if many else item.convert(value)
             except BadValueError as error:
                 raise typer.BadParameter(str(error), ctx=ctx, param=param) from None
         if param.required and param.value_is_missing(value):

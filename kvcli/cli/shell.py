@@ -1,8 +1,9 @@
 """``kvcli shell``: a prompt_toolkit REPL over the same commands as the one-shot CLI.
 
-Each line is split with :mod:`shlex` and run by the typer app's click command (built from
-the same table, without the commands that cannot run here: ``shell``, ``launch``) against
-the session the shell keeps open — there is no second parser. The session keeps its store
+Each line is split with :mod:`shlex` and run as a one-shot command line is
+(:func:`kvcli.cli.app.run_line`: the fast path, else the click command built from the same
+table, without the commands that cannot run here: ``shell``, ``launch``) against the session
+the shell keeps open. The session keeps its store
 between lines, so device workers stay up; every command still locks the session and
 commits, so another terminal sees each change (and the shell sees theirs).
 

@@ -119,6 +119,11 @@ class Arg(NamedTuple):
     kind: str = "str"
     complete: Optional[str] = None
 
+    def convert(self, text: Any) -> Any:
+        """The value of ``text`` for this argument: a :class:`~pathlib.Path` for a path (read by
+        the command, which says what is wrong with it), else the text."""
+        return Path(text) if self.kind == "path" and isinstance(text, str) else text
+
 
 class Command(NamedTuple):
     """One command: its words, its implementation and how it may be run."""

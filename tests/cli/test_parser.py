@@ -11,14 +11,14 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from kvcli.cli import output, table
-from kvcli.cli.table import Command, Opt
+from kvcli.cli.table import Command
 
-from .conftest import Parsed, kvcli_env
+from .conftest import Parsed, kvcli_env, sample_lines, table_commands
 
 
 def test_a_one_shot_command_builds_only_its_own_command(tmp_path: Path) -> None:
-    """`kvcli pull k` builds `pull` alone, and typer's pydantic conversion is never imported
-    (it cost more than numpy's import)."""
+    """Parsed by typer, `kvcli pull k` builds `pull` alone, and typer's pydantic conversion is
+    never imported (it cost more than numpy's import)."""
     probe = "\n".join((
         "import sys",
         "from kvcli.cli.app import main",
@@ -30,8 +30,8 @@ def test_a_one_shot_command_builds_only_its_own_command(tmp_path: Path) -> None:
         "commands = root_command().commands",
         "print(sorted(getattr(commands, 'built', commands)), 'pydantic' in sys.modules)",
     ))
-    done = subprocess.run([sys.executable, "-c", probe], env=kvcli_env(tmp_path), capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], env=kvcli_env(tmp_path, KVCLI_NO_FAST_PATH="1"),
+                          capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "['pull'] False", done.stderr
 
 
@@ -46,27 +46,21 @@ def test_help_and_completion_list_every_command(parse: Callable[..., Parsed], ca
 
 
 # ---------------------------------------------------------------------- every option, through the table
-def _sample(item: Any) -> str:
-    """A valid value for table option or argument ``item``, other than its default."""
-    if item.kind == "int":
-        low = int(item.low) if item.low is not None else 1
-        return str(low + 1 if item.high is None or low + 1 <= item.high else low)
-    if item.kind == "float":
-        low = item.low if item.low is not None else 0.0
-        return str(low + 1.5 if item.high is None or low + 1.5 <= item.high else low)
-    if item.kind == "choice":  # typed in capitals: a choice is read in any case
-        return item.choices[-1].upper()
-    return "some/file.json" if item.kind == "path" else "text"
-
-
-def _expected(item: Any, text: str) -> Any:
-    return item.convert(text) if isinstance(item, Opt) else Path(text) if item.kind == "path" else text
-
-
-def _walk(commands: tuple[Command, ...], words: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Command]]:
-    for command in commands:
-        yield (*words, command.name), command
-        yield from _walk(command.children, (*words, command.name))
+def _expected(line: list[str], command: Command) -> dict[str, Any]:
+    """The values the table gives ``command`` for ``line`` (one of :func:`sample_lines`)."""
+    words = line[line.index("--") + 1:]
+    values: dict[str, Any] = {}
+    for arg in command.args:
+        values[arg.dest] = [arg.convert(w) for w in words] if arg.many else arg.convert(words.pop(0))
+    for opt in command.opts:
+        given = [line[i + 1] for i, word in enumerate(line[:line.index("--")]) if word == opt.long]
+        if opt.kind == "flag":
+            values[opt.dest] = opt.long in line[:line.index("--")]
+        elif opt.multiple:
+            values[opt.dest] = [opt.convert(w) for w in given] or None
+        else:
+            values[opt.dest] = opt.convert(given[0]) if given else opt.default
+    return values
 
 
 def _global_value(options: Any, dest: str) -> Any:
@@ -74,44 +68,21 @@ def _global_value(options: Any, dest: str) -> Any:
     return options.store_options.get(store[dest]) if dest in store else getattr(options, dest)
 
 
-@pytest.mark.parametrize("words,command", list(_walk(table.commands())),
-                         ids=[" ".join(words) for words, _ in _walk(table.commands())])
+@pytest.mark.parametrize("words,command", table_commands(), ids=[" ".join(words) for words, _ in table_commands()])
 def test_every_option_of_every_command_is_converted_by_the_table(parse: Callable[..., Parsed], words: tuple[str, ...],
                                                                    command: Command) -> None:
     """Each option (own and global, before and after the command) and argument reaches the
     implementation as the table converts it; an option not given has its table default."""
-    arg_words: list[str] = []
-    args: dict[str, Any] = {}
-    for arg in command.args:
-        texts = [_sample(arg), "more"] if arg.many else [_sample(arg)]
-        arg_words += texts
-        args[arg.dest] = [_expected(arg, t) for t in texts] if arg.many else _expected(arg, texts[0])
-    required = [o for o in command.opts if o.required]  # given on every line, with their samples
-    words = (*words, *[w for o in required for w in (o.long, _sample(o))])
-    bare = parse(*words, "--", *arg_words)
-    assert bare.command is command and bare.code == 0
-    defaults = {o.dest: (False if o.kind == "flag" else o.convert(_sample(o)) if o.required else o.default)
-                for o in command.opts}
-    assert bare.values == {**args, **defaults}
-    refused = dict(command.extra.get("refused", {}))
-    globals_ = [o for o in table.GLOBAL_OPTIONS if o.dest not in refused and not command.option(o.long)]
-    for opt in (*[o for o in command.opts if not o.required], *globals_):
-        words_of = [opt.long] if opt.kind == "flag" else [opt.long, _sample(opt)]
-        if opt.multiple:
-            words_of += [opt.long, "other"]
-        for line in ([*words, *words_of, "--", *arg_words], [*words_of, *words, "--", *arg_words]):
-            if opt in command.opts and line[0] != words[0]:
-                continue  # a command's own option goes after the command
-            parsed = parse(*line)
-            assert parsed.code == 0 and parsed.command is command, line
-            got = parsed.values[opt.dest] if opt in command.opts else _global_value(parsed.options, opt.dest)
-            want: Any = True if opt.kind == "flag" else opt.convert(_sample(opt))
-            if opt.multiple:
-                want = [want, opt.convert("other")]
-            assert got == want, line
-            if opt in command.opts:
-                assert {k: v for k, v in parsed.values.items() if k != opt.dest} == \
-                    {k: v for k, v in {**args, **defaults}.items() if k != opt.dest}, line
+    for line in sample_lines(words, command):
+        parsed = parse(*line)
+        assert parsed.code == 0 and parsed.command is command, line
+        assert parsed.values == _expected(line, command), line
+        for opt in table.GLOBAL_OPTIONS:
+            given = [line[i + 1] for i, word in enumerate(line) if word == opt.long and i + 1 < len(line)]
+            if opt.kind == "flag":
+                assert _global_value(parsed.options, opt.dest) is (opt.long in line), line
+            elif given:
+                assert _global_value(parsed.options, opt.dest) == opt.convert(given[0]), line
 
 
 def test_a_value_the_table_refuses_is_a_usage_error(parse: Callable[..., Parsed],

@@ -11,10 +11,11 @@ import pytest
 from tests.runner import KVCLI, kvcli_env, run_kvcli
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "typer"])
 @pytest.mark.parametrize("args", [["pull", "w", "-o", "-"], ["--json", "pull", "w"]])
-def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, fast: bool, args: list[str]) -> None:
     assert run_kvcli("init", "w", "ones(2000000)", home=tmp_path).returncode == 0
-    env = kvcli_env(tmp_path)
+    env = kvcli_env(tmp_path, **({} if fast else {"KVCLI_NO_FAST_PATH": "1"}))
     proc = subprocess.Popen([str(KVCLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None
     head = proc.stdout.read(100)  # `| head -c 100`

@@ -234,12 +234,39 @@ def test_version(kv: Runner) -> None:
     assert kv("--version").out.strip() == f"kvcli {kvcli.__version__}"
 
 
-def test_push_from_several_devices(kv: Runner) -> None:
+# ---------------------------------------------------------------------- fast path == typer path, end to end
+FAST_PATH_CASES = [
+    ("pull", "3"),
+    ("pull", "3", "--json"),
+    ("--json", "pull", "3"),
+    ("pull", "3", "-d", "2"),
+    ("pull", "3", "--devices=2", "--json"),
+    ("-s", "default", "pull", "3"),
+    ("--session=default", "pull", "3,4"),
+    ("pull", "9"),
+    ("keys",),
+    ("--json", "keys"),
+    ("show",),
+    ("--json", "show"),
+    ("delete", "99"),
+]
+
+
+def test_fast_path_matches_typer(kv: Runner) -> None:
+    kv("init", "3,4", "arange(4).reshape(2,2)")
+    for args in FAST_PATH_CASES:
+        fast = kv(*args)
+        slow = kv(*args, env={"KVCLI_NO_FAST_PATH": "1"})
+        assert (fast.code, fast.out, fast.err) == (slow.code, slow.out, slow.err), args
+
+
+def test_fast_path_push_matches_typer(kv: Runner) -> None:
     kv("init", "3", "zeros(2)")
-    for args in (("push", "3", "ones(2)", "-d", "2"), ("push", "3", "--", "-ones(2)"), ("push", "3", "ones(2)", "ones(2)*2")):
-        result = kv(*args)
-        assert result.code == 0, (args, result)
-    assert kv("pull", "3").array().tolist() == [3, 3]
+    for env in ({}, {"KVCLI_NO_FAST_PATH": "1"}):
+        for args in (("push", "3", "ones(2)", "-d", "2"), ("push", "3", "--", "-ones(2)"), ("push", "3", "ones(2)", "ones(2)*2")):
+            result = kv(*args, env=env)
+            assert result.code == 0, (args, env, result)
+        assert kv("pull", "3").array().tolist() == [3, 3]
 
 
 def test_json_pull_writes_non_finite_numbers_as_null(kv) -> None:
