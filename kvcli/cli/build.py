@@ -454,7 +454,6 @@ def _fit_params(params: list[Any], items: dict[str, Union[Opt, Arg]]) -> None:
             param.get_usage_pieces = lambda ctx, shown=usage_word(param): [shown]
 
 
-
 def usage_word(param: Any) -> str:
     """An argument as a usage line shows it: its metavar, ``...`` when it takes several
     (never twice), in brackets when it may be left out."""
