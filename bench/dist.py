@@ -1,7 +1,7 @@
 """``dist_sync`` push+pull per step, W = 1, 2, 4 workers on one machine, vs ``device`` and
 (with ``--mxnet-python``) vs MXNet 1.9.1's own ``dist_sync`` parameter server.
 
-Each of W workers (Ray actors started by :func:`kvcli.store.dist.launch.launch`) pushes
+Each of W workers (Ray actors started by :func:`kvcli.store.ray.launch.launch`) pushes
 ``--keys`` float32 arrays of ``--kib`` KiB each and pulls the step's sums back, ``--steps``
 times (default: one key of 16 MiB; the many-small-keys pattern is ``--keys 100 --kib 64``).
 The ``device`` row does the same work in one process. The MXNet row runs ps-lite as MXNet
@@ -105,7 +105,7 @@ def run_dist(
 ) -> float:
     """Median step time over the workers (they run in lockstep). With ``nodes``, the
     servers and workers are placed on the namespace cluster's nodes (:func:`placement`)."""
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     where: dict = {}
     if nodes:
@@ -242,7 +242,7 @@ def inner(args: argparse.Namespace) -> None:
     """``--inner``: the kvcli part of a ``--nodes`` run, as a driver inside node 0."""
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import ray_init_options
 
     root = str(Path(__file__).resolve().parents[1])
     passed = {name: os.environ[name] for name in ("KVCLI_DIST_NO_PRESUM", "KVCLI_DIST_NO_SHM") if name in os.environ}
@@ -348,10 +348,10 @@ def main() -> None:
 
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import start_local_ray
 
     store = {"object_store_memory": args.object_store_mib << 20} if args.object_store_mib else {}
-    ray.init(**ray_init_options("local"), **store)  # as kvcli starts Ray (its workers at nice 0)
+    start_local_ray(ray, **store)  # as kvcli starts Ray (a private token and temp folder, workers at nice 0)
     elements = args.kib * 1024 // 4
     rows = []
     for workers in args.workers:

@@ -45,10 +45,10 @@ def main() -> None:
     import ray
 
     import kvcli
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import start_local_ray
 
     store = {"object_store_memory": args.object_store_mib << 20} if args.object_store_mib else {}
-    ray.init(**ray_init_options("local"), **store)
+    start_local_ray(ray, **store)  # a private token and temp folder, as kvcli starts Ray
     value = np.ones(args.kib * 256, np.float32)
     out = np.empty_like(value)
     fill = -(-args.object_store_mib * 1024 // args.kib) + 2 if args.object_store_mib else 0  # puts
@@ -65,7 +65,7 @@ def main() -> None:
 
         def push() -> None:
             kv.push(0, value)
-            kv._settle_pushes()  # the push's call answered: the server has applied it
+            kv.backend._settle_pushes()  # the push's call answered: the server has applied it
 
         def step() -> None:
             kv.push(0, value)

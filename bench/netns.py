@@ -78,6 +78,8 @@ class NetCluster:
     delay: str | None
     gbit: float
     processes: list[subprocess.Popen] = field(default_factory=list)
+    #: Ray's temp folder (its logs and sockets), inside a private folder (see :func:`ray_temp`).
+    ray_temp: str = ""
 
     @property
     def ray_address(self) -> str:
@@ -167,6 +169,7 @@ def netns_cluster(
     cluster = NetCluster(names, [f"{SUBNET}.{i + 1}" for i in range(nodes)], rate, delay, _gbit(rate))
     made: list[str] = []
     temp = tempfile.mkdtemp(prefix=f"kvn{tag}")  # short: Ray's socket paths live under it
+    cluster.ray_temp = ray_temp(temp)
     try:
         for namespace in [switch, *names]:
             _ip("netns", "add", namespace)
@@ -191,7 +194,7 @@ def netns_cluster(
                     f"--num-cpus={cpus}", f'--resources={{"node{i}": 1}}',
                     f"--object-store-memory={object_store_mib << 20}", "--disable-usage-stats"]
             if i == 0:
-                argv += ["--head", f"--port={RAY_PORT}", "--include-dashboard=false", f"--temp-dir={temp}"]
+                argv += ["--head", f"--port={RAY_PORT}", "--include-dashboard=false", f"--temp-dir={cluster.ray_temp}"]
             else:
                 argv += [f"--address={cluster.ray_address}"]
             log = open(os.path.join(temp, f"ray-start-{i}.log"), "w")
@@ -204,6 +207,15 @@ def netns_cluster(
         yield cluster
     finally:
         _teardown(cluster, made, temp)
+
+
+def ray_temp(temp: str) -> str:
+    """The Ray temp folder (logs, sockets) of a cluster whose private folder is ``temp``.
+
+    Ray makes its temp folder open to all (mode 0777, as ``/tmp/ray``), and every node of
+    the cluster writes there: it lives inside ``temp`` (0700, from ``mkdtemp``), which keeps
+    every other local user out of the logs. Short: Ray's socket paths live under it."""
+    return os.path.join(temp, "r")
 
 
 def _wait_for_nodes(cluster: NetCluster, count: int, temp: str, timeout: float = 90.0) -> None:
@@ -270,7 +282,7 @@ def link_bound(
     bound is the busiest of them (bytes ÷ rate). That is the bound of the per-worker
     layout, what ps-lite (and kvcli with ``KVCLI_DIST_NO_PRESUM``) must move; with
     ``presum``, a node's workers' pushes are summed on the node first
-    (:mod:`kvcli.store.dist.aggregate`), so each share crosses once per worker node
+    (:mod:`kvcli.store.ray.aggregate`), so each share crosses once per worker node
     each way.
     """
     share = step_bytes / len(server_nodes)

@@ -149,7 +149,7 @@ def main() -> None:
         "Disk figures move between runs: allocating a new 256 MiB file took from 0.13 s to 0.8 s on",
         "the machine these were made on (ext4 mounted with `discard`), so run `make bench` twice",
         "before reading much into one persisted-push row.",
-        "On one Ray node the dist rows take the shared-memory path (`kvcli/store/dist/shm.py`): the",
+        "On one Ray node the dist rows take the shared-memory path (`kvcli/store/ray/shm.py`): the",
         "actor calls carry only descriptors, a push is one copy into a reused worker segment and one",
         "sum by the server into its value (kept in its own shared memory), a pull one copy into",
         "`out`, with no call when the push that completed the step said so or the value's step",

@@ -7,6 +7,8 @@
 * ``docs/viewer-expanded.png``: the char-LSTM (6,069 nodes, drawn folded): a search for
   ``t2_l0_i2h`` opens the fold ``t0_l0_i2h … t128_l0_i2h (×129)`` in place and selects that
   member (its weights shared with ``t0_l0_i2h``).
+* ``docs/viewer-cost.png``: MobileNet 1.0 (tests/data/mxnet_cost) coloured by cost, the Cost tab's
+  costliest layers beside it.
 """
 
 from __future__ import annotations
@@ -57,6 +59,12 @@ def main() -> None:
         show(page("mxnet_v0.9_char_lstm_embedding_6084nodes_attr.json", "data/*=32", "l*_init_*=32,512",
                   out=tmp / "char.html"), "t2_l0_i2h", Keys.ENTER, Keys.ESCAPE)
         driver.save_screenshot(str(REPO / "docs" / "viewer-expanded.png"))
+        show(page("../mxnet_cost/mobilenet1.0-symbol.json", "data=1,3,224,224", out=tmp / "mobilenet.html"))
+        driver.find_element(By.ID, "colour-cost").click()
+        driver.find_element(By.ID, "tab-cost").click()
+        driver.find_element(By.TAG_NAME, "body").send_keys("o", "o", "o", "o")  # along the data, past the stem
+        driver.find_element(By.ID, "tab-cost").click()
+        driver.save_screenshot(str(REPO / "docs" / "viewer-cost.png"))
     finally:
         driver.quit()
 

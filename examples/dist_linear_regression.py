@@ -8,7 +8,7 @@ once per step. The reference run is 1 worker that pushes the same shard gradient
     python examples/dist_linear_regression.py            # a local Ray instance
     KVCLI_RAY_ADDRESS=auto python examples/dist_linear_regression.py   # an existing cluster
 
-It starts its own workers (``kvcli.store.dist.launch.launch``), so run it with ``python``, not
+It starts its own workers (``kvcli.store.ray.launch.launch``), so run it with ``python``, not
 under ``kvcli launch`` (each rank would train again): ``examples/dist_worker.py`` is the
 script for ``kvcli launch``.
 """
@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 import kvcli
-from kvcli.store.dist.launch import launch
+from kvcli.store.ray.launch import launch
 
 SAMPLES, FEATURES, SHARDS = 512, 8, 2
 STEPS, LEARNING_RATE = 200, 0.5

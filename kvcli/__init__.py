@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 #: Public names loaded on first use (``import kvcli`` stays light), and where they live.
 _LAZY = {
-    "KVStore": "kvcli.store.base",
+    "KVStore": "kvcli.store.api",
     "Session": "kvcli.session",
     "device_array": "kvcli.store.device.shm",
 }
@@ -27,7 +27,7 @@ _ERRORS = "kvcli.errors"
 __all__ = ["KVStore", "Session", "__version__", "create", "device_array", "errors"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvcli.store.base import KVStore
+    from kvcli.store.api import KVStore
 
 
 def create(type: str = "local", **options: Any) -> "KVStore":  # noqa: A002 - MXNet's name
@@ -43,15 +43,13 @@ def create(type: str = "local", **options: Any) -> "KVStore":  # noqa: A002 - MX
             ``num_servers=2`` / ``address="auto"`` for the distributed types.
 
     Returns:
-        A :class:`kvcli.store.base.KVStore`; use it as a context manager or call ``close()``.
+        A :class:`kvcli.store.api.KVStore`; use it as a context manager or call ``close()``.
         Its ``set_updater`` / ``set_optimizer`` take spec strings too (``"sgd:lr=0.1"``),
         parsed by :func:`kvcli.updaters.parse_updater`.
     """
     from kvcli.store import create as _create
 
-    store = _create(type, **options)
-    store.spec_parser = _parse_updater  # the engine takes updater objects; this entry parses
-    return store
+    return _create(type, parse_updater=_parse_updater, **options)  # the engine takes updater objects; this entry parses
 
 
 def _parse_updater(spec: str) -> Any:

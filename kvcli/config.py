@@ -79,7 +79,8 @@ DEVICE_IDLE = _declare(Variable("KVCLI_DEVICE_IDLE", "float", 300.0,
 # ---------------------------------------------------------------------- values
 MAX_ELEMENTS = _declare(Variable("KVCLI_MAX_ELEMENTS", "int", 1 << 27,
                                  "largest value (elements) the value language, `-`, `@file` and `@fifo` build "
-                                 "or read (default 2**27 = 134,217,728)", low=1, high=1 << 62))
+                                 "or read, and each value of an `import` (default 2**27 = 134,217,728)",
+                                 low=1, high=1 << 62))
 STREAM_TIMEOUT = _declare(Variable("KVCLI_STREAM_TIMEOUT", "float", 30.0,
                                    "seconds a pipe or FIFO may stay silent while a value or a symbol file is read (default 30)",
                                    low=0.001, high=86400.0))
@@ -148,6 +149,28 @@ def get(variable: Variable) -> Any:
         raise _bad(variable, text, str(error)) from None
 
 
+def check_program(variable: Variable, path: str) -> str | None:
+    """``path``, the value of ``variable``, as a program to run: None when nothing is there
+    (the caller's "not installed"); a folder, FIFO, device or a file that may not be
+    executed is the variable's one-line error (running it was a traceback).
+
+    Raises:
+        ConfigError: ``path`` exists but is not an executable regular file.
+    """
+    import stat
+
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise _bad(variable, path, f"cannot be read ({error.strerror})") from None
+    if not stat.S_ISREG(info.st_mode) or not os.access(path, os.X_OK):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not an executable program"
+        raise _bad(variable, path, f"is {what}")
+    return path
+
+
 def parse_number(text: str, kind: str, low: float | None = None, high: float | None = None) -> Any:
     """The number ``text`` of ``kind`` (``int``: a whole number; ``float``: a finite number)
     within ``low..high`` (inclusive; None: unbounded).
@@ -204,4 +227,4 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-__all__ = ["KINDS", "VARIABLES", "Variable", "documented", "get", "markdown_table", "parse_number", "raw"]
+__all__ = ["KINDS", "VARIABLES", "Variable", "check_program", "documented", "get", "markdown_table", "parse_number", "raw"]

@@ -109,6 +109,13 @@ class CSRError(KVCliError, ValueError):
     conversion MXNet does not support either (csr <-> row_sparse)."""
 
 
+class SparseUnsupportedError(KVCliError, NotImplementedError, TypeError, ValueError):
+    """An operation on a sparse NDArray that kvcli does not perform (MXNet's
+    ``NotSupportedForSparseNDArray``, or what MXNet itself refuses on sparse storage). It is
+    also each builtin class MXNet raises in these cases (``NotImplementedError``,
+    ``TypeError``, ``ValueError``), so code that catches MXNet's error catches kvcli's."""
+
+
 class UnsupportedError(StoreError, ValueError):
     """An MXNet feature kvcli does not provide for this store (a store type, a capability,
     gradient compression on ``local``); the message names what to use instead."""

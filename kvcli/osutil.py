@@ -7,6 +7,8 @@
   adopted (they could swap its files, or listen on its sockets).
 * :func:`runtime_dir` — a short private folder for Unix sockets (a socket path holds at most
   107 bytes, whatever the session's name and home).
+* :func:`write_secret` / :func:`process_secret` — a new random secret in a private file (the
+  Ray auth tokens of the instances kvcli starts).
 * :func:`user_home` — the user's home folder, never ``/`` because ``HOME`` is empty.
 * :func:`pid_alive` — whether a process id is a running process of this user.
 * :func:`resource_problem` — one line for running out of memory or file descriptors.
@@ -166,32 +168,121 @@ def private_dir(path: Path, what: str, create: bool = False, closed: bool = Fals
 
 
 # ---------------------------------------------------------------------- runtime folder
-def runtime_dir(room: int = 0) -> Path:
+def runtime_dir(room: int = 0, bulky: bool = False) -> Path:
     """A private folder (0700, this user's, created if needed) for Unix sockets, short
     enough that a name of ``room`` bytes fits after it in a socket path.
 
     ``$XDG_RUNTIME_DIR/kvcli`` when that is set and short enough (it is per user and goes
-    at logout), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``.
+    at logout) and the files are not ``bulky`` (that folder is a small in-memory file
+    system: Ray's logs and spilled objects go to the temporary folder, as Ray's own
+    ``/tmp/ray`` does), else ``kvcli-UID`` in the temporary folder, else in ``/tmp``. The temporary
+    folder is everyone's: when another user made ``kvcli-UID`` there first (or it is open to
+    others) it is never adopted, and a private folder of an unpredictable name beside it,
+    ``kvcli-UID-XXXXXXXX``, is used instead (as ssh-agent and systemd make theirs); later
+    commands find it again (it is a folder of this user, 0700, which no one else can make).
 
     Raises:
-        UnsafePathError: the folder exists but belongs to someone else or is open to others.
+        UnsafePathError: ``$XDG_RUNTIME_DIR/kvcli`` belongs to someone else or is open to
+            others (that folder is the user's own: something is wrong there).
         OSError: it cannot be created.
     """
     uid = os.geteuid() if hasattr(os, "geteuid") else 0
-    candidates = []
+
+    def fits(folder: Path, extra: int = 0) -> bool:
+        return len(os.fsencode(str(folder))) + extra + 1 + room <= MAX_SOCKET_PATH
+
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg):
-        candidates.append(Path(xdg) / "kvcli")
+    if os.path.isabs(xdg) and fits(Path(xdg) / "kvcli") and not bulky:
+        return private_dir(Path(xdg) / "kvcli", "runtime folder", create=True, closed=True)
     import tempfile
 
-    candidates += [Path(tempfile.gettempdir()) / f"kvcli-{uid}", Path("/tmp") / f"kvcli-{uid}"]
-    for folder in candidates:
-        if len(os.fsencode(str(folder))) + 1 + room <= MAX_SOCKET_PATH:
+    parents = list(dict.fromkeys([Path(tempfile.gettempdir()), Path("/tmp")]))
+    for parent in parents:
+        folder = parent / f"kvcli-{uid}"
+        if not fits(folder, 1 + _FALLBACK_RANDOM):  # room for the fallback's longer name too
+            continue
+        try:
             return private_dir(folder, "runtime folder", create=True, closed=True)
+        except UnsafePathError:
+            return _fallback_runtime_dir(parent, f"kvcli-{uid}-")
     raise UnsafePathError(  # pragma: no cover - /tmp/kvcli-UID always fits
-        f"no runtime folder short enough for a Unix socket among {', '.join(map(str, candidates))}: "
+        f"no runtime folder short enough for a Unix socket in {', '.join(map(str, parents))}: "
         "set XDG_RUNTIME_DIR to a short folder of yours"
     )
+
+
+#: Random characters of a fallback runtime folder's name (``tempfile.mkdtemp``'s).
+_FALLBACK_RANDOM = 8
+
+
+def _fallback_runtime_dir(parent: Path, prefix: str) -> Path:
+    """The first (by name) of this user's private folders ``PREFIX*`` in ``parent``, made
+    with an unpredictable name if there is none."""
+
+    def own() -> list[Path]:
+        found = []
+        for path in parent.glob(f"{prefix}*"):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+                found.append(path)
+        return sorted(found)
+
+    found = own()
+    if found:
+        return found[0]
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))  # 0700, O_EXCL: a name no one could take first
+    return (own() or [made])[0]  # a command running beside this one may have made one too: all take the first
+
+
+# ---------------------------------------------------------------------- secrets
+def write_secret(path: Path) -> Path:
+    """Write a new random secret (64 hex digits) into the new file ``path``: created 0600,
+    never through a symlink, never over an existing file (``O_EXCL``); returns ``path``.
+
+    Raises:
+        OSError: the file exists or cannot be created.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(unique_token(32))
+    return Path(path)
+
+
+def process_secret(prefix: str) -> Path:
+    """A new secret file for this process in the runtime folder (0700, this user's):
+    ``PREFIX-PID-RANDOM``, removed when this process exits; files of the same prefix whose
+    process is gone (killed) are removed first.
+
+    Raises:
+        UnsafePathError: the runtime folder is unsafe (see :func:`runtime_dir`).
+        OSError: the file cannot be created.
+    """
+    import atexit
+
+    folder = runtime_dir()
+    for stale in folder.glob(f"{prefix}-*-*"):
+        pid = stale.name[len(prefix) + 1:].split("-", 1)[0]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            try:
+                stale.unlink()
+            except OSError:  # gone meanwhile
+                pass
+    path = write_secret(folder / f"{prefix}-{os.getpid()}-{unique_token(8)}")
+    atexit.register(_remove_secret, path, os.getpid())
+    return path
+
+
+def _remove_secret(path: Path, pid: int) -> None:
+    if os.getpid() == pid:  # not in a forked child, whose parent still uses it
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------- the home
@@ -301,5 +392,6 @@ def _limit(name: str) -> int | None:
 
 __all__ = [
     "MAX_SOCKET_PATH", "PLAIN_FILE", "PRIVATE_DIR", "PRIVATE_FILE", "atomic_write", "expand_user", "folder_problem",
-    "fsync_dir", "pid_alive", "private_dir", "resource_problem", "runtime_dir", "user_home",
+    "fsync_dir", "pid_alive", "private_dir", "process_secret", "resource_problem", "runtime_dir", "user_home",
+    "write_secret",
 ]

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -74,3 +77,19 @@ def as_user(uid: int, function: Callable[..., Any], *args: Any, before: Callable
     if "error" in result:
         raise AssertionError(f"as uid {uid}: {result['error']}")
     return result["ok"]
+
+
+@contextmanager
+def reachable_folder(prefix: str = "kvcli-users-", mode: int = 0o755) -> Iterator[Path]:
+    """A short new folder in /tmp that every user can reach (pytest's own temporary folders
+    are root's, 0700), ``mode`` (0o1777: anyone may make something in it, as in /tmp);
+    removed afterwards, whatever the tests made read-only or gave to another user in it."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.chmod(folder, mode)
+    try:
+        yield folder
+    finally:
+        for path in [folder, *folder.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                os.chmod(path, 0o700)
+        shutil.rmtree(folder, ignore_errors=True)

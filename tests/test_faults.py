@@ -50,7 +50,7 @@ def test_store_refuses_an_updater_that_replaces_stored() -> None:
     store.init("w", original)
 
     def replace(key, merged, stored):
-        store._values[key] = np.zeros(5, np.float64)  # reaching into the store
+        store.backend._values[key] = np.zeros(5, np.float64)  # reaching into the store
 
     store.set_updater(replace)
     with pytest.raises(UpdaterError, match="and replaced it"):

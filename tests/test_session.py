@@ -113,10 +113,12 @@ def test_only_touched_keys_are_loaded(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
         s.init(["big", "small"], [np.zeros(1000, np.float32), np.ones(2, np.float32)])
     with open_session(tmp_path) as s:
-        s.push(["small"], [np.full(2, 5, np.float32)])  # assign: written straight to its file
-        assert s.store.keys() == []
-        assert s.pull(["small"])[0][0].tolist() == [5.0, 5.0]
+        s.push(["small"], [np.full(2, 5, np.float32)])  # assign: written straight to its file, no store
+        assert s.store is None
+        assert s.pull(["small"])[0][0].tolist() == [5.0, 5.0]  # the committed value: still no store
+        s.push(["small"], [[np.ones(2, np.float32)] * 2])  # two devices: summed in the store
         assert s.store.keys() == ["small"]
+        assert s.pull(["small"])[0][0].tolist() == [2.0, 2.0]
 
 
 BIG = INLINE_BYTES // 4 + 1  # float32 elements of a value just too big for its row

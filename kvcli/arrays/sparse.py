@@ -124,8 +124,10 @@ class RowSparse:
         return RowSparse._trusted(self.data.copy(), self.indices.copy(), self.shape)
 
     def astype(self, dtype: Any) -> "RowSparse":
-        """A copy with values of ``dtype``."""
-        return RowSparse._trusted(self.data.astype(dtype), self.indices.copy(), self.shape)
+        """A copy with values of ``dtype`` (nan or out of range to integers: what C's conversion
+        gives, without a warning, as in MXNet)."""
+        with np.errstate(invalid="ignore"):
+            return RowSparse._trusted(self.data.astype(dtype), self.indices.copy(), self.shape)
 
     def rows(self, row_ids: np.ndarray) -> "RowSparse":
         """The rows ``row_ids`` (checked: sorted, unique, in range), zero where not present.

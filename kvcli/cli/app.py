@@ -127,5 +127,5 @@ def main(argv: Optional[list[str]] = None) -> None:
 
 
 def _joined_ray_cluster() -> bool:
-    dist_group = sys.modules.get("kvcli.store.dist.group")
+    dist_group = sys.modules.get("kvcli.store.ray.group")
     return dist_group is not None and bool(dist_group.joined_cluster())

@@ -184,7 +184,7 @@ def run_push(
             open_session(options, progress) as session:
         entries = session.push(key_list, build)
         name = session.name
-        updater = session.store.updater_spec if session.store is not None else None
+        updater = session.updater
     if options.json:
         output.print_json(
             {"session": name, "devices": count, "updater": updater,
@@ -306,20 +306,27 @@ def _set_setting(options: GlobalOptions, field: str, change: Any, label: str, ye
     it. A change that would drop saved state (the optimizer's, compression residuals) is
     asked on a terminal and needs --yes elsewhere; the line says what was dropped."""
     with open_session(options) as session:
-        try:
-            value = change(session, yes)
-        except SessionError as error:
-            if (error.fields or {}).get("remedy") != "drop-state":
-                raise
-            # asked with the lock released: another command need not wait for the answer
-            confirm(f"{error.fields['problem']}:", False, options)
-            value = change(session, True)
+        value = _asked(lambda drop: change(session, drop), "drop-state", yes, options)
         name = session.name
         notices = list(session.notices)
     if options.json:
         output.print_json({"session": name, field: value, **({"notices": notices} if notices else {})})
     else:
         output.note(f"{label}: {value or 'none'}" + "".join(f" ({notice})" for notice in notices))
+
+
+def _asked(change: Any, remedy: str, yes: bool, options: GlobalOptions) -> Any:
+    """``change(yes)``; when the library refuses it for want of a confirmation (a
+    :class:`SessionError` whose ``remedy`` is ``remedy``, its ``problem`` the question), ask
+    on the terminal and run ``change(True)``."""
+    try:
+        return change(yes)
+    except SessionError as error:
+        if (error.fields or {}).get("remedy") != remedy:
+            raise
+        # asked with the lock released: another command need not wait for the answer
+        confirm(f"{error.fields['problem']}:", False, options)
+        return change(True)
 
 
 def run_keys(options: GlobalOptions) -> None:
@@ -406,17 +413,105 @@ def run_export(options: GlobalOptions, folder: Path) -> None:
         output.note(f"exported {output.plural(count, 'key')} to {path}")
 
 
-def run_import(options: GlobalOptions, folder: Path) -> None:
+def run_import(options: GlobalOptions, folder: Path, merge: bool = False, yes: bool = False) -> None:
     with open_session(options) as session:
-        manifest = session.import_(folder)
+        planned = session.import_plan(folder, merge)
+        if planned.replaced or planned.dropped:
+            confirm(_import_question(session.name, folder, planned, merge), yes, options)
+        manifest = session.import_(folder, merge=merge)
         notices = list(session.notices)
+    changed = {"replaced": planned.replaced, "dropped": planned.dropped}
     if options.json:
         output.print_json({"imported": str(folder), "keys": list(manifest.keys), "updater": manifest.updater,
-                           "notices": notices})
+                           "merged": merge, **changed, "notices": notices})
     else:
         for notice in notices:
             output.note(notice)
-        output.note(f"imported {output.plural(len(manifest.keys), 'key')} from {folder} (updater {manifest.updater})")
+        done = [f"{what} {_key_list(keys)}" for what, keys in changed.items() if keys]
+        output.note(f"imported {output.plural(len(planned.replaced) + len(planned.added), 'key')} from {folder}"
+                    + (f" ({'; '.join(done)})" if done else "") + f" (updater {manifest.updater})")
+
+
+def _import_question(name: str, folder: Path, planned: Any, merge: bool) -> str:
+    """What an import will replace and drop, asked before it does."""
+    parts = []
+    if planned.replaced:
+        parts.append(f"replaces the values of {_key_list(planned.replaced)}")
+    if planned.dropped:
+        parts.append(f"drops {_key_list(planned.dropped)}")
+    keeps = "keeps its other keys, updater and state" if merge else "replaces its updater and optimizer state"
+    return f"import of {folder} into session {name!r} {' and '.join(parts)}, and {keeps}:"
+
+
+def _key_list(keys: Sequence[Any]) -> str:
+    """``key w`` / ``3 keys (w, b, c)`` / ``12 keys (k0, ..., k7 and 4 more)``."""
+    if len(keys) == 1:
+        return f"key {keys[0]}"
+    shown = ", ".join(str(k) for k in keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    return f"{len(keys)} keys ({shown})"
+
+
+# ---------------------------------------------------------------------- MXNet checkpoints
+def run_load_params(options: GlobalOptions, file: Path, prefix: Optional[str] = None,
+                    strip_prefix: Optional[Sequence[str]] = None, keys: Optional[str] = None, yes: bool = False) -> None:
+    from kvcli.errors import KeyTypeError
+
+    patterns = [part.strip() for part in keys.split(",")] if keys is not None else None
+    if patterns is not None and not all(patterns):
+        raise UsageError(f"--keys {keys!r} has an empty name: give names or patterns separated by commas",
+                         command="load-params")
+
+    def load(session: Any, replace: bool) -> Any:
+        with output.status(f"loading {file}", quiet=options.json):
+            return session.load_params(file, prefix=prefix or "", strip_prefix=list(strip_prefix or ()),
+                                       keys=patterns, replace=replace)
+
+    with open_session(options) as session:
+        try:
+            done = _asked(lambda replace: load(session, replace), "replace-keys", yes, options)
+        except KeyTypeError as error:
+            if (error.fields or {}).get("remedy") != "rename-params":
+                raise
+            raise KeyTypeError(f"{error.fields['problem']}: rename with --strip-prefix/--prefix, or leave it out "
+                               "with --keys") from None
+        name = session.name
+    if options.json:
+        output.print_json({"session": name, "file": str(file), "keys": done.keys, "replaced": done.replaced,
+                           "bytes": done.nbytes})
+        return
+    replaced = f"; replaced {_key_list(done.replaced)}" if done.replaced else ""
+    output.note(f"loaded {output.plural(len(done.keys), 'key')} ({output.human_bytes(done.nbytes)}) from {file} "
+                f"into session {name}{replaced}")
+
+
+def run_save_params(options: GlobalOptions, out: Path, keys: Optional[Sequence[str]] = None, yes: bool = False) -> None:
+    key_list = [key for text in keys or () for key in _keys(text)] or None
+    if key_list is not None and len(set(key_list)) != len(key_list):
+        raise UsageError("a key is given twice: give each key once", command="save-params")
+    target = Path(out).expanduser()
+    if target.exists() or target.is_symlink():
+        confirm(f"{target} exists: save-params replaces it:", yes, options)
+    with output.status(f"saving to {target}", quiet=options.json), open_session(options) as session:
+        saved = session.save_params(target, key_list)
+        name = session.name
+    if options.json:
+        output.print_json({"session": name, "file": str(saved.path), "names": saved.names, "bytes": saved.nbytes})
+        return
+    output.note(f"saved {output.plural(len(saved.names), 'key')} ({output.human_bytes(saved.nbytes)}) of session "
+                f"{name} to {saved.path}")
+
+
+def session_weights(options: GlobalOptions) -> Any:
+    """The ``--session`` weights ``viz`` and ``summary`` check a graph against: every key's
+    committed value and version (:class:`kvcli.symbol.params.Weights`)."""
+    from kvcli.symbol.params import Weights
+
+    require_session(options)
+    with open_session(options) as session:
+        found = session.snapshot()
+        name = session.name
+    return Weights(f"session {name!r}", [(str(e.key), value) for e, value in found],
+                   {str(e.key): e.version for e, _ in found})
 
 
 def run_sessions(options: GlobalOptions) -> None:

@@ -73,7 +73,7 @@ def run_launch(
 
     from kvcli import config
     from kvcli.cli import output
-    from kvcli.store.dist.launch import check_command, launch
+    from kvcli.store.ray.launch import check_command, launch
 
     given = dict(getattr(options, "store_options", None) or {})
     servers = same_option(servers, given.get("num_servers"), "--servers", "--num-servers") or 1

@@ -201,6 +201,8 @@ def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()
         return f"fix the file, or pass {flag_for('allow_unknown_ops')} to draw it with unknown shapes"
     if remedy == "strict":
         return f"{flag_for('strict')} makes this an error"
+    if remedy == "partial":  # a --shape that does not fit the graph
+        return f"give shapes that fit, or pass {flag_for('partial')} to show what is known"
     if isinstance(error, UsageError):
         command = fields.get("command")
         words = f"help {command}" if command else "help"

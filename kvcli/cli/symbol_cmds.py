@@ -31,7 +31,49 @@ def _gc_paused(command: F) -> F:
 
 
 #: What a note of :mod:`kvcli.symbol.pipeline` advises (its ``remedy``), in the CLI's words.
-NOTE_ADVICE = {"input-shapes": "give input shapes with --shape", "full": "--full draws every node exactly"}
+NOTE_ADVICE = {"input-shapes": "give input shapes with --shape", "full": "--full draws every node exactly",
+               "no-params": "--no-params leaves it out"}
+
+
+def _values(text: Optional[str]) -> Optional[int]:
+    """``--values``: a count of values per tensor, or ``all`` (``None``); the library's default
+    when not given."""
+    from kvcli.errors import SymbolError
+    from kvcli.symbol.params import DEFAULT_VALUES
+
+    if text is None:
+        return DEFAULT_VALUES
+    if text.strip().lower() == "all":
+        return None
+    try:
+        count = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise SymbolError(f"--values {text!r}: give a number of values per tensor (0 or more), or all")
+    return count
+
+
+def _find_params(params: Optional[Path], no_params: bool, options: Any = None) -> bool:
+    """Whether to look for ``PREFIX-NNNN.params`` beside the file (no --params, no --no-params,
+    no --session)."""
+    from kvcli.errors import SymbolError
+
+    if params is not None and no_params:
+        raise SymbolError("--params and --no-params together: give one of them")
+    session = getattr(options, "session", None)
+    if session is not None and params is not None:
+        raise SymbolError("--params and --session together: give one of them (the weights of a file, or of a session)")
+    return params is None and not no_params and session is None
+
+
+def _weights(options: Any, params: Optional[Path]) -> Any:
+    """``--params FILE``, or with ``--session NAME`` that session's weights."""
+    if getattr(options, "session", None) is None:
+        return params
+    from kvcli.cli.commands import session_weights
+
+    return session_weights(options)
 
 
 def _print_note(note: Any) -> None:
@@ -49,7 +91,7 @@ def run_viz(
     collapse: Optional[List[str]] = None, depth: Optional[int] = None, focus_on: Optional[str] = None,
     radius: int = 2, layout_timeout: float = 60.0, open_browser: bool = False, fmt: Optional[str] = None,
     dtype: Optional[List[str]] = None, max_nodes: int = 20000, params: Optional[Path] = None, strict: bool = False,
-    allow_unknown_ops: bool = False,
+    allow_unknown_ops: bool = False, partial: bool = False, no_params: bool = False, values: Optional[str] = None,
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
@@ -65,6 +107,8 @@ def run_viz(
 
     if open_browser and out is not None:
         raise SymbolError("--open writes a temporary HTML file; leave out -o (or use -o FILE.html without --open)")
+    find = _find_params(params, no_params, options)
+    weights = _weights(options, params)
     target = out
     if open_browser:
         import tempfile
@@ -73,7 +117,8 @@ def run_viz(
     done = visualize(file, target, shape=shape or (), full=full, collapse=collapse or (), depth=depth,
                      focus=focus_on, radius=radius, show_weights=show_weights, title=title, rankdir=rankdir,
                      format=fmt, dtype=parse_dtypes(dtype) if dtype else None, max_nodes=max_nodes,
-                     params=params, strict=strict, allow_unknown_ops=allow_unknown_ops,
+                     params=weights, strict=strict, allow_unknown_ops=allow_unknown_ops,
+                     partial=partial, find_params=find, values=_values(values),
                      layout_timeout=layout_timeout, on_note=_print_note,
                      progress=lambda what: output.status(what, quiet=options.json))
     if open_browser and done.output is not None:
@@ -92,8 +137,9 @@ def run_viz(
 
 @_gc_paused
 def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, params: Optional[Path] = None,
-                strict: bool = False, allow_unknown_ops: bool = False) -> None:
-    """Per-layer table (layer, op, output shape, params, previous layers) and correct totals.
+                strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False,
+                no_params: bool = False) -> None:
+    """Per-layer table (layer, op, output shape, params, aux, MACs, output bytes, previous layers) and totals.
 
     Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled
     separately; each shared weight is counted once. The totals equal the sum of MXNet's
@@ -104,8 +150,10 @@ def run_summary(options: Any, file: Path, shape: Optional[List[str]] = None, par
     from kvcli.symbol.pipeline import summarize_file
     from kvcli.symbol.summary import print_table
 
-    found = summarize_file(file, shape=shape or (), params=params, strict=strict,
-                           allow_unknown_ops=allow_unknown_ops, on_note=_print_note)
+    find = _find_params(params, no_params, options)
+    found = summarize_file(file, shape=shape or (), params=_weights(options, params), strict=strict,
+                           allow_unknown_ops=allow_unknown_ops, partial=partial, find_params=find,
+                           on_note=_print_note)
     if options.json:
         report = found.summary.to_dict()
         if found.params is not None:

@@ -173,9 +173,21 @@ PARAMS = Opt(("--params",), "params", "MXNet .params file of the model (e.g. MOD
              "auxiliary state is checked against the inferred shapes (a missing, extra or wrong-shaped array is named "
              "in one line each); the HTML viewer shows each tensor's statistics.", kind="path", metavar="FILE",
              complete="file")
+VALUES = Opt(("--values",), "values", "With the .params file, how many values of each tensor the HTML viewer "
+             "carries (to page through beside its statistics): a number, or all. Default: the first 1000.",
+             metavar="N|all")
+NO_PARAMS = Opt(("--no-params",), "no_params", "Do not read the newest MODEL-NNNN.params beside a "
+                "MODEL-symbol.json file (read without --params, as MXNet's load_checkpoint names them).", kind="flag")
+PARTIAL = Opt(("--partial",), "partial", "Accept --shape values that do not fit the graph (the wrong rank, a kernel "
+              "larger than the input): show what can be inferred, with a warning. Without it that is an error.",
+              kind="flag")
 ALLOW_UNKNOWN = Opt(("--allow-unknown-ops",), "allow_unknown_ops", "Accept ops that are not MXNet operators (custom "
                     "plugin builds): they are drawn with unknown shapes and totals become lower bounds. Without it such "
                     "a file is refused.", kind="flag")
+
+SESSION_WEIGHTS_HELP = ("With --session NAME the session's weights are checked against the graph instead of a .params "
+                        "file (keys with or without arg:/aux:, as kvcli load-params names them); the HTML viewer also "
+                        "shows each key's version.")
 
 GLOBAL_OPTIONS: tuple[Opt, ...] = (
     Opt(("--session", "-s"), "session", "Session name (default: 'default').", envvar=config.SESSION.name,
@@ -270,9 +282,44 @@ SESSION_COMMANDS: tuple[Command, ...] = (
             ("kvcli export backup/  &&  kvcli --session copy import backup/",),
             args=(Arg("folder", "DIR", "A new or empty folder.", kind="path", complete="dir"),), needs_session=True),
     Command("import", "kvcli.cli.commands:run_import",
-            "Replace the session's keys and updater by those exported in DIR (all checked first).",
-            ("kvcli --session restored import backup/",),
-            args=(Arg("folder", "DIR", "A folder written by kvcli export.", kind="path", complete="dir"),)),
+            "Replace the session's keys, updater and optimizer state by those exported in DIR (all checked "
+            "first).\n\nWhen the session has keys, says which are replaced and dropped and asks first on a "
+            "terminal; --yes skips the question (needed in scripts). --merge imports only the exported keys' "
+            "values and keeps the session's other keys, its updater and its state.",
+            ("kvcli --session restored import backup/", "kvcli import backup/ --merge --yes"),
+            args=(Arg("folder", "DIR", "A folder written by kvcli export.", kind="path", complete="dir"),),
+            opts=(Opt(("--merge",), "merge", "Import only the exported keys (each set as init sets it: its optimizer "
+                      "state starts afresh); keep the session's other keys, its updater and its state.", kind="flag"),
+                  YES)),
+    Command(
+        "load-params", "kvcli.cli.commands:run_load_params",
+        "Put every array of an MXNet .params file (save_checkpoint, Gluon's export or save_parameters) into the "
+        "session, one key per array named as in the file (arg:conv0_weight, aux:bn0_moving_mean), in one commit: "
+        "all or nothing.\n\n"
+        "Keys the session has already are replaced only after a question on a terminal; --yes skips it (needed "
+        "in scripts). A replaced key starts afresh, as init starts it (its optimizer state goes).",
+        ("kvcli load-params resnet50-0000.params", "kvcli load-params model.params --keys 'arg:fc*' --yes",
+         "kvcli load-params net.params --strip-prefix arg: --strip-prefix aux: --prefix r50."),
+        args=(Arg("file", "FILE", "An MXNet .params file.", kind="path", complete="file"),),
+        opts=(Opt(("--prefix",), "prefix", "Put this in front of every key (after --strip-prefix).", metavar="TEXT"),
+              Opt(("--strip-prefix",), "strip_prefix", "Remove this from the start of every name that has it "
+                  "(repeatable: the first that matches is removed).", multiple=True, metavar="TEXT"),
+              Opt(("--keys",), "keys", "Only the arrays whose names (as in the file) match: a comma-separated list "
+                  "of names or glob patterns, e.g. 'arg:*'.", metavar="NAMES"),
+              YES),
+    ),
+    Command(
+        "save-params", "kvcli.cli.commands:run_save_params",
+        "Write the session's values (every key, or KEY...) to OUT in MXNet's .params format, named as stored "
+        "(int keys by their digits): mx.nd.load and mx.model.load_checkpoint read it.\n\n"
+        "Written whole or not at all, readable by you only (0600). An existing OUT is replaced only after a "
+        "question on a terminal; --yes skips it (needed in scripts).",
+        ("kvcli save-params trained-0001.params", "kvcli save-params fc.params arg:fc1_weight arg:fc1_bias --yes"),
+        args=(Arg("out", "OUT", "The .params file to write.", kind="path", complete="file"),
+              Arg("keys", "KEY", "Keys to save, in this order (default: every key, in the session's order).",
+                  many=True, required=False, complete="key")),
+        opts=(YES,), needs_session=True,
+    ),
     Command(
         "sessions", "kvcli.cli.commands:run_sessions", "List the sessions in the home folder (or delete one).",
         ("kvcli --home ./kv sessions", "kvcli sessions delete exp1 --yes"),
@@ -354,7 +401,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         "Inputs are ovals; ops are boxes coloured by kind (the MXNet palette), labelled with their name and op; "
         "weights and biases are hidden unless --show-weights. Graphs too big for graphviz to lay out in seconds "
         "are drawn with repeated blocks folded (said in one line; --full draws everything). Needs graphviz's "
-        "`dot` for .svg/.pdf/.png; without it the .dot file is written and the command says how to install graphviz.",
+        "`dot` for .svg/.pdf/.png; without it the .dot file is written and the command says how to install graphviz.\n\n"
+        + SESSION_WEIGHTS_HELP,
         ("kvcli viz resnet-50-symbol.json --shape data=1,3,224,224", "kvcli viz model.json -o out/model.pdf --rankdir LR",
          "kvcli viz resnet-50-symbol.json -o resnet.html", "kvcli viz char-lstm.json --focus t5_l0_i2h --radius 3",
          "kvcli viz resnet-50-symbol.json --collapse 'stage3_*' --depth 2", "cat model.json | kvcli viz - -o - --format dot"),
@@ -365,7 +413,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   metavar="FILE", complete="file"),
               SHAPE,
               Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
-              Opt(("--rankdir",), "rankdir", "Layout direction.", kind="choice", choices=("tb", "lr", "bt", "rl"),
+              Opt(("--rankdir",), "rankdir", "The side the inputs are drawn on, the data flowing to the other: tb "
+                  "(top), bt (bottom), lr (left), rl (right).", kind="choice", choices=("tb", "lr", "bt", "rl"),
                   default="tb"),
               Opt(("--show-weights",), "show_weights", "Also draw weight/bias/moving-stat variables.", kind="flag"),
               Opt(("--full",), "full", "Draw every node exactly, even when graphviz will take long (big graphs are "
@@ -383,20 +432,22 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--format",), "fmt", "Output format when -o is - .", kind="choice", choices=("svg", "dot")),
               Opt(("--dtype",), "dtype", "Input dtype NAME=TYPE (repeatable, e.g. data=float16): edges show dtypes.",
                   multiple=True, metavar="NAME=TYPE"),
-              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out bigger graphs (graphviz would take very long); "
-                  ".dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, STRICT, ALLOW_UNKNOWN),
+              Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
+                  "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
+              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
-        "Per-layer table (layer, op, output shape, params, previous layers) and correct totals.\n\n"
+        "Per-layer table (layer, op, output shape, params, aux, MACs, output bytes, previous layers) and correct "
+        "totals.\n\n"
         "Learnable parameters and auxiliary states (BatchNorm moving statistics) are totalled separately; each "
         "shared weight is counted once. The totals equal the sum of MXNet's infer_shape argument shapes (inputs and "
-        "labels excluded). When an op is unknown or a parameter's shape cannot be inferred, the totals say \"at least\".",
+        "labels excluded). When an op is unknown or a parameter's shape cannot be inferred, the totals say \"at least\".\n\n"
+        + SESSION_WEIGHTS_HELP,
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, STRICT, ALLOW_UNKNOWN),
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
 )
 

@@ -17,9 +17,8 @@ import numpy as np
 
 from kvcli.mx.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import wrap as _as_nd
-from kvcli.store.base import Key
-from kvcli.store.base import KVStore as _CoreStore
-from kvcli.store.base import SingleWorker
+from kvcli.arrays.core import Key
+from kvcli.store.api import KVStore as _CoreStore
 
 
 class KVStoreBase:
@@ -93,10 +92,12 @@ def _as_list(value: Any) -> list[Any]:
 
 
 @KVStoreBase.register
-class TestStore(SingleWorker, KVStoreBase):
+class TestStore(KVStoreBase):
     """MXNet's ``'teststore'``: no storage; ``broadcast`` copies, ``pushpull`` sums a list."""
 
     __test__ = False  # not a pytest test class
+    rank = 0  # one process: rank 0 of 1 worker
+    num_workers = 1
 
     def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
         for o in _as_list(out):
@@ -125,7 +126,7 @@ class TestStore(SingleWorker, KVStoreBase):
 
 
 class KVStore(KVStoreBase):
-    """An MXNet-flavoured view of a :class:`kvcli.store.base.KVStore`; every method of the
+    """An MXNet-flavoured view of a :class:`kvcli.store.api.KVStore`; every method of the
     kvcli store is available, with MXNet's names."""
 
     def __init__(self, store: _CoreStore) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+import kvcli.mx as mx  # re-exported: MXNet's tests take ``mx`` from ``from mxnet.test_utils import *``
 from kvcli.mx.ndarray import array  # re-exported, as MXNet's test_utils does
 from kvcli.mx.ndarray.context import Context, current_context
 from kvcli.errors import NDArrayError
@@ -83,6 +84,84 @@ def rand_ndarray(shape: Any, stype: str = "default", density: float | None = Non
     if to_sparse is None:
         raise NDArrayError(f"rand_ndarray: storage type {stype!r} needs kvcli's sparse arrays (NDArray.tostype)")
     return to_sparse(stype)
+
+
+def default_dtype() -> type:
+    """The dtype MXNet's tests use by default: float32."""
+    return np.float32
+
+
+def rand_shape_2d(dim0: int = 10, dim1: int = 10, allow_zero_size: bool = False) -> tuple[int, int]:
+    """A random 2-D shape, each size 1 (0 when allowed) to ``dim0`` / ``dim1`` (numpy's global stream)."""
+    low = 0 if allow_zero_size else 1
+    return int(np.random.randint(low, dim0 + 1)), int(np.random.randint(low, dim1 + 1))
+
+
+def rand_shape_3d(dim0: int = 10, dim1: int = 10, dim2: int = 10, allow_zero_size: bool = False) -> tuple[int, int, int]:
+    """A random 3-D shape, each size 1 (0 when allowed) to ``dim0`` / ``dim1`` / ``dim2``."""
+    low = 0 if allow_zero_size else 1
+    return (int(np.random.randint(low, dim0 + 1)), int(np.random.randint(low, dim1 + 1)),
+            int(np.random.randint(low, dim2 + 1)))
+
+
+def rand_sparse_ndarray(shape: Any, stype: str, density: float | None = None, dtype: Any = None,
+                        distribution: str | None = None, data_init: float | None = None, rsp_indices: Any = None,
+                        modifier_func: Callable[[Any], Any] | None = None, shuffle_csr_indices: bool = False,
+                        ctx: Context | None = None) -> tuple[Any, tuple[Any, ...]]:
+    """A random sparse array and its parts, as MXNet's helper returns them: ``row_sparse``
+    rows kept with probability ``density`` (or the rows ``rsp_indices``), values uniform in
+    [0, 1) -> ``(array, (values, indices))``; ``csr``: ``int(rows * cols * density)``
+    distinct positions, values uniform in [0, 1) -> ``(array, (indptr, indices, data))``.
+    ``data_init`` fills the values, ``modifier_func`` maps each. MXNet's ``powerlaw``
+    distribution and its unsorted csr columns (``shuffle_csr_indices``, which kvcli's csr
+    arrays refuse) are not provided."""
+    from kvcli.mx.ndarray import sparse
+
+    context = ctx or default_context()
+    density = float(np.random.rand()) if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    if distribution not in (None, "uniform") or shuffle_csr_indices:
+        raise NDArrayError("rand_sparse_ndarray: kvcli provides the uniform distribution with sorted csr columns "
+                           f"only, not distribution={distribution!r}, shuffle_csr_indices={shuffle_csr_indices}")
+    dims = tuple(int(d) for d in shape)
+    if stype == "row_sparse":
+        indices = (np.asarray(rsp_indices) if rsp_indices is not None
+                   else np.flatnonzero(np.random.rand(dims[0]) < density))
+        values = np.random.rand(len(indices), *dims[1:]).astype(dtype)
+    elif stype == "csr":
+        if len(dims) != 2:
+            raise NDArrayError(f"rand_sparse_ndarray: a csr array is 2-D, not shape {dims}")
+        positions = np.sort(np.random.choice(dims[0] * dims[1], int(dims[0] * dims[1] * density), replace=False))
+        values = np.random.rand(len(positions)).astype(dtype)
+    else:
+        raise NDArrayError(f"rand_sparse_ndarray: unknown storage type {stype!r}: use 'row_sparse' or 'csr'")
+    if data_init is not None:
+        values.fill(data_init)
+    if modifier_func is not None:
+        values = np.vectorize(modifier_func, otypes=[values.dtype])(values) if values.size else values
+    if stype == "row_sparse":
+        table = sparse.row_sparse_array((values, indices), shape=dims, dtype=dtype, ctx=context)
+        return table, (values, indices)
+    rows, columns = np.divmod(positions, dims[1])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=dims[0]))])
+    made = sparse.csr_matrix((values, columns, indptr), shape=dims, dtype=dtype, ctx=context)
+    return made, (made.indptr, made.indices, made.data)
+
+
+@contextlib.contextmanager
+def random_seed(seed: int | None = None) -> Iterator[None]:
+    """MXNet's ``common.random_seed``: run the block with numpy's, ``mx.random``'s and
+    Python's streams seeded with ``seed`` (a random one when None), then reseed them from a
+    number drawn before the block."""
+    next_seed = int(np.random.randint(0, np.iinfo(np.int32).max))
+    if seed is None:
+        np.random.seed()
+        seed = int(np.random.randint(0, np.iinfo(np.int32).max))
+    try:
+        _seed_all(seed)
+        yield
+    finally:
+        _seed_all(next_seed)
 
 
 def compare_ndarray_tuple(t1: Any, t2: Any, rtol: float | None = None, atol: float | None = None) -> None:
@@ -297,6 +376,9 @@ def random_arrays(*shapes: Any) -> Any:
 
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "almost_equal", "array", "assert_almost_equal", "compare_ndarray_tuple",
+           "default_dtype", "rand_shape_2d", "rand_shape_3d", "rand_sparse_ndarray", "random_seed",
+           # what MXNet's tests take from ``from mxnet.test_utils import *`` (it has no __all__)
+           "Context", "mx", "np", "os",
            "compare_optimizer", "default_context", "rand_ndarray", "same",
            "TemporaryDirectory", "assertRaises", "assert_exception", "assert_raises", "np_reduce", "rand_shape_nd",
            "random_arrays", "random_sample", "raises", "setup_module", "teardown", "with_seed"]

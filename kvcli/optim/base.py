@@ -20,9 +20,7 @@ built-ins are imported by :mod:`kvcli.optim.registry`, above them, never from he
 
 from __future__ import annotations
 
-import functools
 import warnings
-from dataclasses import dataclass
 import inspect
 from typing import Any, ClassVar, Mapping
 
@@ -31,11 +29,9 @@ import numpy as np
 from kvcli.arrays.core import Key as Key  # int | str: one Key type for stores and optimizers
 from kvcli.errors import OptimizerStateError, UpdaterError
 from kvcli.optim.checks import (
-    as_numpy,
     check_count,
     device_counts,
     is_builtin,
-    is_row_sparse,
     leaves,
     show_value,
 )
@@ -44,6 +40,7 @@ from kvcli.optim.mxfloat import float_param
 from kvcli.optim.params import COMMON_PARAMS, Param, init_from_spec, lr_param
 from kvcli.optim.per_index import PerIndexStates
 from kvcli.optim.simple import StoreUpdater
+from kvcli.optim.dispatch import NUMPY_API, accept_ndarrays, astype, copy_cast, defined_by_builtin, wrap_tree
 from kvcli.optim.views import ArrayViews, array_views, installed
 
 #: Leaf name of the float32 master copy kept by ``multi_precision`` for float16 weights.
@@ -109,9 +106,9 @@ class Optimizer:
             raise UpdaterError(f"learning_rate must not be negative, not {learning_rate!r}; give 0 or more")
         self.lr = learning_rate
         if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
-            # MXNet prints this warning and lets the optimizer's rate win.
-            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
-                          stacklevel=2)
+            # MXNet prints this warning (on stdout, as a printed UserWarning) and lets the
+            # optimizer's rate win; a program's output must read the same line for line.
+            print(UserWarning("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer."))
             lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.lr_mult: dict[Any, float] = {}
@@ -150,10 +147,10 @@ class Optimizer:
         if cls.numpy_native and "spec_params" in cls.__dict__ and "__init__" not in cls.__dict__:
             cls.__init__ = init_from_spec(cls)  # type: ignore[method-assign]
         if cls.numpy_native:  # built-ins: also accept kvcli NDArrays, as MXNet code passes them
-            for name in _NUMPY_API:
+            for name in NUMPY_API:
                 method = cls.__dict__.get(name)
                 if method is not None and not getattr(method, "_kvcli_accepts_ndarrays", False):
-                    setattr(cls, name, _accept_ndarrays(method, creates=name.startswith("create")))
+                    setattr(cls, name, accept_ndarrays(method, creates=name.startswith("create")))
 
     # -- MXNet's registry, as static methods too ---------------------------------------
     register = staticmethod(register)
@@ -291,8 +288,8 @@ class Optimizer:
         class: what its ``Updater`` calls, for every optimizer but SGD, NAG, LARS and LAMB)."""
         if self.multi_precision and weight.dtype == np.float16:
             master, inner = state
-            self._virtual("update", index, master, _astype(grad, np.float32), inner)
-            _copy_cast(weight, master)
+            self._virtual("update", index, master, astype(grad, np.float32), inner)
+            copy_cast(weight, master)
         else:
             self._virtual("update", index, weight, grad, state)
 
@@ -302,9 +299,9 @@ class Optimizer:
         gets NDArray views of the arrays (writing them writes the arrays), as MXNet hands it
         NDArrays; a built-in method gets the arguments as they are."""
         method = getattr(self, name)
-        if self.numpy_native or _defined_by_builtin(type(self), name):
+        if self.numpy_native or defined_by_builtin(type(self), name):
             return method(*args, **kwargs)
-        return method(*(_wrap_tree(a, None) for a in args), **kwargs)
+        return method(*(wrap_tree(a, None) for a in args), **kwargs)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -544,183 +541,6 @@ def check_optimizer(optimizer: Any) -> "Optimizer | StoreUpdater":
         f"set_optimizer takes an optimizer (kvcli.mx.optimizer.SGD(...)) or a spec string like "
         f"'sgd:lr=0.1', not {type(optimizer).__name__}"
     )
-
-
-# ---------------------------------------------------------------------- helpers
-#: The array methods of a built-in: each takes NDArrays as well as numpy arrays.
-_NUMPY_API = ("create_state", "create_state_multi_precision", "update", "update_multi_precision", "_update_impl")
-
-
-def _defined_by_builtin(cls: type, name: str) -> bool:
-    """Whether ``cls.<name>`` is kvcli's own method (not an override in a user's class)."""
-    owner = next((c for c in cls.__mro__ if name in c.__dict__), None)
-    return owner is None or is_builtin(owner)
-
-
-def _accept_ndarrays(method: Any, creates: bool) -> Any:
-    """Let a numpy method take kvcli NDArrays: unwrap weight, gradient and state (views of
-    the same buffers); a created state is handed back as NDArrays on the weight's context."""
-
-    @functools.wraps(method)
-    def accepting(self: Optimizer, index: Key, weight: Any, *rest: Any, **kwargs: Any) -> Any:
-        if isinstance(weight, np.ndarray):
-            if rest and _is_csr(rest[0]):  # a CSR gradient: computed on densely (MXNet's fallback)
-                rest = tuple(_unwrap_tree(a) for a in rest)
-            return method(self, index, weight, *rest, **kwargs)
-        sparse = _row_sparse_weight(weight)
-        if sparse is not None:
-            return _on_full_row_sparse(method, self, index, weight, sparse, rest, creates, kwargs)
-        if _is_csr(weight):
-            return _on_csr(method, self, index, weight, rest, creates, kwargs)
-        if isinstance(weight, (list, tuple)) and not creates:  # an aggregated update of several weights
-            return _aggregated(accepting, method, self, index, weight, rest, kwargs)
-        if not hasattr(weight, "_kvcli_buffer"):
-            return method(self, index, weight, *rest, **kwargs)
-        result = method(self, index, as_numpy(weight), *(_unwrap_tree(a) for a in rest), **kwargs)
-        return _wrap_tree(result, weight.context) if creates else result
-
-    accepting._kvcli_accepts_ndarrays = True  # type: ignore[attr-defined]
-    return accepting
-
-
-def _aggregated(accepting: Any, method: Any, opt: Optimizer, index: Any, weights: Any, rest: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Any:
-    """An aggregated call (lists of indices, weights, gradients and states, as MXNet's
-    Updater makes for SGD, LARS and LAMB). One of each is the single update it equals in
-    MXNet's ``_update_impl``. Sparse weights are updated one by one, as MXNet's ``_update_impl``
-    does (it aggregates dense weights only); dense ones go to the method as numpy lists."""
-    if isinstance(index, (list, tuple)) and len(index) == len(weights) == 1 \
-            and all(isinstance(a, (list, tuple)) and len(a) == 1 for a in rest[:2]):
-        return accepting(opt, index[0], weights[0], *(a[0] for a in rest[:2]), *rest[2:], **kwargs)
-    if any(_row_sparse_weight(w) is not None or _is_csr(w) for w in weights) and isinstance(index, (list, tuple)):
-        for i, w, *others in zip(index, weights, *rest[:2]):
-            accepting(opt, i, w, *others, *rest[2:], **kwargs)
-        return None
-    return method(opt, index, _unwrap_tree(weights), *(_unwrap_tree(a) for a in rest), **kwargs)
-
-
-def _row_sparse_weight(weight: Any) -> Any:
-    """The :class:`~kvcli.arrays.sparse.RowSparse` of a row-sparse weight (a store's value, or
-    an nd array of one), else None."""
-    from kvcli.arrays.sparse import RowSparse
-
-    if isinstance(weight, RowSparse):
-        return weight
-    inner = getattr(weight, "_kvcli_row_sparse", None)
-    return inner() if inner is not None else None
-
-
-def _on_full_row_sparse(method: Any, opt: Optimizer, index: Key, weight: Any, sparse: Any, rest: tuple[Any, ...],
-                        creates: bool, kwargs: dict[str, Any]) -> Any:
-    """Run ``method`` on a row-sparse weight as MXNet's kernels do: the weight must hold every
-    row (MXNet's ``CHECK_RSP_ALL_ROWS_NON_ZERO``) and is updated as the dense array it then is
-    (by the optimizer's ``update_row_sparse_weight`` where its sparse kernel differs from the
-    dense one), keeping every row. Its rows are that dense array, in order, so the update
-    works on them in place: a lazy update costs the rows pushed, not the table."""
-    if sparse.indices.shape[0] != sparse.shape[0]:
-        raise UpdaterError(
-            f"{type(opt).__name__}: a row-sparse weight must hold every row: it has {sparse.indices.shape[0]} "
-            f"of {sparse.shape[0]} (key {index!r}); give a dense weight or one with all rows"
-        )
-    result = _on_dense_copy(method, opt, index, sparse.data, rest, kwargs)
-    context = getattr(weight, "context", None)
-    return _wrap_tree(result, context) if creates and context is not None else result
-
-
-def _on_dense_copy(method: Any, opt: Optimizer, index: Key, dense: np.ndarray, rest: tuple[Any, ...],
-                   kwargs: dict[str, Any]) -> Any:
-    """``method`` on the dense form of a sparse weight; a plain update goes to the optimizer's
-    ``update_row_sparse_weight`` when it has one (its sparse kernel, or, for NAG, MXNet's
-    fallback computing into a temporary array). A float16 weight's multi-precision update
-    works on its float32 master copy, as for a dense weight."""
-    plain = method.__name__ in ("update", "_update_impl") or (
-        method.__name__ == "update_multi_precision" and not (opt.multi_precision and dense.dtype == np.float16))
-    special = getattr(opt, "update_row_sparse_weight", None) if plain else None
-    if special is not None:
-        return special(index, dense, *(_unwrap_tree(a) for a in rest[:2]))
-    return method(opt, index, dense, *(_unwrap_tree(a) for a in rest), **kwargs)
-
-
-def _is_csr(value: Any) -> bool:
-    """Whether ``value`` is a kvcli CSR array (``kvcli.mx.ndarray.sparse.CSRNDArray``)."""
-    return hasattr(value, "_kvcli_assign_dense")
-
-
-def _on_csr(method: Any, opt: Optimizer, index: Key, weight: Any, rest: tuple[Any, ...], creates: bool,
-            kwargs: dict[str, Any]) -> Any:
-    """Run ``method`` on a CSR weight as MXNet's storage fallback does (no optimizer has a CSR
-    kernel): on the dense array, whose non-zero values then become the weight again; states
-    are dense arrays."""
-    dense = np.asarray(weight)
-    result = _on_dense_copy(method, opt, index, dense, rest, kwargs)
-    if creates:
-        return _wrap_tree(result, weight.context)
-    weight._kvcli_assign_dense(dense)
-    return result
-
-
-def _unwrap_tree(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return tuple(_unwrap_tree(v) for v in value)
-    if isinstance(value, list):
-        return [_unwrap_tree(v) for v in value]
-    if _is_csr(value):
-        return np.asarray(value)  # a CSR gradient, read densely
-    sparse = _row_sparse_weight(value)
-    if sparse is not None:
-        return sparse  # a row-sparse NDArray gradient: its store value (the row-sparse protocol)
-    return as_numpy(value)
-
-
-def _wrap_tree(value: Any, context: Any) -> Any:
-    """numpy arrays (in tuples and lists) as NDArray views on ``context``; row-sparse values
-    as row-sparse NDArrays over them; anything else (NDArrays, None, numbers) as it is."""
-    from kvcli.arrays.sparse import RowSparse
-
-    if isinstance(value, tuple):
-        return tuple(_wrap_tree(v, context) for v in value)
-    if isinstance(value, list):
-        return [_wrap_tree(v, context) for v in value]
-    if isinstance(value, np.ndarray):
-        return array_views().dense(value, context)
-    if isinstance(value, _RowSparse):
-        value = RowSparse(value.data, value.indices, value.shape, copy=False)
-    if isinstance(value, RowSparse):
-        return array_views().row_sparse(value)
-    return value
-
-
-def _astype(grad: Any, dtype: Any) -> Any:
-    if is_row_sparse(grad) and not hasattr(grad, "astype"):
-        return _RowSparse(np.asarray(grad.indices, dtype=np.int64), np.asarray(grad.data).astype(dtype), tuple(grad.shape))
-    return grad.astype(dtype)
-
-
-def _copy_cast(weight: Any, master: Any) -> None:
-    """Copy the float32 master into the float16 weight; a row-sparse weight (a store's
-    RowSparse value, or an nd array of it) gets every row."""
-    from kvcli.arrays.sparse import RowSparse, as_row_sparse
-
-    if _is_csr(weight):
-        weight._kvcli_assign_dense(np.asarray(as_numpy(master)))
-        return
-    target = weight if isinstance(weight, RowSparse) else (
-        weight._kvcli_row_sparse() if hasattr(weight, "_kvcli_row_sparse") else None)
-    if target is not None:
-        source = as_row_sparse(master)
-        rows = RowSparse.all_rows(source.to_dense() if source is not None else as_numpy(master))
-        target.assign(rows.astype(weight.dtype))
-        return
-    np.copyto(as_numpy(weight), as_numpy(master), casting="unsafe")
-
-
-@dataclass
-class _RowSparse:
-    """A row-sparse gradient (the protocol: sorted unique ``indices``, ``data``, ``shape``)."""
-
-    indices: np.ndarray
-    data: np.ndarray
-    shape: tuple[int, ...]
 
 
 def as_lists(opt: Optimizer, indices: Any, weights: Any, grads: Any, states: Any) -> tuple[list[Any], ...]:

@@ -8,6 +8,8 @@ parsing, spec strings and :func:`spec_help` all read it.
 
 from __future__ import annotations
 
+import inspect
+
 import math
 from typing import Any
 
@@ -157,8 +159,24 @@ def _parse_args(cls: type[Optimizer], text: str, spec: str) -> dict[str, Any]:
     if lr is not None and lr < 0:
         raise UpdaterError(f"updater spec {spec!r}: lr must not be negative, not {format_number(lr)}; give lr=0 or more")
     if schedule is not None:
-        values["lr_scheduler"] = parse_schedule(schedule, lr)
+        values["lr_scheduler"] = _schedule(cls, schedule, lr, spec)
     return values
+
+
+def _schedule(cls: type[Optimizer], schedule: str, lr: float | None, spec: str) -> Any:
+    """The spec's schedule, starting at the rate the optimizer will use. MXNet's rule: an
+    optimizer's ``learning_rate`` (given, or its own default, e.g. Adam's 0.001) overrides the
+    schedule's ``base_lr``; a spec that names a different ``base_lr`` would be silently
+    overridden, so it is refused, naming the fix."""
+    default = inspect.signature(cls.__init__).parameters.get("learning_rate")
+    rate = lr if lr is not None else (None if default is None else default.default)
+    scheduler = parse_schedule(schedule, rate)
+    if rate is not None and scheduler.base_lr != rate:
+        raise UpdaterError(
+            f"updater spec {spec!r}: the schedule's base_lr={format_number(scheduler.base_lr)} would be overridden by "
+            f"the optimizer's lr={format_number(rate)} (MXNet's rule); give lr={format_number(scheduler.base_lr)} "
+            "instead of base_lr")
+    return scheduler
 
 
 def _value(p: Param, raw: str, spec: str) -> Any:

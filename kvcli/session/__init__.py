@@ -47,7 +47,8 @@ was asked for), a :class:`~kvcli.session.live.LiveStore` and a
 """
 
 from kvcli.session.commit import session_exists
-from kvcli.session.core import Session, ValuesFor, list_sessions
+from kvcli.session.core import Session, ValuesFor
+from kvcli.session.listing import list_sessions
 from kvcli.session.files import (
     check_npy,
     corrupted,

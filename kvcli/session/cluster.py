@@ -12,7 +12,7 @@ address of its own joins that address. A holder that died leaves a stale file, w
 :func:`status` recognises (its pid is gone) and :func:`start` replaces.
 
 A dist session keeps its server actors in the cluster between commands (detached actors, see
-:func:`kvcli.store.dist.group.keep_group`), so a one-shot command joins in well under a second
+:func:`kvcli.store.ray.group.keep_group`), so a one-shot command joins in well under a second
 instead of starting them. Each command records its use in ``HOME/kept/<group>.json`` (the
 session and its idle time, ``KVCLI_DIST_IDLE``); the holder stops a group whose record has
 not been renewed for that long, or which ``kvcli reset`` / ``kvcli delete`` expired
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcli.errors import DistributedError
-from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, atomic_write, pid_alive, private_dir
+from kvcli.osutil import NOFOLLOW, PRIVATE_FILE, atomic_write, pid_alive, private_dir, write_secret
 
 INFO_FILE = "cluster.json"
 #: The cluster's Ray auth token (0600): Ray checks it on every call (token auth is on by
@@ -98,7 +97,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
         return running, False
     if cpus is not None and cpus < 1:
         raise DistributedError(f"a cluster needs at least 1 CPU, not {cpus}")
-    from kvcli.store.dist.group import import_ray
+    from kvcli.store.ray.group import import_ray
 
     import_ray("cluster")  # a clear error before a process is started
     home = private_dir(Path(home), "home folder", create=True)
@@ -107,9 +106,7 @@ def start(home: Path, cpus: int | None = None) -> tuple[ClusterInfo, bool]:
     log = home / "cluster.log"
     token = token_path(home)
     token.unlink(missing_ok=True)
-    fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(secrets.token_hex(32))
+    write_secret(token)
     env = {**os.environ, **join_environment(home)}
     env.pop("RAY_AUTH_TOKEN", None)  # the file is the token
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, PRIVATE_FILE), "wb") as sink:
@@ -186,7 +183,7 @@ def _kept_records(home: Path) -> list[tuple[Path, dict[str, Any]]]:
 def reap_idle(home: Path, now: float | None = None) -> list[str]:
     """Stop the kept groups whose record is older than its idle time (the holder calls it;
     needs a Ray connection); returns the groups stopped."""
-    from kvcli.store.dist.group import stop_group
+    from kvcli.store.ray.group import stop_group
 
     now = time.time() if now is None else now
     stopped = []
@@ -258,7 +255,7 @@ def _hold(path: Path, cpus: int) -> None:
     """The holder: start Ray, record it, wait for SIGTERM, shut Ray down."""
     import ray
 
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import start_local_ray
 
     stopping = False
 
@@ -267,7 +264,7 @@ def _hold(path: Path, cpus: int) -> None:
         stopping = True
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ray.init(num_cpus=cpus or None, **ray_init_options("local"))
+    start_local_ray(ray, token=token_path(path.parent), num_cpus=cpus or None)
     signal.signal(signal.SIGTERM, on_term)  # after ray.init, which installs its own handler
     cpus_granted = int(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
     info = ClusterInfo(os.getpid(), str(ray.get_runtime_context().gcs_address), cpus_granted, time.time())

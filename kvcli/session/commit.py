@@ -9,7 +9,7 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -28,12 +28,14 @@ from kvcli.session.files import (
     same_size,
     corrupted,
     disk_error,
+    Syncer,
     write_npy,
 )
 from kvcli.session.keytable import KeyTable
 from kvcli.session.live import LiveStore, Place
 from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
 from kvcli.session.names import DATA, INLINE_BYTES, MANIFEST, RECYCLE_BYTES, Key
+from kvcli.session.schema import MAX_COUNTER
 
 
 class _Txn:
@@ -42,8 +44,9 @@ class _Txn:
 
     def __init__(self, manifest: Manifest, all_rows: bool = False, old_state: str | None = None) -> None:
         self.manifest = manifest
-        #: values to write as they are, without going through the store (plain replacing pushes)
-        self.direct: dict[Key, np.ndarray] = {}
+        #: values to write as they are, without going through the store (plain replacing pushes,
+        #: loaded checkpoints: a numpy array, or a body copied from a file, see npyio.write_file)
+        self.direct: dict[Key, Any] = {}
         self.changed: list[Key] = []
         #: keys this transaction removes (their rows and, after the commit, their files)
         self.deleted: list[Key] = []
@@ -92,6 +95,8 @@ class Committer:
         self._db_write = False
         self._db_inode: int | None = None
         self._stamp: tuple[str, int] | None = None  # (epoch, generation) of the cached manifest
+        #: the committed meta fields as read or last written: a commit writes those that changed
+        self._meta: dict[str, object] | None = None
         self._committed: dict[Key, Row] = {}  # key -> the files and layout its committed row names
         self._scanned = False  # crash leftovers are collected once per object
 
@@ -211,6 +216,7 @@ class Committer:
         self.reused = False
         self.manifest = None
         self._stamp = None
+        self._meta = None
         self._committed = {}
 
     def _remove_empty_session(self) -> None:
@@ -224,7 +230,7 @@ class Committer:
             if not empty:
                 return
             self.close_db()
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", *db.SIDE_FILES):
                 remove_quietly(self.place.path / (DB + suffix))
         remove_empty_dir(self.place.path / DATA)
 
@@ -262,25 +268,31 @@ class Committer:
             conn = self._connection(False, immutable=True)
         if conn is None:
             return None
-        stamp = db.stamp(conn, path)
-        if stamp is not None and stamp == self._stamp and self.manifest is not None:
-            self.reused = True
-            return self.manifest
-        self.reused = False
-        meta = db.read_meta(conn, path)
+        meta = db.read_meta(conn, path, epoch=True)  # the one read of the meta rows: stamp and fields
         if meta is None:
             self.forget_manifest()
             return None
+        stamp = db.stamp_of(meta)
+        meta.pop("epoch", None)
+        if stamp is not None and stamp == self._stamp and self.manifest is not None:
+            self.reused = True
+            return self.manifest
+        if self._stamp is not None:  # a connection kept across commands: its schema may be older
+            db.forget_schema(conn)
+        self.reused = False
         manifest = Manifest.from_json(meta, path, keys=(conn, path))
+        self._meta = meta
         self.manifest, self._stamp = manifest, stamp
         self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
         return manifest
 
     def _commit(self, txn: _Txn) -> None:
         manifest = txn.manifest
+        self._check_counts(txn)
         data = self.place.path / DATA
         store = self.live.store
         written: list[Path] = []  # new files: removed again if the commit fails (no orphans)
+        syncer = Syncer()  # value files are fsynced in the background, all before the commit point
         old_state = txn.old_state
         try:
             for key in txn.changed:
@@ -289,7 +301,7 @@ class Committer:
                     continue
                 direct = txn.direct.get(key)
                 array = direct if direct is not None else store.view(key)
-                self._write_value(data, entry, self._committed.get(key), array, written)
+                self._write_value(data, entry, self._committed.get(key), array, written, syncer)
                 if direct is None:
                     self.live.loaded[key] = entry.signature
                 elif store is not None and store.has(key):  # the store's copy is now stale
@@ -316,6 +328,7 @@ class Committer:
                     raise disk_error(data / name, error) from None
                 manifest.optimizer_state = name
                 self.live.updater_sig = None
+            syncer.wait()
             crash_point("after-data")
             if written:
                 fsync_dir(data)
@@ -334,6 +347,10 @@ class Committer:
                     remove_quietly(path)
                 self._write_rows(txn)
         except BaseException:
+            try:
+                syncer.wait()  # no thread is left fsyncing a file removed below
+            except DiskError:
+                pass
             for path in written:
                 remove_quietly(path)
             raise
@@ -379,6 +396,21 @@ class Committer:
             if self._leftovers_possible(manifest):
                 self.collect_garbage(manifest)
 
+    def _check_counts(self, txn: _Txn) -> None:
+        """Refuse a commit whose generation or a key's version would pass what a manifest
+        holds (the next read would find the session corrupted), before anything is written."""
+        manifest = txn.manifest
+        if manifest.generation + 1 > MAX_COUNTER - 1:
+            raise SessionError(f"session {self.place.name!r} has had {manifest.generation:,} commits, the most it "
+                               "counts; nothing was changed: call Session.reset() to start it over (this deletes "
+                               "its keys), or export it and import the copy into a new session")
+        for key in txn.changed:
+            entry = manifest.keys.get(key)
+            if entry is not None and entry.version > MAX_COUNTER - 1:
+                raise SessionError(f"key {key!r} has had {MAX_COUNTER - 1:,} writes, the most a session counts; "
+                                   "nothing was changed: delete the key and init it again (its count starts "
+                                   "over)")
+
     def _leftovers_possible(self, manifest: Manifest) -> bool:
         """Whether the folder may hold files no committed row names (a killed command's):
         more files in ``data/`` than the rows name, or a stale temporary or old manifest.
@@ -409,7 +441,10 @@ class Committer:
                     epoch = epoch or unique_token()
                     db.write_all(conn, manifest.to_json(with_data=True), epoch)
                 else:
-                    db.write_meta(conn, manifest.meta_json())
+                    fields = manifest.meta_json()
+                    known = self._meta
+                    db.write_meta(conn, fields if known is None else {
+                        name: value for name, value in fields.items() if name not in known or known[name] != value})
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
                     db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
@@ -422,7 +457,7 @@ class Committer:
         except sqlite3.Error as error:  # the caller forgets the cached manifest if it gives up
             raise db.db_error(path, error) from None
         crash_point("after-manifest")
-        self.manifest, self._stamp = manifest, (epoch, manifest.generation)
+        self.manifest, self._stamp, self._meta = manifest, (epoch, manifest.generation), manifest.meta_json()
 
     def write_manifest(self, manifest: Manifest) -> None:
         """Replace every row by ``manifest`` (reset); a damaged database is replaced whole."""
@@ -437,7 +472,7 @@ class Committer:
             except SessionError:
                 pass  # damaged: build a new database below
         self.close_db()
-        for suffix in ("-wal", "-shm"):
+        for suffix in db.SIDE_FILES:  # of the damaged database (a symlink is removed, not followed)
             remove_quietly(self.place.path / (DB + suffix))
         crash_point("before-manifest")
         db.create_from(self.place.path, manifest.to_json(with_data=True), lock_timeout())
@@ -452,7 +487,8 @@ class Committer:
         return [self.place.path / DATA / name for name in sorted(names - keep)]
 
     @staticmethod
-    def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: np.ndarray, written: list[Path]) -> None:
+    def _write_value(data: Path, entry: KeyEntry, before: Row | None, array: Any, written: list[Path],
+                     syncer: Syncer) -> None:
         """Write ``entry``'s new value beside the committed one and point ``entry`` at it.
 
         A value of at most ``INLINE_BYTES`` goes into the row itself (no file; a committed
@@ -462,7 +498,7 @@ class Committer:
         old one is removed after the commit.
         """
         if entry.nbytes <= INLINE_BYTES:  # in the row: the commit's one transaction writes it
-            entry.hold(array)
+            entry.hold(array if isinstance(array, np.ndarray) else array.read())
             entry.file = new_file_name(".npy")  # a new name, so other processes see a new value
             return
         entry.spare = None
@@ -472,13 +508,15 @@ class Committer:
                 and entry.nbytes >= RECYCLE_BYTES:
             old_file, old_spare = before[0], before[1]
             if old_spare and same_size(data / old_spare, data / old_file):
-                write_npy(data / old_spare, array, overwrite=True)
+                write_npy(data / old_spare, array, overwrite=True, sync=False)
+                syncer.add(data / old_spare)
                 entry.file, entry.spare = old_spare, old_file
                 return
             entry.spare = old_file
         entry.file = new_file_name(".npy")
         written.append(data / entry.file)
-        write_npy(data / entry.file, array)
+        write_npy(data / entry.file, array, sync=False)
+        syncer.add(data / entry.file)
 
     def collect_garbage(self, manifest: Manifest) -> None:
         """Remove data files the manifest does not reference (old values, crash leftovers),

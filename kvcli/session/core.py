@@ -1,35 +1,34 @@
-"""The :class:`Session`: a KVStore that persists between commands, and the listing of
-sessions.
-"""
+"""The :class:`Session`: a KVStore that persists between commands."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from kvcli import config
-from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, UnsafePathError, DiskError
-from kvcli.osutil import fsync_dir, private_dir
-from kvcli.session.commit import Committer, load_folder, session_exists
+from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, DiskError
+from kvcli.osutil import fsync_dir
+from kvcli.session.commit import Committer, session_exists
 from kvcli.session.live import LiveStore, Place, count_keys, state_text
+from kvcli.arrays.npyio import remove_quietly
 from kvcli.session.files import (
     check_export_folder,
-    check_regular,
     copy_file,
+    private_folder,
     new_file_name,
     read_npy,
     write_npy,
 )
-from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file, write_json
+from kvcli.session.schema import MAX_COUNTER
+from kvcli.session.imports import ImportPlan, adopted_updater, plan, read_export, stage_state, stage_value
+from kvcli.session.manifest import KeyEntry, Manifest, write_json
 from kvcli.session.names import (
     SAFE_DTYPES,
-    SESSION_RE,
     DATA,
     DEFAULT_SESSION,
-    EXPORT_FORMAT_VERSION,
-    INLINE_BYTES,
+    export_format_version,
     MANIFEST,
     Key,
     absolute_python_spec,
@@ -41,6 +40,9 @@ from kvcli.session.names import (
     home_folder,
     session_folder,
 )
+
+if TYPE_CHECKING:  # imported when used: a push never loads the checkpoint code
+    from kvcli.session.params import LoadedParams, SavedParams
 
 # ---------------------------------------------------------------------- the session
 ValuesFor = Callable[[Key, KeyEntry], Any]
@@ -172,6 +174,12 @@ class Session:
         """The live store (None until a command needed one)."""
         return self._live.store
 
+    @property
+    def updater(self) -> str | None:
+        """The session's updater spec as the last operation found it (None before one ran)."""
+        manifest = self._committer.manifest
+        return manifest.updater if manifest is not None else None
+
     def store_start(self) -> str | None:
         """What the next command must start before it runs (None: the store is running):
         ``"store"`` (local or device workers), ``"cluster"`` (join the home's running Ray
@@ -243,18 +251,19 @@ class Session:
             values = list(values)
             # compressed pushes change the value, so they all go through the store
             replace = {} if manifest.compression else self._replacing_push(manifest, keys, entries, values)
-            store = self._store_for(manifest, [k for k in keys if k not in replace])
-            self._live.sync_updater(manifest)
-            self._live.sync_compression(manifest)
-            if manifest.compression:
-                self._live.sync_residuals(manifest, keys)
-                txn.residuals.extend(keys)
             txn.at_risk.extend(keys)
-            # assign + one value: the old value is neither read nor loaded; the new one goes
-            # straight from the caller's array to the file
+            # assign + one value: the old value is neither read nor loaded, and no store is
+            # started (nor an updater parsed); the new one goes straight from the caller's
+            # array to the file
             txn.direct.update(replace)
             rest = [(k, v) for k, v in zip(keys, values) if k not in replace]
             if rest:
+                store = self._store_for(manifest, [k for k, _ in rest])
+                self._live.sync_updater(manifest)
+                self._live.sync_compression(manifest)
+                if manifest.compression:
+                    self._live.sync_residuals(manifest, keys)
+                    txn.residuals.extend(keys)
                 store.push([k for k, _ in rest], [v for _, v in rest])
             for entry in entries:
                 entry.version += 1
@@ -268,8 +277,8 @@ class Session:
         """Pushes that simply replace the stored value: the updater is ``assign`` and one
         array (not a list of per-device arrays) is pushed to a key the store has not loaded.
         They are checked like a push, then set with ``init`` (same result, no read)."""
+        from kvcli.arrays.core import as_numpy, is_value_list
         from kvcli.errors import DTypeMismatchError, ShapeMismatchError
-        from kvcli.store.base import as_numpy, is_value_list
 
         if manifest.updater != "assign":
             return {}
@@ -399,23 +408,65 @@ class Session:
         with self._committer.transaction(write=True, create=False) as txn:
             manifest = txn.manifest
             entries = [self._entry(manifest, key) for key in keys]
-            store = self._store_for(manifest, [])
-            if manifest.optimizer_state:
-                self._live.sync_updater(manifest)
+            self._forget_live(manifest, keys, txn)
             for key in keys:
-                if store.has(key):
-                    store.delete(key)
-                    self._live.loaded.pop(key, None)
-                else:
-                    reset = getattr(store.updater, "reset", None)
-                    if reset is not None:
-                        reset(key)
-                self._live.residuals.pop(key, None)
                 del manifest.keys[key]
                 txn.deleted.append(key)
             txn.dirty = True
-            txn.save_state = self._live.stateful(manifest)
         return entries
+
+    def _forget_live(self, manifest: Manifest, keys: Sequence[Key], txn: Any) -> None:
+        """Drop what the live store holds of ``keys`` (values, optimizer state, compression
+        residuals) and have the commit save the state without them; the saved state is
+        loaded first when there is one (no store is started otherwise)."""
+        if not keys or (self._live.store is None and not manifest.optimizer_state):
+            return
+        store = self._store_for(manifest, [])
+        if manifest.optimizer_state:
+            self._live.sync_updater(manifest)
+        for key in keys:
+            if store.has(key):
+                store.delete(key)
+                self._live.loaded.pop(key, None)
+            else:
+                reset = getattr(store.updater, "reset", None)
+                if reset is not None:
+                    reset(key)
+            self._live.residuals.pop(key, None)
+        txn.save_state = self._live.stateful(manifest)
+
+    # ------------------------------------------------------------------ MXNet checkpoints
+    def load_params(self, path: str | Path, *, prefix: str = "", strip_prefix: str | Sequence[str] = (),
+                    keys: Sequence[str] | None = None, replace: bool = False) -> "LoadedParams":
+        """Put the arrays of an MXNet ``.params`` file (``save_checkpoint``, Gluon's ``export``
+        and ``save_parameters``) into the session, one key per array, named as in the file
+        (``arg:conv0_weight``), in one commit: all or nothing.
+
+        ``keys``: only the arrays whose name matches one of these names or glob patterns
+        (``"arg:*"``); ``strip_prefix`` (one or several): remove the first of them a name
+        starts with; ``prefix``: then put this in front. Keys that exist are replaced only
+        with ``replace`` (else a :class:`SessionError` whose ``replaced`` field lists them;
+        nothing changed); a replaced key starts afresh, as :meth:`init` starts it. See
+        :mod:`kvcli.session.params`.
+        """
+        from kvcli.session.params import load
+
+        return load(self, Path(path).expanduser(), prefix, strip_prefix, keys, replace)
+
+    def save_params(self, path: str | Path, keys: Sequence[Key] | None = None) -> "SavedParams":
+        """Write the committed values of ``keys`` (default: every key, in the session's order)
+        as an MXNet ``.params`` file named as stored (``mx.nd.load`` and
+        ``mx.model.load_checkpoint`` read it), atomically, private (0600) and fsynced."""
+        from kvcli.session.params import save
+
+        return save(self, Path(path), keys)
+
+    def snapshot(self, keys: Sequence[Key] | None = None) -> list[tuple[KeyEntry, np.ndarray]]:
+        """Each key's entry and committed value (default: every key), all of one commit; big
+        values are mapped from their files, not read."""
+        from kvcli.session.params import snapshot
+
+        return snapshot(self, keys)
 
     def keys(self) -> list[Key]:
         """The session's keys, in the order they were first initialised."""
@@ -477,7 +528,9 @@ class Session:
             else:
                 store_type_, options = "local", {}
             # a new generation: every cached copy of the old manifest is stale
-            manifest = Manifest(store_type_, options, generation=(old.generation + 1 if old else 0))
+            # (a session at the largest generation a manifest holds starts over at 0)
+            generation = old.generation + 1 if old is not None and old.generation < MAX_COUNTER - 1 else 0
+            manifest = Manifest(store_type_, options, generation=generation)
             self._live.close_if_changed(manifest)
             self._live.loaded.clear()
             self._live.residuals = {}
@@ -511,14 +564,15 @@ class Session:
             if not self.exists():
                 raise SessionError(f"session {self.name!r} does not exist yet: nothing to export")
             try:
-                (folder / DATA).mkdir(parents=True, exist_ok=True)
+                private_folder(folder, "export folder")
+                private_folder(folder / DATA, "export data folder")
                 for name in sorted(manifest.files()):
                     copy_file(self.path / DATA / name, folder / DATA / name)
                 for entry in manifest.keys.values():  # an export holds every value as a file
                     if entry.inline:
                         write_npy(folder / DATA / entry.file, entry.value(self.path / DATA))
                 exported = manifest.to_json()
-                exported["format_version"] = EXPORT_FORMAT_VERSION
+                exported["format_version"] = export_format_version(manifest.keys)
                 write_json(folder / MANIFEST, exported)
                 fsync_dir(folder / DATA)
                 fsync_dir(folder)
@@ -530,88 +584,73 @@ class Session:
                 raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
         return folder
 
-    def import_(self, folder: str | Path) -> Manifest:
-        """Replace the session's keys, updater and optimizer state by an exported copy.
+    def import_plan(self, folder: str | Path, merge: bool = False) -> ImportPlan:
+        """What :meth:`import_` of ``folder`` would do to the session's keys (replaced,
+        dropped, added), read without changing anything (the export is checked as the
+        import checks it)."""
+        source = read_export(Path(folder).expanduser())
+        return plan(self.peek_keys() if self.exists() else [], list(source.keys), merge)
 
-        Everything in ``folder`` is validated before the session changes; the session
-        keeps its own store type.
+    def import_(self, folder: str | Path, merge: bool = False) -> Manifest:
+        """Replace the session's keys, updater and optimizer state by an exported copy; with
+        ``merge``, only set the exported keys (as :meth:`init` would: their optimizer state
+        starts afresh) and keep the session's other keys, its updater and its state.
+
+        Everything in ``folder`` is checked (see :mod:`kvcli.session.imports`) before the
+        session changes; the session keeps its own store type. Call :meth:`import_plan`
+        first to tell the user which keys are replaced and dropped.
         """
         folder = Path(folder).expanduser()
-        source = load_manifest_file(folder / MANIFEST)
-        if source is None:
-            raise SessionError(f"{folder} is not a kvcli export: it has no {MANIFEST}")
-        small: dict[Key, np.ndarray] = {}  # values held in their row once imported
-        for key, entry in source.keys.items():
-            array = read_npy(folder / DATA / entry.file, entry.dtype, entry.shape)  # validate every array
-            if entry.nbytes <= INLINE_BYTES:
-                small[key] = np.array(array)
-        code = python_spec(source.updater) is not None
-        if source.optimizer_state:
-            state_path = folder / DATA / source.optimizer_state
-            check_regular(state_path, "the optimizer state file")
-            if not code:  # a python updater is dropped below, its state with it, unread
-                self._check_imported_state(folder, source, state_path)
-        with self._committer.transaction(write=True, create=True) as txn:
-            manifest = txn.manifest
-            manifest.keys = {}
-            txn.all_rows = True
-            for key, entry in source.keys.items():
-                name = new_file_name(".npy")
-                new = KeyEntry(key, name, entry.dtype, entry.shape, entry.version)
-                if key in small:
-                    new.hold(small[key])
-                else:
-                    copy_file(folder / DATA / entry.file, self.path / DATA / name)
-                manifest.keys[key] = new
-            manifest.updater = source.updater
-            manifest.updater_trust = None
-            self.notices = []
-            if code:  # an export never brings code to run
-                manifest.updater = "assign"
-                self.notices.append(
-                    f"the exported updater {source.updater} was not adopted"
-                    + (" nor its optimizer state" if source.optimizer_state else "")
-                    + " (an import never brings code to run); "
-                    "the session uses assign: set the updater again if you trust that file"
-                )
-            manifest.optimizer_state = None
-            if source.optimizer_state and manifest.updater != "assign":
-                manifest.optimizer_state = new_file_name(".npz")
-                copy_file(folder / DATA / source.optimizer_state, self.path / DATA / manifest.optimizer_state)
-            txn.dirty = True
+        source = read_export(folder)
+        self.notices = []
+        if merge:
+            return self._merge(folder, source)
+        updater, notices = adopted_updater(folder, source)
+        staged: list[Path] = []  # new files of the session: removed again if the import fails
+        try:
+            with self._committer.transaction(write=True, create=True) as txn:
+                manifest = txn.manifest
+                manifest.keys = {}
+                txn.all_rows = True
+                data = self.path / DATA
+                for key, entry in source.keys.items():
+                    new = KeyEntry(key, new_file_name(".npy"), entry.dtype, entry.shape, entry.version)
+                    staged.append(data / new.file)
+                    small = stage_value(folder, key, entry, data / new.file)
+                    if small is not None:
+                        new.hold(small)
+                    manifest.keys[key] = new
+                manifest.updater, manifest.updater_trust, manifest.optimizer_state = updater, None, None
+                if source.optimizer_state and python_spec(source.updater) is None:  # else dropped unread
+                    manifest.optimizer_state = new_file_name(".npz")
+                    staged.append(data / manifest.optimizer_state)
+                    stage_state(folder, source, data / manifest.optimizer_state)
+                txn.dirty = True
+        except BaseException:
+            for path in staged:
+                remove_quietly(path)
+            raise
+        self.notices = notices
         return manifest
 
+    def _merge(self, folder: Path, source: Manifest) -> Manifest:
+        """``import_(merge=True)``: each exported key set as :meth:`init` sets it."""
+        import tempfile
 
+        values: list[np.ndarray] = []
+        with tempfile.TemporaryDirectory(prefix="kvcli-import-") as scratch:  # 0700: this user's
+            for key, entry in source.keys.items():  # each file read once, checked, held
+                staged = Path(scratch) / entry.file
+                small = stage_value(folder, key, entry, staged)
+                values.append(small if small is not None else read_npy(staged, entry.dtype, tuple(entry.shape)).copy())
+        if source.updater != "assign" or source.optimizer_state:
+            self.notices.append(f"the exported updater {source.updater!r}"
+                                + (" and its optimizer state were" if source.optimizer_state else " was")
+                                + " not adopted (a merge keeps the session's)")
+        self.init(list(source.keys), values)
+        with self._committer.transaction(write=False) as txn:
+            return txn.manifest
 
-
-
-    @staticmethod
-    def _check_imported_state(folder: Path, source: Manifest, state_path: Path) -> None:
-        """An exported optimizer state must load into the export's own updater (never one its
-        file names: a file cannot bring code) and fit the export's keys, or nothing is imported."""
-        from kvcli.errors import KVCliError
-        from kvcli.optim.spec import parse_updater
-        from kvcli.optim.state import load_state, names_code, read_meta
-
-        def refused(problem: str) -> SessionError:
-            return SessionError(f"{folder} cannot be imported: {problem}; nothing was changed")
-
-        try:
-            saved = read_meta(state_path)
-            if names_code(saved.spec):
-                raise refused(f"its optimizer state file names Python code ({str(saved.spec)[:200]}), which an "
-                              "import never runs")
-            try:
-                updater = parse_updater(source.updater)
-            except KVCliError as error:
-                raise refused(f"its updater {source.updater!r} cannot be set up ({error})") from None
-            if not hasattr(updater, "load_state_dict"):
-                raise refused(f"it has an optimizer state file but its updater {source.updater!r} keeps no state")
-            load_state(state_path, updater, shapes=source.shapes(), all_keys=True, adopt_spec=False)
-        except SessionError:
-            raise
-        except KVCliError as error:
-            raise refused(str(error)) from None
 
     def _entry(self, manifest: Manifest, key: Key) -> KeyEntry:
         entry = manifest.keys.get(key)
@@ -632,54 +671,3 @@ class Session:
             raise KeyTypeError(
                 f"{found}: use one kind of key per session, or Session.reset()", problem=found, remedy="one-kind"
             )
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------------- listing
-def list_sessions(home: str | Path | None = None) -> list[dict[str, Any]]:
-    """Every session under ``home``: name, store type, updater, key count, or its problem."""
-    root = session_folder(home)
-    if not root.is_dir():
-        return []
-    private_dir(root.parent, "home folder")  # another user's home is refused, not listed
-    private_dir(root, "sessions folder")
-    found = []
-    for folder in sorted(root.iterdir()):
-        if not folder.is_dir() or not SESSION_RE.fullmatch(folder.name):
-            continue
-        row: dict[str, Any] = {"session": folder.name, "path": str(folder)}
-        try:
-            private_dir(folder, "session folder")
-            manifest = load_folder(folder)
-        except (SessionError, UnsafePathError, OSError) as error:  # one bad session must not hide the others
-            row["error"] = str(error)
-        else:
-            if manifest is None:  # only a lock file: a first command failed or is running
-                continue
-            else:
-                from kvcli.store.device.store import warm_folder
-
-                sockets = warm_folder(folder)
-                row.update(
-                    warm_devices=len(list(sockets.glob("d*.sock"))) if sockets.is_dir() else 0,
-                    type=manifest.store_type,
-                    options=manifest.store_options,
-                    updater=manifest.updater,
-                    keys=len(manifest.keys),
-                    bytes=sum(e.nbytes for e in manifest.keys.values()),
-                    updated=manifest.updated,
-                )
-        found.append(row)
-    return found

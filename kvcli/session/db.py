@@ -15,6 +15,10 @@
 
 Rows are read back into the same dictionary as the old ``manifest.json`` and checked by the
 one validator (:func:`kvcli.session.schema.validate`): nothing in the database is trusted.
+Nor is its SQL: a database holding anything but these tables and their indexes (a trigger,
+a view, another table) is refused when it is opened (:func:`check_schema`), SQLite's
+``trusted_schema`` is off, and every statement has a deadline (:class:`BoundedConnection`);
+``reset`` builds a new database.
 A commit writes only the rows a command changed, so its cost follows the keys it touches.
 An old session (``manifest.json``) is migrated by the first writing command: the database
 is built in a temporary file, fsynced and renamed into place (the switch), then the JSON
@@ -27,8 +31,9 @@ import json
 import os
 import sqlite3
 import stat as stat_
+import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from kvcli.errors import SessionError, DiskError
 from kvcli.osutil import PRIVATE_FILE, unique_token
@@ -47,11 +52,139 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS keys_residual ON keys (residual)",
 )
 KEY_COLUMNS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
+#: The ``keys`` table of a database written before values could live in their row (no
+#: ``data`` column until a writing command adds it).
+_KEYS_BEFORE_DATA = SCHEMA[1].replace(", data BLOB", "")
+
+
+def _stored(statement: str) -> str:
+    """A ``CREATE`` statement as SQLite keeps it in ``sqlite_master`` (without IF NOT EXISTS)."""
+    return statement.replace(" IF NOT EXISTS", "")
+
+
+#: Everything a kvcli session database may hold, as ``sqlite_master`` rows (type, name,
+#: table, SQL): the two tables (``keys`` with or without ``data``), their three indexes (a
+#: database of the first session.db release may lack them until a writing command makes
+#: them) and the indexes SQLite makes for ``meta``'s primary key and ``keys``' unique key.
+#: Anything else (a trigger, a view, another table or index, another definition) is not
+#: kvcli's: it could run SQL kvcli did not write on every command.
+KNOWN_SCHEMA = frozenset({
+    ("table", "meta", "meta", _stored(SCHEMA[0])),
+    ("table", "keys", "keys", _stored(SCHEMA[1])),
+    ("table", "keys", "keys", _stored(_KEYS_BEFORE_DATA)),
+    ("index", "sqlite_autoindex_meta_1", "meta", None),
+    ("index", "sqlite_autoindex_keys_1", "keys", None),
+    *(("index", statement.split()[5], "keys", _stored(statement)) for statement in SCHEMA[2:]),
+})
+#: The entries every kvcli database has, once it has any.
+REQUIRED_SCHEMA = frozenset({("table", "meta"), ("table", "keys"), ("index", "sqlite_autoindex_meta_1"),
+                             ("index", "sqlite_autoindex_keys_1")})
+#: Seconds one SQL statement may run before SQLite is told to stop it. kvcli's own take
+#: milliseconds (reading every row of a session of 2,000,000 keys, the most one holds, took
+#: 5.4-6.9 s on a 2-core machine at load 5); the bound is there for a database that is not
+#: kvcli's, should one pass :func:`check_schema`.
+STATEMENT_SECONDS = 60.0
+#: SQLite virtual-machine instructions between two looks at the clock (about 0.5 ms of work).
+_PROGRESS_STEPS = 20_000
+
+
+class BoundedConnection(sqlite3.Connection):
+    """An SQLite connection whose every statement has a deadline: SQLite interrupts one that
+    runs :data:`STATEMENT_SECONDS` after its ``execute`` (each row of an ``executemany`` has
+    its own), which then fails with SQLite's ``interrupted`` (see :func:`db_error`)."""
+
+    #: what :func:`check_schema` found: the ``keys`` table has ``data`` (None: not known), and
+    #: every table and index of :data:`SCHEMA` is there
+    kvcli_data: bool | None = None
+    kvcli_complete = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.started = time.monotonic()
+        self.set_progress_handler(self._overdue, _PROGRESS_STEPS)
+
+    def _overdue(self) -> int:
+        return int(time.monotonic() - self.started > STATEMENT_SECONDS)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        self.started = time.monotonic()
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Any], /) -> sqlite3.Cursor:
+        return super().executemany(sql, self._each(rows))
+
+    def _each(self, rows: Iterable[Any]) -> Iterator[Any]:
+        for row in rows:
+            self.started = time.monotonic()
+            yield row
+
+
+def open_db(target: str, timeout: float, uri: bool = False) -> sqlite3.Connection:
+    """A connection to a session database that runs only kvcli's SQL: every statement has a
+    deadline (:class:`BoundedConnection`), and the schema is not trusted (``trusted_schema``
+    off: no function with side effects runs from a view or trigger), before anything is read."""
+    conn = sqlite3.connect(target, uri=uri, timeout=timeout, isolation_level=None, check_same_thread=False,
+                           factory=BoundedConnection)
+    conn.execute("PRAGMA trusted_schema=OFF")
+    return conn
+
+
+def check_schema(conn: sqlite3.Connection, path: Path) -> bool:
+    """Refuse a database that holds anything but kvcli's tables and indexes (a trigger could
+    rewrite every push, a view named ``keys`` could run a query that never ends); returns
+    whether it has kvcli's tables (False: an empty database, which a writer fills).
+
+    What it read is kept on the connection (its tables hold ``data``, every table and index
+    of :data:`SCHEMA` is there), so nothing asks SQLite about the schema again.
+
+    Raises:
+        SessionError: it is not a kvcli session database, saying what it holds and how to
+            repair it (reset builds a new one).
+    """
+    try:
+        rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    except sqlite3.Error as error:
+        raise db_error(path, error) from None
+    order = {"trigger": 0, "view": 1}  # named first: the SQL that would run
+    for row in sorted(rows, key=lambda row: order.get(str(row[0]), 2)):
+        if tuple(row) not in KNOWN_SCHEMA:
+            kind, name = (str(part)[:60] for part in row[:2])
+            if any(known[:2] == tuple(row[:2]) for known in KNOWN_SCHEMA):
+                found = f"its {kind} {name!r} is not defined as kvcli defines it"
+            else:
+                found = f"it holds the {kind} {name!r}, which kvcli never makes"
+            raise corrupted(path, f"{found}: it is not a kvcli session database")
+    present = {(str(row[0]), str(row[1])) for row in rows}
+    if present and not REQUIRED_SCHEMA <= present:
+        missing = ", ".join(sorted(name for _, name in REQUIRED_SCHEMA - present if not name.startswith("sqlite_")))
+        raise corrupted(path, f"it lacks kvcli's {missing or 'key index'}: it is not a kvcli session database")
+    have = {tuple(row) for row in rows}
+    _note_schema(conn, ("table", "keys", "keys", _stored(SCHEMA[1])) in have, _COMPLETE <= have)
+    return bool(present)
+
+
+def _note_schema(conn: sqlite3.Connection, data: bool | None, complete: bool) -> None:
+    if isinstance(conn, BoundedConnection):
+        conn.kvcli_data, conn.kvcli_complete = data, complete
+
+
+#: The sqlite_master rows of a database with every table and index of :data:`SCHEMA`.
+_COMPLETE = frozenset({("table", "meta", "meta", _stored(SCHEMA[0])), ("table", "keys", "keys", _stored(SCHEMA[1])),
+                       *(("index", statement.split()[5], "keys", _stored(statement)) for statement in SCHEMA[2:])})
+
+
+def forget_schema(conn: sqlite3.Connection) -> None:
+    """Another process committed since this connection read the schema (it may have added
+    the ``data`` column): ask SQLite again when it matters."""
+    _note_schema(conn, None, False)
 
 
 def has_data_column(conn: sqlite3.Connection) -> bool:
     """Whether the ``keys`` table has the ``data`` column (a database of an older kvcli has
-    not, until a writing command adds it)."""
+    not, until a writing command adds it); known from :func:`check_schema` when it ran."""
+    known = getattr(conn, "kvcli_data", None)
+    if known is not None:
+        return bool(known)
     return any(row[1] == "data" for row in conn.execute("PRAGMA table_info(keys)").fetchall())
 
 
@@ -60,6 +193,12 @@ def key_select(conn: sqlite3.Connection) -> str:
     where the table has no such column)."""
     columns = KEY_COLUMNS if has_data_column(conn) else (*KEY_COLUMNS[:-1], "NULL")
     return ", ".join(columns)
+
+
+#: The files SQLite keeps beside a database: its write-ahead log and the log's index, and a
+#: rollback journal (kvcli's databases use the log; a journal is left only by a crash while a
+#: database made by a migration or reset switches to it).
+SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def db_path(folder: Path) -> Path:
@@ -95,39 +234,54 @@ def connect(folder: Path, timeout: float, write: bool, immutable: bool = False) 
     """
     path = db_path(folder)
     present = _check_file(path)
-    for suffix in ("-wal", "-shm"):
+    for suffix in SIDE_FILES:  # SQLite would open them by name: never through a symlink
         _check_file(Path(str(path) + suffix))
     if not present and not write:
         return None
+    conn: sqlite3.Connection | None = None
+    created = False
     try:
         if immutable:
-            conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, timeout=timeout,
-                                   isolation_level=None, check_same_thread=False)
+            conn = open_db(f"file:{path}?mode=ro&immutable=1", timeout, uri=True)
         elif write or os.access(folder, os.W_OK):
             if not present:  # created private, like every file kvcli writes
                 os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE))
-            conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+                created = True
+            conn = open_db(str(path), timeout)
         else:
             flags = "" if os.path.exists(str(path) + "-wal") else "&immutable=1"
-            conn = sqlite3.connect(f"file:{path}?mode=ro{flags}", uri=True, timeout=timeout,
-                                   isolation_level=None, check_same_thread=False)
+            conn = open_db(f"file:{path}?mode=ro{flags}", timeout, uri=True)
+        if not check_schema(conn, path) and present:
+            # kvcli makes the tables in the call that creates the file: an existing database
+            # without them was emptied (truncated), and the session's keys are gone with it
+            raise corrupted(path, "it is empty: it holds none of the session's tables, so its keys are lost")
         conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk when COMMIT returns
         if write:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
-            for statement in SCHEMA:
-                conn.execute(statement)
-            if not has_data_column(conn):  # a database of an older kvcli: small values move inline
-                conn.execute("ALTER TABLE keys ADD COLUMN data BLOB")
-    except sqlite3.DatabaseError as error:
-        raise db_error(path, error) from None
-    except OSError as error:
-        raise disk_error(path, error) from None
+            if not getattr(conn, "kvcli_complete", False):  # a new database, or one of an older kvcli
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                forget_schema(conn)  # the statements above may have made the tables
+                if not has_data_column(conn):  # a database of an older kvcli: small values move inline
+                    conn.execute("ALTER TABLE keys ADD COLUMN data BLOB")
+                _note_schema(conn, True, True)
+    except (sqlite3.DatabaseError, SessionError, OSError) as error:
+        if conn is not None:
+            conn.close()
+        if created:  # no half-made database is left (the next command would find it empty)
+            _remove(path)
+        if isinstance(error, sqlite3.DatabaseError):
+            raise db_error(path, error) from None
+        if isinstance(error, OSError):
+            raise disk_error(path, error) from None
+        raise
     return conn
 
 
 #: SQLite's primary result codes that are not a damaged database
 _BUSY, _LOCKED, _IOERR, _FULL, _CANTOPEN, _READONLY, _PERM = 5, 6, 10, 13, 14, 8, 3
+_INTERRUPT = 9
 
 
 def db_error(path: Path, error: sqlite3.Error) -> SessionError:
@@ -159,6 +313,9 @@ def db_error(path: Path, error: sqlite3.Error) -> SessionError:
             return SessionError(f"cannot open {path}: {problem}; nothing was changed")
     if code in (_READONLY, _CANTOPEN, _PERM):
         return SessionError(f"cannot write {path}: {text}; nothing was changed")
+    if code == _INTERRUPT or text == "interrupted":  # the statement's deadline (BoundedConnection)
+        return corrupted(path, f"a statement did not finish within {STATEMENT_SECONDS:g} s: it is damaged or not "
+                               "a kvcli session database")
     return corrupted(path, f"not a valid session database: {text[:120]}")
 
 
@@ -180,18 +337,14 @@ def _descriptors_exhausted() -> str | None:
     return resource_problem(OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
 
 
-def stamp(conn: sqlite3.Connection, path: Path) -> tuple[str, int] | None:
-    """``(epoch, generation)`` of the committed manifest (None: an empty database)."""
-    try:
-        rows = dict(conn.execute("SELECT name, value FROM meta WHERE name IN ('epoch', 'generation')").fetchall())
-    except sqlite3.Error as error:
-        raise db_error(path, error) from None
-    if "epoch" not in rows:
+def stamp_of(meta: dict[str, Any]) -> tuple[str, int] | None:
+    """``(epoch, generation)`` of the committed manifest whose meta rows are ``meta`` (as
+    :func:`read_meta` gives them with ``epoch``); None when it has none (a damaged database
+    is reported by the validator)."""
+    epoch, generation = meta.get("epoch"), meta.get("generation")
+    if not isinstance(epoch, str) or not isinstance(generation, int) or isinstance(generation, bool):
         return None
-    try:
-        return str(json.loads(rows["epoch"])), int(json.loads(rows["generation"]))
-    except (ValueError, TypeError, KeyError):
-        return None  # read in full and reported by the validator
+    return epoch, generation
 
 
 def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
@@ -207,8 +360,9 @@ def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
     return data
 
 
-def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
-    """The manifest's fields but its keys (unchecked), or None when the database is empty."""
+def read_meta(conn: sqlite3.Connection, path: Path, epoch: bool = False) -> dict[str, Any] | None:
+    """The manifest's fields but its keys (unchecked), or None when the database is empty;
+    ``epoch``: with the database's ``epoch`` (:func:`stamp_of`)."""
     try:
         meta = conn.execute("SELECT name, value FROM meta").fetchall()
     except sqlite3.Error as error:
@@ -225,7 +379,8 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
             raise corrupted(path, f"meta field {name[:40]!r}: JSON nested too deeply") from None
         except ValueError as error:
             raise corrupted(path, f"meta field {name[:40]!r} is not valid JSON: {str(error)[:80]}") from None
-    data.pop("epoch", None)
+    if not epoch:
+        data.pop("epoch", None)
     return data
 
 
@@ -276,7 +431,9 @@ def upsert_keys(conn: sqlite3.Connection, entries: Iterable[dict[str, Any]]) -> 
 
 
 def delete_keys(conn: sqlite3.Connection, keys: Iterable[Any]) -> None:
-    conn.executemany("DELETE FROM keys WHERE key = ?", [(_bind(key),) for key in keys])
+    rows = [(_bind(key),) for key in keys]
+    if rows:
+        conn.executemany("DELETE FROM keys WHERE key = ?", rows)
 
 
 def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None = None) -> None:
@@ -299,7 +456,7 @@ def create_from(folder: Path, data: dict[str, Any], timeout: float, before_repla
     try:
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         os.close(fd)
-        conn = sqlite3.connect(str(temp), timeout=timeout, isolation_level=None)
+        conn = open_db(str(temp), timeout)
         try:
             conn.execute("PRAGMA journal_mode=DELETE")  # one file to rename; WAL from the first open on
             conn.execute("PRAGMA synchronous=FULL")

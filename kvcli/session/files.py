@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from kvcli.osutil import PRIVATE_FILE, private_dir, unique_token
 from kvcli.arrays.npyio import (
     NOFOLLOW,
     check_file,
+    file_body as npy_file_body,
+    fsync_file,
     read_array,
     remove_quietly,
     write_file,
@@ -29,7 +31,7 @@ def corrupted(path: Path, problem: str) -> SessionError:
     found = f"session file {path} is corrupted ({problem}); nothing was changed"
     return SessionError(
         f"{found}: restore the file, or call Session.reset() to start the session over (this deletes its keys)",
-        problem=found, remedy="reset",
+        problem=found, remedy="reset", detail=problem,
     )
 
 
@@ -144,6 +146,20 @@ def private_session(home: Path, name: str, create: bool) -> Path:
     return folder
 
 
+def private_folder(path: Path, what: str) -> Path:
+    """``path`` as a folder of this user that no one else may write, created 0700 (its
+    parents the usual way) when missing: an export, whose files another user must not swap.
+
+    Raises:
+        UnsafePathError: it belongs to another user or others may write it.
+        SessionError: it cannot be created.
+    """
+    try:
+        return private_dir(path, what, create=True)
+    except OSError as error:
+        raise SessionError(f"cannot create the {what} {path}: {error.strerror or error}") from None
+
+
 # ---------------------------------------------------------------------- file helpers
 def remove_empty_dir(path: Path) -> None:
     try:
@@ -198,20 +214,73 @@ def _human(size: int) -> str:
     return f"{size} bytes"  # pragma: no cover
 
 
-def write_npy(path: Path, array: np.ndarray, overwrite: bool = False) -> None:
-    """Write ``array`` as a ``.npy`` session file and fsync it (never pickled, never through
-    a symlink); on a full or failing disk the new file is removed and the error is a
-    :class:`SessionError` naming the path and the space needed.
+def write_npy(path: Path, array: Any, overwrite: bool = False, sync: bool = True) -> None:
+    """Write ``array`` (a numpy array or a copied body, see
+    :func:`kvcli.arrays.npyio.write_file`) as a ``.npy`` session file and fsync it (never
+    pickled, never through a symlink); on a full or failing disk the new file is removed and
+    the error is a :class:`SessionError` naming the path and the space needed.
 
     ``overwrite`` rewrites an existing file of the same size in place (no truncation, so
-    its blocks are reused); otherwise the file must not exist yet.
+    its blocks are reused); otherwise the file must not exist yet. ``sync=False``: the
+    caller fsyncs it (:class:`Syncer`), with the other files of its commit.
     """
     try:
-        write_file(path, array, overwrite=overwrite)
+        write_file(path, array, overwrite=overwrite, sync=sync)
     except NpyError as error:
         raise SessionError(f"session file {path} {error}; nothing was written to it") from None
     except OSError as error:
         raise disk_error(path, error, int(array.nbytes) + 128) from None
+
+
+class Syncer:
+    """fsyncs the files of a commit in the background while the next ones are written, so
+    the disk flushes one file while the next is copied (a checkpoint's 73 value files: 70 ms
+    instead of 155 ms on this 2-core machine's disk, what ``cp`` and ``sync`` take for the one
+    file). :meth:`wait` returns when every file is on disk, or raises the first failure as a
+    one-line :class:`DiskError`. Threads start with the first file (none for a commit of
+    rows only)."""
+
+    THREADS = 2
+
+    def __init__(self) -> None:
+        self._queue: Any = None
+        self._threads: list[Any] = []
+        self._failed: list[tuple[Path, OSError]] = []
+
+    def add(self, path: Path) -> None:
+        if self._queue is None:
+            import queue
+            import threading
+
+            self._queue = queue.SimpleQueue()
+            self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(self.THREADS)]
+            for thread in self._threads:
+                thread.start()
+        self._queue.put(path)
+
+    def _run(self) -> None:
+        while True:
+            path = self._queue.get()
+            if path is None:
+                return
+            try:
+                fsync_file(path)
+            except OSError as error:
+                self._failed.append((path, error))
+
+    def wait(self) -> None:
+        """Every file added is fsynced (a failure: :class:`DiskError` naming the file)."""
+        if self._queue is None:
+            return
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._queue, self._threads = None, []
+        if self._failed:
+            path, error = self._failed[0]
+            self._failed = []
+            raise disk_error(path, error) from None
 
 
 def _npy_error(path: Path, error: NpyError) -> SessionError:
@@ -229,6 +298,15 @@ def read_npy(path: Path, dtype: str | None = None, shape: tuple[int, ...] | None
     one reader of :mod:`kvcli.arrays.npyio`; a damaged file is a :class:`SessionError` naming it."""
     try:
         return read_array(path, dtype=dtype, shape=shape, session_file=True)
+    except NpyError as error:
+        raise _npy_error(path, error) from None
+
+
+def file_body(path: Path, dtype: str, shape: tuple[int, ...]) -> Any:
+    """A value file's data to copy into another file (:func:`kvcli.arrays.npyio.file_body`,
+    checked as :func:`check_npy` checks it); a damaged file is a :class:`SessionError`."""
+    try:
+        return npy_file_body(path, dtype, shape)
     except NpyError as error:
         raise _npy_error(path, error) from None
 
@@ -261,31 +339,64 @@ def new_file_name(suffix: str) -> str:
     return unique_token() + suffix
 
 
-def copy_file(source: Path, target: Path) -> None:
-    """Copy a regular file (a symlink in the source is refused) into a new file."""
-    import shutil
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading: never through a symbolic link, never waiting (a FIFO or a
+    device is refused before one byte is read), a regular file only.
+
+    Raises:
+        SessionError: it cannot be opened or is not a regular file, naming it.
+    """
     import stat as stat_
 
     try:
-        src_fd = os.open(source, os.O_RDONLY | NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
     except OSError as error:
-        raise SessionError(f"cannot read {source}: {error.strerror} (a session file must be a regular file)") from None
-    with os.fdopen(src_fd, "rb") as src:
-        info = os.fstat(src.fileno())
-        if not stat_.S_ISREG(info.st_mode):
-            raise SessionError(f"cannot copy {source}: it is not a regular file")
+        import errno
+
+        if error.errno == errno.ELOOP:
+            raise SessionError(f"cannot read {path}: it is a symbolic link, not a regular file") from None
+        raise SessionError(f"cannot read {path}: {error.strerror}") from None
+    if not stat_.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SessionError(f"cannot read {path}: it is not a regular file (a FIFO, device or folder)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def copy_file(source: Path, target: Path, limit: int | None = None) -> int:
+    """Copy the regular file ``source`` (see :func:`open_regular`) into the new private file
+    ``target``, fsynced; returns the bytes copied. ``limit``: refuse a source of more bytes
+    (nothing is left at ``target``), without reading further than the limit.
+
+    Raises:
+        SessionError: the source is not a regular file or holds more than ``limit`` bytes.
+        DiskError: the copy cannot be written.
+    """
+    with open_regular(source) as src:
+        size = os.fstat(src.fileno()).st_size
+        if limit is not None and size > limit:
+            raise SessionError(f"cannot copy {source}: it holds {size:,} bytes, more than the {limit:,} it may")
         try:
             dst_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, PRIVATE_FILE)
         except OSError as error:
-            raise disk_error(target, error, info.st_size) from None
+            raise disk_error(target, error, size) from None
+        copied = 0
         try:
             with os.fdopen(dst_fd, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+                while chunk := src.read(1 << 20 if limit is None else min(1 << 20, limit + 1 - copied)):
+                    copied += len(chunk)
+                    if limit is not None and copied > limit:  # it grew since the look at its size
+                        raise SessionError(f"cannot copy {source}: it holds more than the {limit:,} bytes it may")
+                    dst.write(chunk)
                 dst.flush()
                 os.fsync(dst.fileno())
         except OSError as error:
             remove_quietly(target)
-            raise disk_error(target, error, info.st_size) from None
+            raise disk_error(target, error, size) from None
+        except BaseException:
+            remove_quietly(target)
+            raise
+    return copied
 
 
 def check_regular(path: Path, what: str) -> None:
@@ -317,7 +428,7 @@ def check_export_folder(folder: Path) -> bool:
             raise SessionError(f"export folder {folder} is a file, not a folder: choose a new folder")
         above = next((p for p in folder.parents if p.exists()), None)
         if above is not None and not above.is_dir():
-            raise SessionError(f"cannot write the export folder {folder}: {above} is a file, not a folder")
+            raise SessionError(f"cannot create the export folder {folder}: {above} is a file, not a folder")
     except OSError as error:
-        raise SessionError(f"cannot write the export folder {folder}: {error.strerror or error}") from None
+        raise SessionError(f"cannot create the export folder {folder}: {error.strerror or error}") from None
     return True

@@ -134,7 +134,7 @@ class LiveStore:
         if not idle:
             return {}
         from kvcli.session import cluster
-        from kvcli.store.dist.group import connect, keep_group, kept_group_id, mode_of
+        from kvcli.store.ray.group import connect, keep_group, kept_group_id, mode_of
 
         kind = manifest.store_type
         servers = int(options.get("num_servers") or config.get(config.NUM_SERVERS) or 1)
@@ -147,10 +147,10 @@ class LiveStore:
     def _renew_kept_group(self) -> None:
         """Each command on a live store of a kept group renews the group's record; a group the
         holder stopped meanwhile (idle, or the session was reset elsewhere) means a new store."""
-        group = getattr(self.store, "group", None) if self.store is not None else None
+        group = getattr(self.store.backend, "group", None) if self.store is not None else None
         if not isinstance(group, str):  # no store, or not a dist one
             return
-        from kvcli.store.dist.group import KEPT_PREFIX
+        from kvcli.store.ray.group import KEPT_PREFIX
 
         if not group.startswith(KEPT_PREFIX):
             return

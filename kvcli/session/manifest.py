@@ -264,9 +264,10 @@ def _entry_from(raw: dict[str, Any]) -> KeyEntry:
 
 # ---------------------------------------------------------------------- helpers
 def load_manifest_file(path: Path) -> Manifest | None:
-    """The manifest at ``path`` (None if there is none), validated; never follows a symlink."""
+    """The manifest at ``path`` (None if there is none), validated; never follows a symlink,
+    never waits (a FIFO or device there is refused before it is read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -281,6 +282,7 @@ def load_manifest_file(path: Path) -> Manifest | None:
 
             if not stat_.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise corrupted(path, "it is not a regular file")
+            os.set_blocking(fd, True)
             raw = handle.read(MAX_MANIFEST_BYTES + 1)
     except OSError as error:
         raise SessionError(f"cannot read {path}: {error.strerror}") from None

@@ -25,11 +25,27 @@ FORMAT = "kvcli-session"
 
 #: 2: a key's value may be held in its database row (``data``) instead of a file; a kvcli
 #: that reads only 1 refuses such a session with "upgrade kvcli" rather than calling its
-#: values missing. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
-FORMAT_VERSION = 2
+#: values missing. 3: a key name may hold ``:`` (a checkpoint's ``arg:fc1_weight``); a kvcli
+#: that reads only 2 refuses such a session with "upgrade kvcli" rather than calling it
+#: corrupted (and offering a reset that would drop it). Every commit writes the current
+#: version. Exports keep :data:`EXPORT_FORMAT_VERSION` (every value a file).
+FORMAT_VERSION = 3
 
 
 EXPORT_FORMAT_VERSION = 1
+
+
+#: The first format whose key names may hold ``:``.
+COLON_KEYS_FORMAT = 3
+
+
+def export_format_version(keys: Any) -> int:
+    """The format an export of ``keys`` declares: :data:`EXPORT_FORMAT_VERSION`, or
+    :data:`COLON_KEYS_FORMAT` when a key name holds ``:``, so that a kvcli that cannot read
+    such names says "upgrade kvcli" instead of calling the export corrupted."""
+    if any(isinstance(key, str) and ":" in key for key in keys):
+        return COLON_KEYS_FORMAT
+    return EXPORT_FORMAT_VERSION
 
 
 MANIFEST = "manifest.json"
@@ -66,7 +82,8 @@ SESSION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 
-_STR_KEY_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+#: ':' too: MXNet's checkpoints name their arrays arg:NAME and aux:NAME (kvcli load-params)
+_STR_KEY_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
@@ -75,7 +92,8 @@ _FILE_RE = re.compile(r"[0-9a-f]{32}\.(npy|npz)")
 SAFE_DTYPES = frozenset(DTYPES)
 
 
-KEY_RULE = "keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', '-' (e.g. fc1.weight)"
+KEY_RULE = ("keys are whole numbers (e.g. 3) or 1-128 letters, digits, '_', '.', ':', '-' (e.g. fc1.weight, "
+            "arg:fc1_weight)")
 
 
 # ---------------------------------------------------------------------- names and keys

@@ -56,22 +56,26 @@ def key_path() -> Path:
 
 def _user_key(create: bool) -> bytes | None:
     path = key_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:  # never through a symlink, never waiting (a FIFO there is refused, not read)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         if not create:
             return None
         return _create_key(path)
     except OSError as error:
         raise SessionError(f"cannot read the updater trust key {path}: {error.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
-            raise SessionError(
-                f"the updater trust key {path} is not a private file of this user (mode {stat.filemode(info.st_mode)}): "
-                "remove it (python updaters must then be set again)"
-            )
-        key = handle.read(KEY_BYTES + 1)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                raise SessionError(
+                    f"the updater trust key {path} is not a private file of this user (mode "
+                    f"{stat.filemode(info.st_mode)}): remove it (python updaters must then be set again)"
+                )
+            os.set_blocking(fd, True)
+            key = handle.read(KEY_BYTES + 1)
+    except OSError as error:  # e.g. EIO from /proc/self/mem
+        raise SessionError(f"cannot read the updater trust key {path}: {error.strerror or error}") from None
     if len(key) != KEY_BYTES:
         raise SessionError(f"the updater trust key {path} is damaged: remove it (python updaters must then be set again)")
     return key

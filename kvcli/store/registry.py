@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kvcli.errors import StoreError, UnsupportedError
 
 if TYPE_CHECKING:  # the registry stays numpy-free: the CLI's option table reads it at start-up
-    from kvcli.store.base import KVStore
+    from kvcli.store.backend import Backend
 
 
 class OptionSpec(NamedTuple):
@@ -31,7 +31,7 @@ SESSION_OPTION_SPECS: dict[str, OptionSpec] = {
     "num_servers": OptionSpec(int, 1, 1024),
 }
 
-#: Options of the distributed types (see :mod:`kvcli.store.dist.store`).
+#: Options of the distributed types (see :mod:`kvcli.store.ray`).
 DIST_OPTIONS = (
     "address", "group", "rank", "num_workers", "num_servers", "timeout", "bigarray_bound",
     "server_restarts", "member",
@@ -43,7 +43,7 @@ class StoreType(NamedTuple):
 
     Attributes:
         name: the canonical name (what a session records).
-        backend: ``"module:Class"`` of the :class:`~kvcli.store.base.KVStore` subclass,
+        backend: ``"module:Class"`` of the :class:`~kvcli.store.backend.Backend`,
             imported on first use so that ``import kvcli`` stays light.
         aliases: other names for it, e.g. MXNet's ``local_allreduce_cpu``; the store's
             ``type`` is the name it was created with.
@@ -62,7 +62,7 @@ class StoreType(NamedTuple):
     compression: bool = False
     takes_kind: bool = False
 
-    def backend_class(self) -> type[KVStore]:
+    def backend_class(self) -> type[Backend]:
         module, _, cls = self.backend.partition(":")
         return getattr(importlib.import_module(module), cls)
 
@@ -74,8 +74,8 @@ NAMES: dict[str, str] = {}
 #: MXNet store types kvcli does not provide, and what to use instead.
 UNAVAILABLE: dict[str, str] = {
     "nccl": "kvcli has no GPUs; use 'device' (device processes sum the values) or 'local'",
-    "horovod": "use 'dist_sync' (start the workers with kvcli.store.dist.launch.launch or `kvcli launch`)",
-    "byteps": "use 'dist_sync' (start the workers with kvcli.store.dist.launch.launch or `kvcli launch`)",
+    "horovod": "use 'dist_sync' (start the workers with kvcli.store.ray.launch.launch or `kvcli launch`)",
+    "byteps": "use 'dist_sync' (start the workers with kvcli.store.ray.launch.launch or `kvcli launch`)",
 }
 
 
@@ -91,17 +91,17 @@ def register(store_type: StoreType) -> StoreType:
     return store_type
 
 
-register(StoreType("local", "kvcli.store.local:LocalStore", aliases=("local_update_cpu", "local_allreduce_cpu")))
+register(StoreType("local", "kvcli.store.local:LocalBackend", aliases=("local_update_cpu", "local_allreduce_cpu")))
 register(StoreType(
-    "device", "kvcli.store.device.store:DeviceStore", aliases=("local_allreduce_device",),
+    "device", "kvcli.store.device.store:DeviceBackend", aliases=("local_allreduce_device",),
     options=("num_devices", "timeout", "warm_dir"), session_options=("num_devices",), compression=True,
 ))
 register(StoreType(
-    "dist_sync", "kvcli.store.dist.store:DistStore", aliases=("dist", "dist_device_sync", "dist_sync_device"),
+    "dist_sync", "kvcli.store.ray.store:RayBackend", aliases=("dist", "dist_device_sync", "dist_sync_device"),
     options=DIST_OPTIONS, session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 register(StoreType(
-    "dist_async", "kvcli.store.dist.store:DistStore", options=DIST_OPTIONS,
+    "dist_async", "kvcli.store.ray.store:RayBackend", options=DIST_OPTIONS,
     session_options=("address", "num_servers"), compression=True, takes_kind=True,
 ))
 

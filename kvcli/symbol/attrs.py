@@ -102,6 +102,11 @@ class Attrs:
         return self._need(key)
 
 
+#: digits past which an integer attribute is refused unparsed (int64 has 19; larger ones are
+#: refused later with their value, so only absurd lengths stop here)
+_MAX_INT_CHARS = 64
+
+
 def parse_int_tuple(text: str, key: str = "value") -> tuple[_Int, ...]:
     """``"(1, -1, 0)"`` → ``(1, -1, 0)``; refuses anything that is not a list of integers."""
     body = text.strip().strip("()[]").replace(" ", "")
@@ -114,6 +119,8 @@ def parse_int_tuple(text: str, key: str = "value") -> tuple[_Int, ...]:
             part = part[:-1]
         if not _INT_RE.fullmatch(part):
             raise AttrError(f"attribute '{key}' should be a tuple of integers, got {text!r}")
+        if len(part) > _MAX_INT_CHARS:  # Python refuses to parse over 4,300 digits; MXNet's are int64
+            raise AttrError(f"attribute '{key}' holds an integer of {len(part):,} digits; MXNet's are 64-bit")
         out.append(int(part))
     return tuple(out)
 

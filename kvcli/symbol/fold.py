@@ -322,6 +322,30 @@ def merge(plan: Plan, keys: Sequence[Optional[Hashable]], how: str) -> Plan:
     return Plan(plan.graph, plan.shapes, nodes, edges, list(plan.notes))
 
 
+_SEPARATORS = "_/.:-"
+
+
+def shared_prefix(first: str, last: str) -> int:
+    """How many leading characters ``last`` shares with ``first`` up to and including a
+    separator (``_ / . : -``), when that shared part has a letter or digit: a fold's label
+    writes them once (``resnetv10_stage1_conv0 … stage4_conv2``); ``0`` when nothing is shared."""
+    n = 0
+    limit = min(len(first), len(last))
+    while n < limit and first[n] == last[n]:
+        n += 1
+    end = max(first.rfind(c, 0, n) for c in _SEPARATORS) + 1
+    shared = first[:end]
+    return end if end < len(last) and shared.strip(_SEPARATORS) else 0
+
+
+def span_lines(first: str, last: str, count: str) -> tuple[str, str]:
+    """A fold's names as a label (wrapped, two lines at least) and as one line (its title):
+    ``t0_l0_i2h … t128_l0_i2h (×129)``, the part both names share written once."""
+    rest = last[shared_prefix(first, last):]
+    return (f"{wrapped_name(first)} …\n{wrapped_name(rest)} ({count})",
+            f"{cut(first)} … {cut(rest)} ({count})")
+
+
 def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawNode:
     """One node standing for ``members``: its label says what was folded and how many."""
     graph_members = [i for m in members for i in m.members]
@@ -329,17 +353,17 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     if all(m.op == OUTPUT_OP for m in members):  # output-shape labels: names, count, shape
         shapes = {m.label.rsplit("\n", 1)[-1] for m in members}
         shape_text = shapes.pop() if len(shapes) == 1 else "(shapes differ)"
-        label = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{len(members)} outputs)\n{shape_text}"
-        return DrawNode(label=label, fill=members[0].fill, shape=members[0].shape, members=[],
-                        name=names[0], op=OUTPUT_OP, fold=how)
+        names_label, title = span_lines(names[0], names[-1], f"×{len(members)} outputs")
+        return DrawNode(label=f"{names_label}\n{shape_text}", fill=members[0].fill, shape=members[0].shape,
+                        members=[], name=names[0], op=OUTPUT_OP, fold=how, title=title)
     count = len(graph_members)
     group = str(key[1]) if isinstance(key, tuple) and len(key) > 1 else None  # the glob or name prefix
     if how == "pattern" and group is not None:
-        span = f"{wrapped_name(group)} (×{count})"
+        span, title = f"{wrapped_name(group)} (×{count})", f"{cut(group)} (×{count})"
     elif how == "depth" and group is not None:
-        span = f"{wrapped_name(group)}_* (×{count})"
+        span, title = f"{wrapped_name(group)}_* (×{count})", f"{cut(group)}_* (×{count})"
     else:
-        span = f"{wrapped_name(names[0])} …\n{wrapped_name(names[-1])} (×{count})"
+        span, title = span_lines(names[0], names[-1], f"×{count}")
     op_set = {m.op for m in members}
     op = op_set.pop() if len(op_set) == 1 else "(mixed)"
     fills = {m.fill for m in members}
@@ -350,7 +374,7 @@ def _merged(members: list[DrawNode], key: Optional[Hashable], how: str) -> DrawN
     shape = "oval" if all(m.shape == "oval" for m in members) else "box"
     return DrawNode(label=label, fill=fill, shape=shape, members=graph_members,
                     name=names[0] if how == "repeat" or group is None else group,
-                    op=op, detail=detail, fold=how)
+                    op=op, detail=detail, fold=how, title=title)
 
 
 def apply_options(plan: Plan, collapse: Sequence[str] = (), depth: Optional[int] = None,
@@ -374,18 +398,41 @@ def may_be_slow(plan: Plan) -> bool:
     return too_costly(len(plan.nodes), len(plan.edges), rank_width(plan))
 
 
-def fold_for_layout(plan: Plan, tried: Optional[float] = None) -> tuple[Plan, bool]:
+def fold_reason(plan: Plan, tried: Optional[float] = None, max_nodes: Optional[int] = None) -> str:
+    """Why ``plan`` is not laid out exactly, in measured terms: the trial that did not finish,
+    or the counts that put it past what kvcli tries (never a guess at how long it would take)."""
+    from kvcli.symbol.layout import COST_LIMIT, TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, WIDTH_LIMIT
+    from kvcli.symbol.plan import rank_width
+
+    if tried is not None:
+        return f"the exact layout did not finish in {tried:g} s"
+    boxes = plan.drawn_boxes
+    limit = min(TRIAL_MAX_BOXES, max_nodes) if max_nodes is not None else TRIAL_MAX_BOXES
+    if boxes > limit:
+        return f"more than the {limit:,} boxes whose exact layout kvcli tries"
+    width = rank_width(plan)
+    if len(plan.nodes) * width > TRIAL_MAX_WIDTH_COST:
+        return (f"up to {width:,} side by side: {len(plan.nodes) * width:,} boxes × side by side, more than the "
+                f"{TRIAL_MAX_WIDTH_COST:,} whose exact layout kvcli tries")
+    # prepare() decides by the size alone (no trial)
+    if len(plan.nodes) + len(plan.edges) > COST_LIMIT:
+        return (f"{len(plan.nodes) + len(plan.edges):,} boxes and edges, more than the {COST_LIMIT:,} that are "
+                "drawn exactly without a trial")
+    return f"up to {width:,} side by side, more than the {WIDTH_LIMIT:,} that are drawn exactly without a trial"
+
+
+def fold_for_layout(plan: Plan, tried: Optional[float] = None, max_nodes: Optional[int] = None) -> tuple[Plan, bool]:
     """Fold repeated blocks (:func:`fold_repeats`) for a layout that would be slow, and say so.
 
-    ``tried``: the exact layout was tried and took longer than this many seconds (else the
-    size estimate decided). Returns the plan and whether ``dot`` must still run with bounded
-    settings. One note says what was done, counting graph nodes and drawn boxes.
+    ``tried``: the exact layout was tried and did not finish in this many seconds (else the
+    counts of :func:`fold_reason` decided; ``max_nodes`` lowers the most boxes tried). Returns
+    the plan and whether ``dot`` must still run with bounded settings. One note says what was
+    done and why, counting graph nodes and drawn boxes.
     """
     from kvcli.symbol.layout import BOUND_NODES, too_costly
     from kvcli.symbol.plan import rank_width
 
-    why = (f"the exact layout took graphviz more than {tried:g} s" if tried is not None
-           else f"widest rank {rank_width(plan):,}: the exact layout would take graphviz minutes")
+    why = fold_reason(plan, tried, max_nodes)
     notes = list(plan.notes)
     folded = fold_repeats(plan)
     did_fold = folded.drawn_boxes < plan.drawn_boxes

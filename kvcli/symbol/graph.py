@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,6 +207,33 @@ def _lone_surrogate(text: Union[str, bytes], doc: Any) -> bool:
     return False
 
 
+# ---------------------------------------------------------------------- names as shown
+#: Names longer than this are cut in the middle where they are shown (tables, labels, warnings).
+MAX_NAME = 120
+
+
+def short_name(name: str) -> str:
+    """``name`` cut in the middle when longer than :data:`MAX_NAME` (the length is said)."""
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME // 2]}…{name[-MAX_NAME // 4:]} ({len(name):,} chars)"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\x1b``, ``\\n``), so a node
+    or op name cannot move the cursor, recolour or clear the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def shown(name: str) -> str:
+    """A node or op name as an error or warning shows it: cut (:func:`short_name`) and
+    printable (a 1 MB name in a file is not a 1 MB line on the terminal)."""
+    return printable(short_name(name))
+
+
 def from_dict(doc: Any, source: str = "<json>") -> Graph:
     """Build a :class:`Graph` from decoded symbol JSON, validating as it goes."""
     if not isinstance(doc, dict):
@@ -238,7 +266,7 @@ def from_dict(doc: Any, source: str = "<json>") -> Graph:
             _read_attrs(node, raw, source, i)
         raw_inputs = raw.get("inputs") or []
         if type(raw_inputs) is not list:
-            raise SymbolError(f"{source}: node {i} ('{node.name}') 'inputs' is not a list")
+            raise SymbolError(f"{source}: node {i} ('{shown(node.name)}') 'inputs' is not a list")
         inputs = []
         for e in raw_inputs:
             # Fast path for the common well-formed [node, index, version] entry.
@@ -246,13 +274,13 @@ def from_dict(doc: Any, source: str = "<json>") -> Graph:
                     and type(e[2]) is int and 0 <= e[0] < n_total and e[1] >= 0:
                 entry = (e[0], e[1], e[2])
             else:
-                entry = _entry(e, n_total, source, f"node {i} ('{node.name}')")
+                entry = _entry(e, n_total, source, f"node {i} ('{shown(node.name)}')")
             if entry[0] >= i:
                 ordered = False
             inputs.append(entry)
         node.inputs = inputs
         if node.op == "null" and inputs:
-            raise SymbolError(f"{source}: variable node {i} ('{node.name}') has inputs")
+            raise SymbolError(f"{source}: variable node {i} ('{shown(node.name)}') has inputs")
         nodes.append(node)
     heads = [_entry(e, n_total, source, "'heads'") for e in raw_heads]
 
@@ -285,7 +313,7 @@ def _read_attrs(node: Node, raw: dict[str, Any], source: str, index: int) -> Non
         if values is None:
             continue
         if not isinstance(values, dict):
-            raise SymbolError(f"{source}: node {index} ('{node.name}') attributes are not an object")
+            raise SymbolError(f"{source}: node {index} ('{shown(node.name)}') attributes are not an object")
         for key, value in values.items():
             key = str(key)
             text = value if isinstance(value, str) else json.dumps(value)
@@ -336,7 +364,7 @@ def _topological(nodes: list[Node], heads: list[Entry], source: str) -> tuple[li
                 j = inputs[k][0]
                 if state[j] == GREY:
                     raise SymbolError(f"{source}: the graph has a cycle through node {j} "
-                                      f"('{nodes[j].name}'); a symbol graph must be acyclic")
+                                      f"('{shown(nodes[j].name)}'); a symbol graph must be acyclic")
                 if state[j] == WHITE:
                     state[j] = GREY
                     stack.append((j, 0))
@@ -389,15 +417,15 @@ def _count_outputs(nodes: list[Node], heads: Iterable[Entry], source: str = "<gr
             except AttrError:
                 n = 1
             if not 1 <= n <= MAX_OUTPUTS:
-                raise SymbolError(f"{source}: node '{node.name}' ({node.op}) declares {_count_text(n)} outputs; "
+                raise SymbolError(f"{source}: node '{shown(node.name)}' ({shown(node.op)}) declares {_count_text(n)} outputs; "
                                   f"an operator has 1 to {MAX_OUTPUTS:,} outputs (fix num_outputs)")
         counts.append(n)
     # Unknown ops: trust the file about how many outputs they have.
     def widen(src: int, idx: int) -> None:
         if idx >= counts[src] and specs.get(nodes[src].op) is None and nodes[src].op != "null":
             if idx >= MAX_OUTPUTS:
-                raise SymbolError(f"{source}: an entry reads output {_count_text(idx)} of '{nodes[src].name}' "
-                                  f"({nodes[src].op}); an operator has at most {MAX_OUTPUTS:,} outputs "
+                raise SymbolError(f"{source}: an entry reads output {_count_text(idx)} of '{shown(nodes[src].name)}' "
+                                  f"({shown(nodes[src].op)}); an operator has at most {MAX_OUTPUTS:,} outputs "
                                   "(input index out of range)")
             counts[src] = idx + 1
 
@@ -421,10 +449,10 @@ def _check_output_indices(graph: Graph) -> None:
         for src, idx, _ in node.inputs:
             if idx and idx >= graph.num_outputs(src):  # every node has an output 0
                 raise SymbolError(
-                    f"{graph.source}: node '{node.name}' reads output {idx} of '{nodes[src].name}' "
-                    f"({nodes[src].op}), which has {graph.num_outputs(src)} output(s) "
+                    f"{graph.source}: node '{shown(node.name)}' reads output {idx} of '{shown(nodes[src].name)}' "
+                    f"({shown(nodes[src].op)}), which has {graph.num_outputs(src)} output(s) "
                     "(input index out of range)")
     for src, idx, _ in graph.heads:
         if idx >= graph.num_outputs(src):
-            raise SymbolError(f"{graph.source}: a head points to output {idx} of '{nodes[src].name}', "
+            raise SymbolError(f"{graph.source}: a head points to output {idx} of '{shown(nodes[src].name)}', "
                               f"which has {graph.num_outputs(src)} output(s) (head points nowhere)")

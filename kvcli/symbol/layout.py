@@ -164,9 +164,39 @@ def run_dot(program: str, source: str, fmt: str, target: Optional[Path],
     if note is not None and notes is not None:
         notes.append(note)
     if target is not None:
-        atomic_write(target, out, mode=PLAIN_FILE, sync=False)
+        write_output(target, out)
         return None
     return out
+
+
+def output_problem(path: Path) -> Optional[str]:
+    """Why ``path`` cannot be written as an output, found without writing anything (``None``:
+    it looks writable; a place only the write itself finds bad, as ``/proc``, passes)."""
+    # os.path's tests: an unreadable place answers False, never raises
+    parent = path.parent
+    while not os.path.lexists(parent) and parent != parent.parent:
+        parent = parent.parent  # the folders to make: the nearest one that exists decides
+    if os.path.lexists(parent) and not os.path.isdir(parent):
+        return f"{parent} is not a folder"
+    if os.path.isdir(path):
+        return "it is a folder"
+    if os.path.isdir(parent) and not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write a picture or page the user named: its folders made if missing, the file whole or
+    not at all (atomic, a plain file's mode). A place that cannot be written is one
+    :class:`SymbolError` line, never a traceback."""
+    problem = output_problem(path)
+    if problem is not None:
+        raise SymbolError(f"cannot write {path}: {problem}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, mode=PLAIN_FILE, sync=False)
+    except OSError as error:
+        raise SymbolError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _kill(proc: "Optional[subprocess.Popen[bytes]]") -> None:

@@ -6,14 +6,11 @@ The lowest layer of drawing and summarising (used by :mod:`plan`, :mod:`summary`
 
 from __future__ import annotations
 
-import re
-
 from kvcli.symbol import ops
 from kvcli.errors import AttrError
-from kvcli.symbol.graph import Graph
+from kvcli.symbol.graph import MAX_NAME as MAX_NAME, Graph
+from kvcli.symbol.graph import printable as printable, short_name as short_name  # shown names: see graph
 
-#: Names longer than this are cut in the middle where they are shown (tables, labels, warnings).
-MAX_NAME = 120
 
 
 def output_names(graph: Graph) -> list[str]:
@@ -52,17 +49,3 @@ def visible_outputs(graph: Graph, index: int) -> int:
         return graph.num_outputs(index)
 
 
-def short_name(name: str) -> str:
-    """``name`` cut in the middle when longer than :data:`MAX_NAME` (the length is said)."""
-    if len(name) <= MAX_NAME:
-        return name
-    return f"{name[:MAX_NAME // 2]}…{name[-MAX_NAME // 4:]} ({len(name):,} chars)"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written as escapes (``\\x1b``, ``\\n``), so a node
-    or op name cannot move the cursor, recolour or clear the terminal."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kvcli.errors import LayoutTimeoutError, ShapeInferenceError, SymbolError, bad_param
-from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph, load_file, load_json, paused_gc
+from kvcli.symbol.params import DEFAULT_VALUES
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphviz import Digraph
 
     from kvcli.symbol.build import Symbol
     from kvcli.symbol.layout import Progress
-    from kvcli.symbol.params import ParamsCheck
+    from kvcli.symbol.params import ParamsCheck, Weights
     from kvcli.symbol.plan import Plan
     from kvcli.symbol.shapes import ShapeResult
     from kvcli.symbol.summary import Summary
@@ -37,6 +37,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Where a graph comes from: a symbol JSON path, ``"-"`` (standard input), a loaded Graph or
 #: an ``mx.sym`` Symbol.
 Source = Union[str, "os.PathLike[str]", Graph, "Symbol"]
+#: The weights checked against a graph: an MXNet ``.params`` file, a session's
+#: (:class:`~kvcli.symbol.params.Weights`), or none.
+Params = Union[str, "os.PathLike[str]", "Weights", None]
 
 #: Note kinds (``Note.kind``).
 UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
@@ -45,7 +48,8 @@ UNKNOWN_OPS, SHAPE_PROBLEM, SHAPES_UNKNOWN, PARAMS, FOLDED, SHRUNK = (
 
 #: What a note advises, in Python's words (a front end words it its own way:
 #: :data:`kvcli.cli.symbol_cmds.NOTE_ADVICE`).
-NOTE_ADVICE = {"input-shapes": "give input shapes with shape=", "full": "full=True draws every node exactly"}
+NOTE_ADVICE = {"input-shapes": "give input shapes with shape=", "full": "full=True draws every node exactly",
+               "no-params": "find_params=False leaves it out"}
 
 
 @dataclass(frozen=True)
@@ -224,52 +228,90 @@ def shape_notes(name: str, result: "ShapeResult", shape_given: bool) -> list[Not
     return [Note(n.kind, printable(n.text), n.warning, n.remedy) for n in notes]
 
 
-def _check_params(result: "ShapeResult", params: Union[str, "os.PathLike[str]", None],
-                  notes: _Notes) -> Optional["ParamsCheck"]:
+def _check_params(result: "ShapeResult", params: "Params", notes: _Notes) -> Optional["ParamsCheck"]:
     if params is None:
         return None
-    from kvcli.symbol.params import check_params, load_params
+    from kvcli.symbol.params import Weights, check_params, load_params
 
-    check = check_params(result, load_params(params), str(params))
-    # strict: a missing, extra or wrong array is an error; arrays left unchecked are a warning
-    if notes.strict and not check.ok:
-        raise SymbolError(check.lines()[0] + " (strict=True)", problem=check.lines()[0], remedy="strict")
+    check = params.check(result) if isinstance(params, Weights) else check_params(result, load_params(params),
+                                                                                      str(params))
+    # strict: a missing, extra or wrong array, or NaN/inf values, is an error; arrays left
+    # unchecked (shapes unknown) are a warning
     lines = check.lines()
-    for index, line in enumerate(lines):  # the line of unchecked arrays (the last) says what to give
-        unchecked = bool(check.unchecked) and index == len(lines) - 1
-        notes.add(Note(PARAMS, line, warning=not check.ok or bool(check.unchecked),
-                       remedy="input-shapes" if unchecked else None), strict=False)
+    if notes.strict and (not check.ok or check.nonfinite):
+        raise SymbolError(lines[0] + " (strict=True)", problem=lines[0], remedy="strict")
+    for index, line in enumerate(lines):  # the last line: arrays unchecked (what to give) or all matched
+        last = index == len(lines) - 1
+        all_matched = last and check.ok and not check.unchecked
+        notes.add(Note(PARAMS, line, warning=not all_matched,
+                       remedy="input-shapes" if last and check.unchecked else None), strict=False)
     return check
 
 
-def _prepare(source: Source, shape: Sequence[str], params: Union[str, "os.PathLike[str]", None],
+def _refuse_misfit(name: str, result: "ShapeResult") -> None:
+    """A given shape that does not fit the graph (a rule fails on it) is an error."""
+    from kvcli.symbol.plan import cut
+
+    index, why = next(iter(result.problems.items()))
+    node = result.graph.nodes[index]
+    problem = (f"{name}: the shapes given do not fit the graph at '{cut(node.name)}' ({cut(node.op)}): "
+               f"{cut(why)}")
+    raise ShapeInferenceError(f"{problem}; give shapes that fit, or pass partial=True to show what is known",
+                              problem=problem, remedy="partial")
+
+
+def _found_params(source: Source, notes: _Notes) -> Optional[Path]:
+    """``PREFIX-NNNN.params`` beside a ``PREFIX-symbol.json`` source (the newest epoch), said in a note."""
+    from kvcli.symbol.params import find_checkpoint
+
+    if isinstance(source, (str, os.PathLike)) and str(source) != "-":
+        found = find_checkpoint(source)
+        if found is not None:
+            notes.add(Note(PARAMS, f"using {found.name}, the newest checkpoint beside {Path(source).name}",
+                           warning=False, remedy="no-params"))
+        return found
+    return None
+
+
+def _prepare(source: Source, shape: Sequence[str], params: Params,
              allow_unknown_ops: bool, notes: _Notes,
-             before_infer: Optional[Callable[[Graph], None]] = None,
-             ) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
+             before_infer: Optional[Callable[[Graph], None]] = None, partial: bool = False,
+             find_params: bool = False) -> tuple[Graph, "ShapeResult", Optional["ParamsCheck"]]:
+    if params is None and find_params:
+        params = _found_params(source, notes)
     graph = load(source, shape, allow_unknown_ops)
     if before_infer is not None:
         before_infer(graph)
     result = infer(graph, shape)
+    if shape and result.problems and not partial:
+        _refuse_misfit(_name(source), result)
     for note in shape_notes(_name(source), result, bool(shape)):
         notes.add(note, ShapeInferenceError)
     return graph, result, _check_params(result, params, notes)
 
 
 def summarize_file(
-    source: Source, *, shape: Sequence[str] = (), params: Union[str, "os.PathLike[str]", None] = None,
-    strict: bool = False, allow_unknown_ops: bool = False, on_note: Optional[Callable[[Note], None]] = None,
+    source: Source, *, shape: Sequence[str] = (), params: Params = None,
+    strict: bool = False, allow_unknown_ops: bool = False, partial: bool = False, find_params: bool = False,
+    on_note: Optional[Callable[[Note], None]] = None,
 ) -> SummaryResult:
     """Load ``source``, infer its shapes from ``shape`` specs, check ``params`` (an MXNet
-    ``.params`` file) against them and summarise it (``kvcli summary``).
+    ``.params`` file, or a session's :class:`~kvcli.symbol.params.Weights`) against them and
+    summarise it (``kvcli summary``).
 
     ``strict``: the first shape warning or ``.params`` mismatch is an error. An unknown operator is an error unless
-    ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds).
+    ``allow_unknown_ops`` (then its shapes are unknown and the totals are lower bounds). A
+    given shape that does not fit the graph (the wrong rank, a kernel larger than the input)
+    is an error unless ``partial``: then what can be inferred is shown, with a warning.
+    ``find_params`` (without ``params``): use the newest ``PREFIX-NNNN.params`` beside a
+    ``PREFIX-symbol.json`` file, as MXNet's ``load_checkpoint`` names them, and say so in a note.
     """
     from kvcli.symbol.summary import summarize
 
     notes = _Notes(on_note, strict)
     with paused_gc():  # a graph is many small acyclic objects
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, partial=partial,
+                                        find_params=find_params)
         return SummaryResult(graph, result, summarize(result), check, notes.all)
 
 
@@ -306,9 +348,10 @@ def visualize(
     shape: Sequence[str] = (), full: bool = False, collapse: Sequence[str] = (), depth: Optional[int] = None,
     focus: Optional[str] = None, radius: int = 2, show_weights: bool = False, title: Optional[str] = None,
     rankdir: str = "TB", format: Optional[str] = None, dtype: Optional[Mapping[str, str]] = None,
-    max_nodes: int = 20000, params: Union[str, "os.PathLike[str]", None] = None, strict: bool = False,
-    allow_unknown_ops: bool = False, layout_timeout: float = 60.0,
-    on_note: Optional[Callable[[Note], None]] = None, progress: Optional["Progress"] = None,
+    max_nodes: int = 20000, params: Params = None, strict: bool = False,
+    allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
+    find_params: bool = False, values: Optional[int] = DEFAULT_VALUES, on_note: Optional[Callable[[Note], None]] = None,
+    progress: Optional["Progress"] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
 
@@ -318,17 +361,24 @@ def visualize(
     ``.html`` (the interactive viewer) or ``"-"`` (standard output, ``format`` ``"svg"`` or
     ``"dot"``); by default ``STEM.svg`` in the current directory. ``shape``: input shape
     specs (``"data=1,3,224,224"``); ``dtype``: input dtypes (``{"data": "float16"}``), shown
-    on the edges.
+    on the edges; ``rankdir``: the side the inputs are drawn on (``"TB"`` top, ``"BT"``,
+    ``"LR"`` left, ``"RL"``), the data flowing to the other. Static drawings carry a colour
+    legend; a ``.pdf`` is cut into A4 pages (a note says how many).
 
     Big graphs are tried exactly for a few seconds and folded (repeated blocks drawn once
     with a count) if graphviz is slower; ``full`` draws every node however long it takes (up
     to ``layout_timeout`` seconds). ``collapse`` (name patterns), ``depth`` (group by the
     first N name parts) and ``focus`` (a node and its ``radius`` neighbourhood) draw part of
-    it. ``params``: an MXNet ``.params`` file checked against the inferred shapes.
+    it. ``params``: an MXNet ``.params`` file, or a session's
+    :class:`~kvcli.symbol.params.Weights`, checked against the inferred shapes
+    (``find_params``: the newest ``PREFIX-NNNN.params`` beside ``PREFIX-symbol.json``); the
+    HTML viewer carries the first ``values`` values of each of its tensors (``None``: all)
+    and, for a session's, each key's version.
 
     Warnings and notes are returned in :attr:`VizResult.notes` and given to ``on_note`` as
     they arise; ``strict`` makes the first shape warning or ``.params`` mismatch an error
-    (message ending ``(strict=True)``; ``fields['problem']`` is the warning), raised before anything is written. Errors are
+    (message ending ``(strict=True)``; ``fields['problem']`` is the warning), raised before anything is written. A
+    given shape that does not fit the graph is an error unless ``partial``. Errors are
     :class:`~kvcli.errors.SymbolError` (or a subclass): an unknown operator unless
     ``allow_unknown_ops``, more than ``max_nodes`` boxes to lay out, a layout slower than
     ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
@@ -339,27 +389,44 @@ def visualize(
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
     from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
     from kvcli.symbol.plan import build_plan, rank_width
-    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, write
+    from kvcli.symbol.render import dot_program, drawn_nodes, plan_to_digraph, render_bytes, write
 
     name = _name(source)
-    rank = rankdir.upper()
+    from kvcli.symbol.render import DOT_RANKDIR
+
+    if rankdir.upper() not in DOT_RANKDIR:
+        raise bad_param(SymbolError, "rankdir", f"{rankdir!r}: use tb, bt, lr or rl (the side the inputs are drawn on)")
+    rank = DOT_RANKDIR[rankdir.upper()]  # dot's direction: the data flows from the side named
     if layout_timeout <= 0:
         raise bad_param(SymbolError, "layout_timeout", f"{layout_timeout:g}: use a positive number of seconds")
+    if values is not None and values < 0:
+        raise bad_param(SymbolError, "values", f"{values}: use 0 or more values per tensor (None: all)")
     stem = output_stem(name)
     target = Path(output) if output is not None else Path.cwd() / (stem + ".svg")
     to_stdout = str(target) == "-"
     suffix = output_format(target, format)
     notes = _Notes(on_note, strict)
     reduced = bool(collapse or depth is not None or focus is not None)
+    if not to_stdout:  # a place that cannot be written fails before any work
+        from kvcli.symbol.layout import output_problem
+
+        problem = output_problem(target)
+        if problem is not None:
+            raise SymbolError(f"cannot write {target}: {problem}")
+
+    laid_out = suffix not in (".dot", ".gv")  # .dot is never laid out, so never limited
 
     def check_size(graph: Graph) -> None:
-        if suffix not in (".dot", ".gv") and not reduced:
+        # With full=True nothing folds: a huge file fails before any work. Otherwise the limit
+        # is on what is laid out, after folding (a 26,000-node LSTM folds to 114 boxes).
+        if laid_out and full and not reduced:
             count = drawn_nodes(graph, hide_weights=not show_weights)
-            if count > max_nodes:  # checked before any work: a huge file fails in a second
+            if count > max_nodes:
                 raise _too_many(name, count, max_nodes)
 
     with paused_gc():
-        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size)
+        graph, result, check = _prepare(source, shape, params, allow_unknown_ops, notes, check_size, partial,
+                                        find_params)
         any_shape = any(s is not None for outs in result.outputs for s in outs)
         types = None
         if dtype:
@@ -373,12 +440,15 @@ def visualize(
         plan = apply_options(plan, collapse, depth, focus, radius)
         count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
 
+        def digraph(plan: "Plan", bounded: bool) -> "Digraph":
+            return plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
+                                   bounded=bounded, svg_ids=html, legend=not html)
+
         def draw(plan: "Plan", bounded: bool, timeout: float) -> Path:
-            dot = plan_to_digraph(plan, title=title or stem, rankdir=rank, caption=title, readable=True,
-                                  bounded=bounded, svg_ids=html)
+            dot = digraph(plan, bounded)
             if html:
                 return _write_html(plan, base, result, types, dot, target, title or stem, timeout, rank, check,
-                                   progress)
+                                   progress, values)
             shrunk: list[str] = []
             path = write(dot, target, timeout=timeout, fmt=format.lower() if format else None, notes=shrunk,
                          progress=progress)
@@ -388,27 +458,38 @@ def visualize(
 
         written: Optional[Path] = None
         folding: set[str] = set()
-        if suffix in (".dot", ".gv") or full or not may_be_slow(plan):
+        folded = False
+        if not laid_out or full or not may_be_slow(plan):
             bounded = False  # .dot is never laid out; small graphs take dot about a second
         else:
             # Decide by what the layout really costs: try the exact one for a few seconds, fold
-            # only if it takes longer (or is certain to: thousands of boxes).
+            # only if it takes longer (or is certain to: thousands of boxes). The trial is the
+            # same for every format (an SVG layout), so a .png and an .svg of one model are
+            # the same drawing; an .svg or .html keeps the trial's result.
             tried: Optional[float] = None
             worth_trying = (plan.drawn_boxes <= min(TRIAL_MAX_BOXES, max_nodes)
                             and len(plan.nodes) * rank_width(plan) <= TRIAL_MAX_WIDTH_COST)
             if worth_trying and dot_program() is not None:
                 tried = min(TRIAL_SECONDS, layout_timeout)
+                exact = True
                 try:
-                    written = draw(plan, False, tried)
+                    if suffix in (".svg", ".html"):
+                        written = draw(plan, False, tried)
+                    else:
+                        render_bytes(digraph(plan, False), "svg", timeout=tried, progress=progress)
                 except LayoutTimeoutError:
-                    pass
+                    exact = False
+                if exact and written is None:  # a .png or .pdf of the layout that finished
+                    written = draw(plan, False, layout_timeout)
             if written is None:
                 before = len(plan.notes)
-                plan, bounded = fold_for_layout(plan, tried)
+                unfolded = plan.drawn_boxes
+                plan, bounded = fold_for_layout(plan, tried, max_nodes)
+                folded = plan.drawn_boxes < unfolded
                 folding = set(plan.notes[before:])  # what folding did: `full` would draw it exactly
         if written is None:
-            if suffix not in (".dot", ".gv") and len(plan.nodes) > max_nodes:
-                raise _too_many(name, len(plan.nodes), max_nodes, folded=True)
+            if laid_out and plan.drawn_boxes > max_nodes:
+                raise _too_many(name, plan.drawn_boxes, max_nodes, folded=folded)
             for line in plan.notes:
                 notes.add(Note(FOLDED, line, warning=False, remedy="full" if line in folding else None))
             written = draw(plan, bounded, layout_timeout)
@@ -422,8 +503,9 @@ def visualize(
 
 
 def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> SymbolError:
-    """More boxes to lay out than ``max_nodes``: graphviz would take very long."""
-    problem = f"{name}: {count:,} nodes to draw is more than {max_nodes:,}; graphviz would take very long"
+    """More boxes to lay out than ``max_nodes`` (``folded``: even with repeated blocks folded)."""
+    after = " with repeated blocks folded" if folded else ""
+    problem = f"{name}: {count:,} boxes to lay out{after} is more than {max_nodes:,}"
     advice = "write a .dot file" if folded else "draw part of it (focus=, collapse=, depth=), write a .dot file"
     return SymbolError(f"{problem}: {advice} or raise max_nodes", problem=problem, remedy="draw-less",
                        limit="max_nodes", dot=True, folded=folded)
@@ -431,16 +513,17 @@ def _too_many(name: str, count: int, max_nodes: int, folded: bool = False) -> Sy
 
 def _write_html(plan: "Plan", base: "Plan", result: "ShapeResult", types: Optional[list[Optional[str]]],
                 dot: "Digraph", target: Path, title: str, timeout: float, rankdir: str,
-                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None) -> Path:
+                check: Optional["ParamsCheck"] = None, progress: Optional["Progress"] = None,
+                values: Optional[int] = DEFAULT_VALUES) -> Path:
     """Lay out ``dot`` to SVG and write the self-contained viewer page (atomically, a plain
     file's mode: :func:`kvcli.osutil.atomic_write`)."""
+    from kvcli.symbol.layout import write_output
     from kvcli.symbol.render import render_bytes
     from kvcli.symbol.summary import summarize
     from kvcli.symbol.viewer import build_html
 
     svg = render_bytes(dot, "svg", timeout=timeout, progress=progress).decode("utf-8")
-    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check)
-    if target.parent and not target.parent.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, page.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+    page = build_html(plan, summarize(result), svg, title, types, base=base, rankdir=rankdir, params=check,
+                      values=values)
+    write_output(target, page.encode("utf-8"))
     return target

@@ -25,6 +25,12 @@ KIND_COLOUR = {
     ops.NORM: PALETTE[3], ops.POOL: PALETTE[4], ops.RESHAPE: PALETTE[5],
     ops.SOFTMAX: PALETTE[6], ops.OTHER: PALETTE[7],
 }
+#: What each colour stands for, as a drawing's legend says it (the ops MXNet paints with it).
+KIND_NAMES = {
+    ops.INPUT: "input", ops.LEARNED: "Convolution, FullyConnected", ops.ACTIVATION: "Activation, LeakyReLU",
+    ops.NORM: "BatchNorm", ops.POOL: "Pooling", ops.RESHAPE: "Concat, Flatten, Reshape", ops.SOFTMAX: "Softmax",
+    ops.OTHER: "other operators",
+}
 #: Names plot_network treats as weights (hidden unless ``hide_weights=False``).
 WEIGHT_SUFFIXES = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_moving_mean",
                    "_running_var", "_running_mean")
@@ -51,6 +57,12 @@ class DrawNode:
     detail: str = ""  # the op part of the label ("Convolution\n3x3/1, 64"); "" for inputs
     fold: str = ""  # how members were merged: "" (one node), "repeat", "pattern", "depth"
     small: bool = False  # a weight drawn with --show-weights: small type, small oval
+    title: str = ""  # one line naming it, unwrapped ("t0_l0_i2h … t128_l0_i2h (×129)"); "" = name
+
+    @property
+    def heading(self) -> str:
+        """The one-line name the viewer shows for it (its tooltip, its panel's heading)."""
+        return self.title or cut(self.name)
 
 
 @dataclass

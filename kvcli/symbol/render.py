@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from kvcli import config
 from kvcli.errors import GraphvizMissingError, SymbolError
-from kvcli.osutil import PLAIN_FILE, atomic_write
 from kvcli.symbol.graph import Graph
-from kvcli.symbol.plan import (KIND_COLOUR, PALETTE, WEIGHT_SUFFIXES, Plan, build_plan,  # noqa: F401
-                               looks_like_weight, node_colour, node_label)
+from kvcli.symbol.plan import (KIND_COLOUR, KIND_NAMES, PALETTE, WEIGHT_SUFFIXES, Plan,  # noqa: F401
+                               build_plan, looks_like_weight, node_colour, node_label)
 from kvcli.symbol.shapes import ShapeResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +44,10 @@ DEFAULT_MAX_NODES = 20000
 BOUNDED_ATTRS = {"nslimit": "2", "nslimit1": "2", "mclimit": "0.2", "searchsize": "20",
                  "splines": "line", "remincross": "false"}
 
+#: ``kvcli viz --rankdir`` names the side the data starts on (the inputs) and flows away from:
+#: ``tb`` inputs at the top, ``lr`` on the left. MXNet's edges point from each consumer back to
+#: its inputs (``dir=back``), so dot's own rankdir is the opposite one.
+DOT_RANKDIR = {"TB": "BT", "BT": "TB", "LR": "RL", "RL": "LR"}
 #: Longest node name used as its DOT id (longer names get ``node<i>``).
 MAX_ID = 1000
 _PLAIN_ID = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?))$")
@@ -93,13 +96,16 @@ def plan_to_digraph(
     readable: bool = False,
     bounded: bool = False,
     svg_ids: bool = False,
+    legend: bool = False,
 ) -> "Digraph":
     """The :class:`graphviz.Digraph` of a :class:`~kvcli.symbol.plan.Plan`.
 
     ``readable`` lets boxes grow to fit their labels; ``bounded`` adds :data:`BOUNDED_ATTRS`
     so ``dot`` finishes in seconds on big graphs. ``svg_ids`` names node ``i`` ``v{i}`` and
     edge ``k`` ``e{k}`` (in DOT and so in the SVG: the HTML viewer finds them by these ids).
-    Every label and id is plain text (:func:`dot_quote`).
+    ``legend`` adds the graph's label: the caption (if any) over one cell per colour the
+    drawing uses, saying what it stands for (:func:`legend_label`). Every label and id from
+    the model is plain text (:func:`dot_quote`).
     """
     from graphviz import Digraph, nohtml
 
@@ -113,10 +119,15 @@ def plan_to_digraph(
         graph_attrs["rankdir"] = rankdir
     if caption:
         graph_attrs.update(label=caption, labelloc="t", fontsize="20")
+    html_label = legend_label(plan, caption) if legend else None
+    if html_label is not None:
+        graph_attrs.pop("label", None)
+        graph_attrs.update(labelloc="t", fontsize="14")
     if bounded:
         graph_attrs.update(BOUNDED_ATTRS)
-    if graph_attrs:
-        body.append("\tgraph [" + " ".join(f"{k}={dot_quote(v)}" for k, v in graph_attrs.items()) + "]\n")
+    if graph_attrs or html_label is not None:
+        html = f" label={html_label}" if html_label is not None else ""  # kvcli's own markup, text escaped
+        body.append("\tgraph [" + " ".join(f"{k}={dot_quote(v)}" for k, v in graph_attrs.items()) + html + "]\n")
     names = [n.name for n in plan.nodes]
     seen: dict[str, int] = {}
     for name in names:
@@ -154,6 +165,32 @@ def plan_to_digraph(
     return dot
 
 
+def legend_label(plan: Plan, caption: Optional[str] = None) -> Optional[str]:
+    """The colour legend as a graphviz HTML-like label: the caption (escaped) in its own row,
+    then one filled cell per colour the drawing uses (in the palette's order) naming what it
+    stands for, and a doubled cell when something is folded. ``None`` for an empty plan.
+
+    The markup is kvcli's own; the one piece of text that is not, the caption, is escaped,
+    so no model or title can add markup (or a link) to it.
+    """
+    from html import escape
+
+    used = {node.fill for node in plan.nodes if node.members}
+    cells = [f'<TD BGCOLOR="{colour}"><FONT POINT-SIZE="11">{escape(KIND_NAMES[kind])}</FONT></TD>'
+             for kind, colour in KIND_COLOUR.items() if colour in used]
+    if any(node.fold for node in plan.nodes if node.members):
+        cells.append('<TD BORDER="3"><FONT POINT-SIZE="11">double border: folded, ×N nodes</FONT></TD>')
+    if not cells:
+        return None
+    per_row = 4  # rows of at most four cells: the legend stays about as narrow as a tall drawing
+    rows = []
+    if caption:
+        span = min(per_row, len(cells))
+        rows.append(f'<TR><TD COLSPAN="{span}" BORDER="0"><FONT POINT-SIZE="20">{escape(caption)}</FONT></TD></TR>')
+    rows += ["<TR>" + "".join(cells[k:k + per_row]) + "</TR>" for k in range(0, len(cells), per_row)]
+    return '<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="4" CELLPADDING="4">' + "".join(rows) + "</TABLE>>"
+
+
 def _quoter() -> "Callable[[str], str]":
     """:func:`dot_quote`, memoised (ids and labels repeat across nodes and edges)."""
     cache: dict[str, str] = {}
@@ -178,7 +215,7 @@ def dot_program() -> Optional[str]:
     """Path of graphviz's ``dot`` (``KVCLI_DOT`` overrides), or ``None`` if it is missing."""
     override = config.get(config.DOT)
     if override:
-        return override if Path(override).exists() else None
+        return config.check_program(config.DOT, override)
     return shutil.which("dot")
 
 
@@ -210,7 +247,7 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
     Without the ``dot`` program the DOT source is still written next to ``out`` and
     :class:`GraphvizMissingError` says how to install graphviz.
     """
-    from kvcli.symbol.layout import run_dot
+    from kvcli.symbol.layout import run_dot, write_output
 
     to_stdout = str(out) == "-"
     path = Path(out)
@@ -227,18 +264,26 @@ def write(dot: "Digraph", out: Union[str, os.PathLike[str]], timeout: Optional[f
         sys.stdout.buffer.write(render_bytes(dot, ext[1:], timeout=timeout, progress=progress))
         sys.stdout.flush()
         return path
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
     if ext in (".dot", ".gv"):
-        atomic_write(path, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+        write_output(path, source.encode("utf-8"))
         return path
     program = dot_program()
     if program is None:
         fallback = path.with_suffix(".dot")
-        atomic_write(fallback, source.encode("utf-8"), mode=PLAIN_FILE, sync=False)
+        write_output(fallback, source.encode("utf-8"))
         raise GraphvizMissingError(
             f"graphviz's 'dot' program was not found, so {path.name} was not drawn; wrote "
             f"{fallback} instead. To draw it, {INSTALL_HINT}, then run: "
             f"dot -T{ext[1:]} {fallback} -o {path}")
+    if ext == ".pdf":  # printable: cut into A4 pages (kvcli.symbol.pdfpages)
+        from kvcli.symbol.pdfpages import paginate
+
+        drawn = run_dot(program, source, "pdf", None, timeout=timeout, progress=progress, notes=notes) or b""
+        paged, cut = paginate(drawn)
+        write_output(path, paged)
+        if notes is not None:
+            notes.append(f"{path.name}: {cut.text()}" if cut is not None else
+                         f"{path.name}: one page as big as the drawing (graphviz wrote a PDF kvcli does not cut into pages)")
+        return path
     run_dot(program, source, ext[1:], path, timeout=timeout, progress=progress, notes=notes)
     return path

@@ -6,64 +6,23 @@ and crashes on some graphs. Here every count is the product of an inferred argum
 each variable is counted once (at its first consumer) and auxiliary states (BatchNorm moving
 statistics) are totalled separately.
 
-Which variables are *learnable parameters*: those the graph feeds into a parameter slot
-(weight, bias, gamma, beta, RNN parameters), plus free-standing variables whose name or
-attributes mark them as parameters (``*_scale``, ``*_alpha``, an ``__init__`` initialiser). Variables
-given with ``--shape``, labels and other data-slot variables are inputs and are not counted.
+Which variables are learnable parameters, auxiliary states or inputs is decided in
+:mod:`kvcli.symbol.roles` (re-exported here). Each layer also carries its cost
+(:mod:`kvcli.symbol.cost`): multiply-accumulates and the bytes of its outputs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
-from kvcli.symbol import ops
-from kvcli.symbol.graph import Graph
+from kvcli.symbol.cost import binary, compute_cost, si
 from kvcli.symbol.names import MAX_NAME as MAX_NAME, entry_name as entry_name, output_names as output_names
 from kvcli.symbol.names import printable as printable, short_name as short_name
 from kvcli.symbol.names import visible_outputs as visible_outputs
 from kvcli.symbol.shapes import Shape, ShapeResult, format_shape
-
-PARAM, AUX, INPUT, LABEL = "param", "aux", "input", "label"
-
-_PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_scale", "_alpha", "_parameters",
-                   "_params")
-# Only initialisers mark a free variable as a parameter: __lr_mult__/__ctx_group__ are set by
-# AttrScope on every node in scope, data included (see the 0.8 mlp_batchnorm fixture).
-_PARAM_HIDDEN = ("__init__",)
-
-
-def variable_roles(graph: Graph, given: Optional[set[str]] = None) -> dict[int, str]:
-    """Role (param, aux, input, label) of every variable node, by how the graph uses it."""
-    given = given or set()
-    slots: dict[int, list[tuple[Optional[ops.OpSpec], str]]] = {}
-    for i, node in enumerate(graph.nodes):
-        if node.is_variable or not node.inputs:
-            continue
-        spec = ops.spec(node.op)
-        names = graph.input_names(i)
-        for (src, _, _), slot in zip(node.inputs, names):
-            if graph.nodes[src].is_variable:
-                slots.setdefault(src, []).append((spec, slot))
-    roles: dict[int, str] = {}
-    for i, node in enumerate(graph.nodes):
-        if not node.is_variable:
-            continue
-        used = slots.get(i, [])
-        if node.name in given:
-            role = INPUT
-        elif any(s is not None and slot in s.aux for s, slot in used):
-            role = AUX
-        elif "label" in node.name.lower() or any(s is not None and slot in s.labels for s, slot in used):
-            role = LABEL
-        elif any(s is not None and slot in s.params for s, slot in used):
-            role = PARAM
-        elif node.name.endswith(_PARAM_SUFFIXES) or any(k in node.hidden for k in _PARAM_HIDDEN):
-            role = PARAM
-        else:
-            role = INPUT
-        roles[i] = role
-    return roles
+from kvcli.symbol.roles import AUX as AUX, INPUT as INPUT, LABEL as LABEL, PARAM as PARAM
+from kvcli.symbol.roles import variable_roles as variable_roles
 
 
 @dataclass
@@ -79,12 +38,15 @@ class Layer:
     unknown_params: list[str]  # parameter/aux variables of this layer whose shape is unknown
     previous: list[str]
     problem: Optional[str] = None
+    macs: Optional[int] = 0  # multiply-accumulates (kvcli.symbol.cost); None: unknown
+    out_bytes: Optional[int] = None  # bytes of its visible outputs; None: a shape unknown
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "op": self.op,
             "output_shapes": [list(s) if s is not None else None for s in self.output_shapes],
             "params": self.params, "aux": self.aux, "unknown_params": self.unknown_params,
+            "macs": self.macs, "out_bytes": self.out_bytes,
             "previous": self.previous, **({"problem": self.problem} if self.problem else {}),
         }
 
@@ -102,6 +64,10 @@ class Summary:
     outputs: dict[str, Optional[Shape]]
     unknown_ops: dict[str, list[str]] = field(default_factory=dict)
     unknown_params: list[str] = field(default_factory=list)
+    macs: int = 0  # total multiply-accumulates of the operators whose MACs are known
+    macs_exact: bool = True  # every operator's MACs are known (else ``macs`` is a lower bound)
+    out_bytes: int = 0  # total bytes of the operators' outputs whose size is known
+    bytes_exact: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         def shp(s: Optional[Shape]) -> Optional[list[int]]:
@@ -113,7 +79,10 @@ class Summary:
             "outputs": {k: shp(v) for k, v in self.outputs.items()},
             "totals": {"params": self.params, "aux": self.aux, "exact": self.exact,
                        "params_text": self.total_text(self.params),
-                       "aux_text": self.total_text(self.aux)},
+                       "aux_text": self.total_text(self.aux),
+                       "macs": self.macs, "macs_exact": self.macs_exact, "macs_text": self.macs_text(),
+                       "out_bytes": self.out_bytes, "out_bytes_exact": self.bytes_exact,
+                       "out_bytes_text": self.bytes_text()},
             "unknown_ops": self.unknown_ops,
             "unknown_params": self.unknown_params,
             "layers": [layer.to_dict() for layer in self.layers],
@@ -122,12 +91,23 @@ class Summary:
     def total_text(self, value: int) -> str:
         return f"{value:,}" if self.exact else f"at least {value:,}"
 
+    def macs_text(self) -> str:
+        """``"4,089,184,256 (4.09 G)"``, or ``"at least ..."`` when some MACs are unknown."""
+        return ("" if self.macs_exact else "at least ") + f"{self.macs:,} ({si(self.macs)})"
 
-def summarize(result: ShapeResult) -> Summary:
-    """Build the :class:`Summary` of an inferred graph."""
+    def bytes_text(self) -> str:
+        """The total of the operators' output bytes, ``"97,153,024 (92.7 MiB)"``."""
+        return ("" if self.bytes_exact else "at least ") + f"{self.out_bytes:,} ({binary(self.out_bytes)})"
+
+
+def summarize(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None) -> Summary:
+    """Build the :class:`Summary` of an inferred graph (``dtypes``: input types for the output
+    bytes, float32 otherwise)."""
     graph = result.graph
     nodes = graph.nodes
     roles = variable_roles(graph, set(result.given))
+    shown = [1 if node.op == "null" else visible_outputs(graph, i) for i, node in enumerate(nodes)]
+    cost = compute_cost(result, dtypes, roles=roles, visible=shown)
     counted: set[int] = set()
     layers: list[Layer] = []
     total_params = total_aux = 0
@@ -136,7 +116,7 @@ def summarize(result: ShapeResult) -> Summary:
         if node.is_variable:
             if roles[i] in (INPUT, LABEL):
                 layers.append(Layer(i, node.name, "input" if roles[i] == INPUT else "label",
-                                    [result.entry(i)], 0, 0, [], []))
+                                    [result.entry(i)], 0, 0, [], [], out_bytes=cost.out_bytes[i]))
             continue
         params = aux = 0
         missing: list[str] = []
@@ -158,9 +138,8 @@ def summarize(result: ShapeResult) -> Summary:
             elif nodes[src].name not in listed:
                 listed.add(nodes[src].name)
                 previous.append(nodes[src].name)
-        visible = visible_outputs(graph, i)
-        layers.append(Layer(i, node.name, node.op, result.outputs[i][:visible], params, aux,
-                            missing, previous, result.problems.get(i)))
+        layers.append(Layer(i, node.name, node.op, result.outputs[i][:shown[i]], params, aux,
+                            missing, previous, result.problems.get(i), cost.macs[i], cost.out_bytes[i]))
         total_params += params
         total_aux += aux
         unknown.extend(missing)
@@ -174,7 +153,9 @@ def summarize(result: ShapeResult) -> Summary:
     exact = not unknown and not result.unknown_ops
     return Summary(source=graph.source, layers=layers, params=total_params, aux=total_aux,
                    exact=exact, inputs=inputs, outputs=outputs,
-                   unknown_ops=dict(result.unknown_ops), unknown_params=unknown)
+                   unknown_ops=dict(result.unknown_ops), unknown_params=unknown,
+                   macs=cost.total_macs, macs_exact=cost.macs_exact, out_bytes=cost.total_out_bytes,
+                   bytes_exact=cost.bytes_exact)
 
 
 def _variable_size(result: ShapeResult, node: int, role: str, unknown: list[str]) -> tuple[int, int]:
@@ -203,9 +184,14 @@ RICH_ROW_LIMIT = 2000
 MAX_SHAPES, MAX_PREVIOUS = 3, 4
 
 
-def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str, str, str, str, str, str]:
-    """Layer, op, output shape(s), params, aux, previous layers: each bounded in length
-    (``whole``: names are never cut, for piped output that ``grep`` reads)."""
+def _count(value: Optional[int]) -> str:
+    """A MACs or bytes cell: blank for 0, ``?`` when unknown."""
+    return "?" if value is None else f"{value:,}" if value else ""
+
+
+def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str, ...]:
+    """Layer, op, output shape(s), params, aux, MACs, output bytes, previous layers: each
+    bounded in length (``whole``: names are never cut, for piped output that ``grep`` reads)."""
     cut = (lambda name: name) if whole else short_name
     outs = layer.output_shapes
     shapes = ", ".join(format_shape(s) for s in outs[:MAX_SHAPES])
@@ -220,7 +206,8 @@ def _row_cells(summary: Summary, layer: Layer, whole: bool = False) -> tuple[str
     previous = ", ".join(printable(cut(p)) for p in prev[:MAX_PREVIOUS])
     if len(prev) > MAX_PREVIOUS:
         previous += f", … (+{len(prev) - MAX_PREVIOUS:,} more)"
-    return printable(cut(layer.name)), printable(cut(op)), shapes, params, aux, previous
+    return (printable(cut(layer.name)), printable(cut(op)), shapes, params, aux, _count(layer.macs),
+            _count(layer.out_bytes), previous)
 
 
 def print_table(summary: Summary, console: Any, title: Optional[str] = None,
@@ -244,14 +231,14 @@ def print_table(summary: Summary, console: Any, title: Optional[str] = None,
 def _print_plain(summary: Summary, console: Any, title: Optional[str], whole: bool = False) -> None:
     """Fixed-width columns written straight to the console's file: linear time, no wrapping."""
     rows = [_row_cells(summary, layer, whole) for layer in summary.layers]
-    header = ("Layer", "Op", "Output shape", "Params", "Aux", "Previous layers")
-    widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(5)]
+    header = ("Layer", "Op", "Output shape", "Params", "Aux", "MACs", "Output bytes", "Previous layers")
+    widths = [min(max(len(r[k]) for r in rows + [header]), 48) for k in range(7)]
     out = console.file
     if title:
         out.write(printable(title) + "\n")
-    fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {:>%d}  {}\n" % tuple(widths)
+    fmt = "{:<%d}  {:<%d}  {:<%d}  {:>%d}  {:>%d}  {:>%d}  {:>%d}  {}\n" % tuple(widths)
     out.write(fmt.format(*header))
-    out.write("-" * (sum(widths) + 10 + len(header[5])) + "\n")
+    out.write("-" * (sum(widths) + 14 + len(header[7])) + "\n")
     out.writelines(fmt.format(*row) for row in rows)
     out.flush()
 
@@ -267,11 +254,13 @@ def _print_rich(summary: Summary, console: Any, title: Optional[str]) -> None:
     table.add_column("Output shape", no_wrap=True)
     table.add_column("Params", justify="right", no_wrap=True)
     table.add_column("Aux", justify="right", no_wrap=True)
+    table.add_column("MACs", justify="right", no_wrap=True)
+    table.add_column("Output bytes", justify="right", no_wrap=True)
     table.add_column("Previous layers", overflow="fold")
     for layer in summary.layers:
-        name, op, shapes, params, aux, previous = _row_cells(summary, layer)
+        name, op, shapes, params, aux, macs, size, previous = _row_cells(summary, layer)
         style = "yellow" if layer.op in summary.unknown_ops else "dim" if layer.op in ("input", "label") else ""
-        table.add_row(Text(name), Text(op, style=style), Text(shapes), params, aux, Text(previous))
+        table.add_row(Text(name), Text(op, style=style), Text(shapes), params, aux, macs, size, Text(previous))
     console.print(table)
 
 
@@ -283,6 +272,8 @@ def _print_totals(summary: Summary, console: Any, more_shapes: str) -> None:
 
     console.print(f"Learnable parameters: [bold]{summary.total_text(summary.params)}[/]")
     console.print(f"Auxiliary states:     [bold]{summary.total_text(summary.aux)}[/]")
+    console.print(f"MACs:                 [bold]{summary.macs_text()}[/]")
+    console.print(f"Output bytes:         [bold]{summary.bytes_text()}[/]")
     if summary.unknown_ops:
         ops = sorted(summary.unknown_ops)
         ops_list = ", ".join(text(op) for op in ops[:10]) + (f" and {len(ops) - 10:,} more" if len(ops) > 10 else "")

@@ -82,7 +82,9 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
         node_attrs: graphviz node attributes overriding the defaults (inputs stay ovals).
         hide_weights: hide ``*_weight``/``*_bias``/... inputs (MXNet's default).
     """
-    from graphviz import Digraph, nohtml
+    from graphviz import nohtml
+
+    from kvcli.symbol.quiet import Digraph
 
     _check(symbol)
     _warn_repeated(symbol)
@@ -98,7 +100,7 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
             raise ValueError("Input type is incomplete")
         types = inferred
     base = {**NODE_ATTRS, **(node_attrs or {})}
-    dot = Digraph(name=nohtml(title), format=save_format)
+    dot = Digraph(name=nohtml(title), format=save_format)  # renders without graphviz's warnings
     for node in graph.nodes:
         attrs = dict(base)
         if node.is_variable:

@@ -27,7 +27,7 @@ def _one_line_error(result: object, expected: str) -> None:
     ("afile.txt/out", "afile.txt is a file, not a folder"),
     ("afile.txt/out/deeper", "afile.txt is a file, not a folder"),
     ("afile.txt", "afile.txt is a file, not a folder: choose a new folder"),
-    ("/proc/kvcli-export", "cannot write the export folder /proc/kvcli-export: No such file or directory"),
+    ("/proc/kvcli-export", "cannot create the export folder /proc/kvcli-export: No such file or directory"),
     ("full", "exists and is not empty: choose a new folder"),
 ])
 def test_an_export_folder_that_cannot_be_made_is_one_line(kv: Runner, tmp_path: Path, where: str,
@@ -89,7 +89,7 @@ def test_an_export_into_a_read_only_folder_is_one_line() -> None:
         code = as_user(uid, _export_as_user, str(home), str(readonly / "out"), str(log), before=_warm_up(top / "scratch"))
         err = log.read_text()
         assert code == [1] and err.count("\n") == 2 and "Traceback" not in err, err  # init's line, then one
-        assert f"error: cannot write the export folder {readonly / 'out'}: Permission denied" in err
+        assert f"error: cannot create the export folder {readonly / 'out'}: Permission denied" in err
         assert list(readonly.iterdir()) == []
     finally:
         subprocess.run(["rm", "-rf", str(top)], check=False)

@@ -53,7 +53,7 @@ def test_a_missing_program_or_script_is_reported_before_ray_starts(tmp_path: Pat
 
 
 def test_python_script_finder() -> None:
-    from kvcli.store.dist.launch import _python_script
+    from kvcli.store.ray.launch import _python_script
 
     assert _python_script(["-u", "train.py", "--lr", "1"]) == "train.py"
     assert _python_script(["-X", "dev", "-W", "error", "t.py"]) == "t.py"
@@ -67,7 +67,7 @@ def _launched(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str
     """Run ``kvcli ARGV`` in this process with Ray's launch replaced by a recorder: what the
     job would have been started with (``{}``: it was not started) and the exit code."""
     from kvcli.cli.app import main
-    from kvcli.store.dist import launch as dist_launch
+    from kvcli.store.ray import launch as dist_launch
 
     started: dict = {}
 

@@ -85,11 +85,11 @@ def test_device_workers_stay_up(home: Path) -> None:
         shell = Shell(session)
         shell.execute("init k 'zeros(4)'")
         shell.execute("push k 'ones(4)' -d 2")
-        pids = session.store.device_pids
+        pids = session.store.backend.device_pids
         assert len(pids) == 2
         for _ in range(3):
             shell.execute("push k 'ones(4)' -d 2")
-        assert session.store.device_pids == pids
+        assert session.store.backend.device_pids == pids
         assert session.pull(["k"])[0][0].tolist() == [2, 2, 2, 2]
 
 

@@ -17,18 +17,14 @@ NO_RAY = "Ray is not installed: pip install 'kvcli[dist]' to run the distributed
 def ray_cluster() -> Iterator[Any]:
     """``ray``, connected to a local cluster started for this session."""
     ray = pytest.importorskip("ray", reason=NO_RAY)
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import start_local_ray
 
     # Ray's worker processes import the launched functions (tests/dist/workers.py) and
     # the example by module name, so they need these folders on their path.
     path = os.pathsep.join(filter(None, [str(HERE), str(ROOT / "examples"), str(ROOT), os.environ.get("PYTHONPATH")]))
     started = not ray.is_initialized()
     if started:
-        ray.init(
-            num_cpus=2,
-            **ray_init_options("local"),
-            runtime_env={"env_vars": {"PYTHONPATH": path}},
-        )
+        start_local_ray(ray, num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
     if started:
         ray.shutdown()

@@ -19,6 +19,6 @@ def store_with_a_crashed_server(ray: Any) -> Iterator[tuple[Any, Any]]:
         kv.init("w", np.ones(4))
         kv.push("w", np.ones(4))
         assert (kv.pull("w") == 2).all()
-        server = kv._group.servers[0]
+        server = kv.backend._group.servers[0]
         ray.kill(server, no_restart=False)  # a crash; Ray restarts it (max_restarts=1)
         yield kv, server

@@ -37,7 +37,7 @@ def train(steps: int, flag: str) -> dict:
                 time.sleep(120 if not flag.endswith("server") else 3)
             kv.push("w", np.full((1000, 300), kv.rank + 1, np.float32))
             seen.append(float(kv.pull("w")[0, 0]))
-        servers = [s.ping.remote() for s in kv._servers]
+        servers = [s.ping.remote() for s in kv.backend._servers]
         import ray
 
         return {"rank": kv.rank, "node": node_id(), "seen": seen, "servers": [p["node"] for p in ray.get(servers)]}
@@ -62,7 +62,7 @@ def presum(steps: int, die: int) -> dict:
 
     with kvcli.create("dist_sync") as kv:
         kv.init("w", np.zeros((ROWS, COLS), np.float32))
-        nodes = ray.get(kv._group.coordinator.placement.remote(30))
+        nodes = ray.get(kv.backend._group.coordinator.placement.remote(30))
         groups: dict[str, list[int]] = {}
         for rank in sorted(nodes):
             groups.setdefault(nodes[rank], []).append(rank)
@@ -88,7 +88,7 @@ def presum(steps: int, die: int) -> dict:
             exact.append(bool(np.array_equal(got, expected)))
             grouped.append(bool(not np.array_equal(expected, flat)))  # the grouping shows in the bits
         kv.barrier()
-        stats = kv.server_stats()
+        stats = kv.backend.server_stats()
         return {"rank": kv.rank, "node": node_id(), "exact": exact, "order_matters": grouped,
                 "received": stats[0]["w"]["received"], "applied": stats[0]["w"]["applied"]}
 
@@ -106,7 +106,7 @@ def compressed(steps: int) -> dict:
             kv.push("c", np.full((ROWS, COLS), 0.75, np.float32))
             seen.append(sorted(set(np.unique(kv.pull("c")).tolist())))
         kv.barrier()
-        stats = kv.server_stats()[0]["c"]
+        stats = kv.backend.server_stats()[0]["c"]
         return {"rank": kv.rank, "seen": seen, "received": stats["received"], "applied": stats["applied"]}
 
 
@@ -127,7 +127,7 @@ def sparse_rows(steps: int) -> dict:
             rows.append([got.indices.tolist(), got.data[:, 0].tolist()])
             dense.append(sorted(set(np.unique(kv.pull("d")).tolist())))
         kv.barrier()
-        stats = kv.server_stats()[0]
+        stats = kv.backend.server_stats()[0]
         return {"rank": kv.rank, "rows": rows, "dense": dense,
                 "received": {k: stats[k]["received"] for k in ("s", "d")}}
 
@@ -140,7 +140,7 @@ def run_presum(mode: str) -> dict:
     from ray.cluster_utils import Cluster
 
     from kvcli.errors import DistributedError
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     cluster = Cluster(
         initialize_head=True,
@@ -180,7 +180,7 @@ def main(mode: str, flag: str) -> None:
     from ray.cluster_utils import Cluster
 
     from kvcli.errors import DistributedError
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))

@@ -45,7 +45,7 @@ def train(steps: int, compressed: bool, flag: str = "") -> dict:
             value = 0.75 if compressed else kv.rank + 1
             kv.push("w", np.full((ROWS, COLS), value, np.float32))
             seen.append(sorted(set(np.unique(kv.pull("w")).tolist())))
-        servers = ray.get([s.ping.remote() for s in kv._servers])
+        servers = ray.get([s.ping.remote() for s in kv.backend._servers])
         return {
             "rank": kv.rank,
             "node": ray.get_runtime_context().get_node_id(),
@@ -75,7 +75,7 @@ def presum(steps: int) -> dict:
                 total = total + pushed(rank, step)
             exact.append(bool(np.array_equal(kv.pull("w"), total)))
         kv.barrier()
-        stats = kv.server_stats()[0]["w"]
+        stats = kv.backend.server_stats()[0]["w"]
         return {"rank": kv.rank, "exact": exact, "received": stats["received"], "applied": stats["applied"],
                 "puts": stats["puts"]}
 
@@ -83,7 +83,7 @@ def presum(steps: int) -> dict:
 def main(address: str) -> None:
     import ray
 
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.pathsep.join(filter(None, [here, os.path.dirname(os.path.dirname(here)), os.environ.get("PYTHONPATH")]))

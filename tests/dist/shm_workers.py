@@ -29,7 +29,7 @@ def pushes_without_pulls(steps: int) -> dict[str, Any]:
             value = float((kv.rank + 1) * step)
             kv.push(["a", "b"], [np.full(1000, value, np.float32), np.full((20, 50), value, np.float32)])
         pulled = kv.pull(["a", "b"])
-        local = sorted(kv._pools)  # which servers this worker reached through shared memory
+        local = sorted(kv.backend._pools)  # which servers this worker reached through shared memory
         kv.barrier()
         return {"a": pulled[0].tolist(), "b": pulled[1].tolist(), "local": local, "pid": os.getpid()}
 
@@ -53,14 +53,14 @@ def lockstep(steps: int) -> dict[str, Any]:
 def pull_spy(kv: Any) -> list[Any]:
     """Record the pull_many calls ``kv`` makes to its servers from now on (the list grows)."""
     asked: list[Any] = []
-    invoke = kv._invoke
+    invoke = kv.backend._invoke
 
     def spy(server: int, method: str, *args: Any) -> Any:
         if method == "pull_many":
             asked.append(args)
         return invoke(server, method, *args)
 
-    kv._invoke = spy
+    kv.backend._invoke = spy
     return asked
 
 

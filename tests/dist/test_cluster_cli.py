@@ -99,7 +99,7 @@ home = Path(sys.argv[1])
 os.environ.update(cluster.join_environment(home))
 import numpy as np, ray
 ray.init(address=cluster.status(home).address, include_dashboard=False, logging_level="ERROR")
-from kvcli.store.dist.group import find_group
+from kvcli.store.ray.group import find_group
 group = find_group(sys.argv[2], 5.0)
 if group is None:
     print("none")

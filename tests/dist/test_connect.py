@@ -5,11 +5,12 @@ command for minutes — so kvcli passes ``"local"`` unless an address is given."
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
-from kvcli.store.dist import group as dist_group
+from kvcli.store.ray import group as dist_group
 
 
 class _FakeRay:
@@ -29,6 +30,13 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> _FakeRay:
     monkeypatch.setattr(dist_group, "import_ray", lambda kind: fake)
     monkeypatch.delenv("KVCLI_RAY_ADDRESS", raising=False)
     monkeypatch.setattr(dist_group, "_joined", False)
+    for name in (dist_group.AUTH_MODE, dist_group.AUTH_TOKEN_PATH, dist_group.AUTH_TOKEN):
+        # a fake start still gives this process a token of its own: the real Ray this test
+        # process may run (and the commands it starts) keep theirs
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
     return fake
 
 
@@ -60,7 +68,7 @@ def test_a_local_instance_runs_the_servers_at_nice_zero(ray_cluster: Any) -> Non
     import kvcli
 
     with kvcli.create("dist_sync") as kv:
-        pid = ray_cluster.get(kv._servers[0].pid.remote())
+        pid = ray_cluster.get(kv.backend._servers[0].pid.remote())
         assert os.getpriority(os.PRIO_PROCESS, pid) == 0
 
 

@@ -13,7 +13,7 @@ import workers  # noqa: E402  (tests/dist/workers.py: importable by the Ray work
 
 import kvcli  # noqa: E402
 from kvcli.errors import DistributedError  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
 from kvcli.arrays.summation import sum_into  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]

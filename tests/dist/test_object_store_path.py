@@ -15,8 +15,8 @@ import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the 
 import kvcli  # noqa: E402
 from crashed_server import store_with_a_crashed_server  # noqa: E402  (tests/dist/crashed_server.py)
 from kvcli.errors import DistributedError  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
-from kvcli.store.dist.server import INLINE_BYTES  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
+from kvcli.store.ray.server import INLINE_BYTES  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
 
@@ -28,7 +28,7 @@ def no_shm(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_push_returns_before_its_answer_and_its_error_comes_at_the_next_call(ray_cluster, no_shm):
     with kvcli.create("dist_sync") as kv:
-        assert not kv._pools  # every server counts as on another node
+        assert not kv.backend._pools  # every server counts as on another node
         kv.set_updater("scale-add:0.5")
         kv.init(50, np.zeros(2, np.int64))
         kv.push(50, np.ones(2, np.int64))  # handed over; the server's updater fails later
@@ -48,7 +48,7 @@ def test_a_failed_last_push_is_raised_by_close(ray_cluster, no_shm):
     kv.push(50, np.ones(2, np.int64))
     with pytest.raises(Exception, match="scale-add"):
         kv.close()
-    assert kv._group.owned and not kv._pools  # closed all the same: a second close is quiet
+    assert kv.backend._group.owned and not kv.backend._pools  # closed all the same: a second close is quiet
     kv.close()
 
 
@@ -82,7 +82,7 @@ def test_a_lone_push_comes_back_as_the_pushed_object_and_lands_in_shared_memory(
     same numbers. With an updater, each step's new value is put once."""
     import ray
 
-    from kvcli.store.dist.shm import Mappings
+    from kvcli.store.ray.shm import Mappings
 
     big = INLINE_BYTES // 4 + 1000  # float32 elements: travels by reference
     with kvcli.create("dist_sync") as kv:
@@ -93,8 +93,8 @@ def test_a_lone_push_comes_back_as_the_pushed_object_and_lands_in_shared_memory(
             kv.push("w", value)
             kv.pull("w", out=out)
             np.testing.assert_array_equal(out, value)
-        assert kv.server_stats()[0]["w"]["puts"] == 0
-        where = ray.get(kv._servers[0].pull_many.remote(0, [("w", 3)], 5.0, True))[0]
+        assert kv.backend.server_stats()[0]["w"]["puts"] == 0
+        where = ray.get(kv.backend._servers[0].pull_many.remote(0, [("w", 3)], 5.0, True))[0]
         mapped = Mappings()
         np.testing.assert_array_equal(mapped.view(where), np.arange(big, dtype=np.float32) * 3)
         mapped.drop([where.name])
@@ -105,7 +105,7 @@ def test_a_lone_push_comes_back_as_the_pushed_object_and_lands_in_shared_memory(
             kv.push("u", np.full(big, step, np.float32))
             kv.pull("u", out=out)
             assert float(out.min()) == float(out.max()) == step * (step + 1) / 2
-        assert kv.server_stats()[0]["u"]["puts"] == 3
+        assert kv.backend.server_stats()[0]["u"]["puts"] == 3
 
 
 def test_two_workers_sum_exactly_through_the_object_store(ray_cluster):
@@ -123,7 +123,7 @@ def test_a_restarted_server_is_reported_by_the_call_after_the_push(ray_cluster, 
 
         def restarted() -> bool:
             try:
-                return bool(kv._call(server.ping.remote(), "ping")["restarted"])
+                return bool(kv.backend._call(server.ping.remote(), "ping")["restarted"])
             except DistributedError:  # still restarting
                 return False
 

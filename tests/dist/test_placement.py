@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvcli.errors import StoreError
-from kvcli.store.dist.group import _per_server
+from kvcli.store.ray.group import _per_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 

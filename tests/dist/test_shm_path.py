@@ -1,4 +1,4 @@
-"""The node-local shared-memory data path (kvcli.store.dist.shm) against the object store."""
+"""The node-local shared-memory data path (kvcli.store.ray.shm) against the object store."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcli[dist
 import shm_workers  # noqa: E402  (tests/dist/shm_workers.py: importable by the Ray workers too)
 
 import kvcli  # noqa: E402
-from kvcli.store.dist.shm import POOL_SEGMENTS, ShmPart  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.ray.shm import POOL_SEGMENTS, ShmPart  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
 from kvcli.store.device.shm import leftover_segments  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
@@ -30,8 +30,8 @@ def _run(kind: str, steps: int = 4) -> tuple[list[list[float]], bool, Any]:
             # two devices per push: the worker sums them, then sends the sum
             kv.push(keys, [[np.full(s, step, np.float32), np.full(s, 0.5, np.float32)] for s in shapes])
             seen.append([float(v.sum()) for v in kv.pull(keys)])
-        answer = kv._call(kv._servers[0].pull_many.remote(0, [(0, steps)], 5.0, True), "test pull")[0]
-        return seen, bool(kv._pools), answer
+        answer = kv.backend._call(kv.backend._servers[0].pull_many.remote(0, [(0, steps)], 5.0, True), "test pull")[0]
+        return seen, bool(kv.backend._pools), answer
 
 
 def test_same_node_sync_uses_shared_memory_and_matches_the_object_store(ray_cluster, monkeypatch):

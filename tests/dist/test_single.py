@@ -17,7 +17,7 @@ from kvcli.errors import (  # noqa: E402
     StoreError,
     UnknownKeyError,
 )
-from kvcli.store.dist.store import layout_of  # noqa: E402
+from kvcli.store.ray.store import layout_of  # noqa: E402
 from kvcli.arrays.sparse import RowSparse  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(120)]
@@ -90,7 +90,7 @@ def test_big_arrays_are_split_by_rows(kv):
     kv.init(40, value)
     kv.push(40, [value, value])
     assert np.array_equal(kv.pull(40), value * 3)
-    held = [stats.get(40) for stats in kv.server_stats()]
+    held = [stats.get(40) for stats in kv.backend.server_stats()]
     assert sorted(h["shape"] for h in held) == [(5, 8), (5, 8)]
     kv.init(43, RowSparse.all_rows(value))  # a row-sparse key is split by rows the same way
     kv.push(43, [RowSparse(value[[1, 7]], [1, 7], value.shape)] * 2)
@@ -180,7 +180,7 @@ def test_restarted_server_refuses_until_init_again(ray_cluster):
 
 def test_store_closes_its_servers(ray_cluster):
     kv = kvcli.create("dist_sync")
-    servers = kv._group.servers
+    servers = kv.backend._group.servers
     kv.close()
     kv.close()
     with pytest.raises(Exception):
@@ -208,7 +208,7 @@ def test_mxnet_device_sync_names_are_dist_sync_and_keep_their_type_name(ray_clus
 def test_stopping_a_kept_group_frees_its_servers_shared_memory(ray_cluster):
     """stop_group (the kept-group reaper, reset, delete, cluster down) must let the servers
     unlink their shared memory before it kills them, as a store's close does."""
-    from kvcli.store.dist.group import keep_group, stop_group
+    from kvcli.store.ray.group import keep_group, stop_group
     from kvcli.store.device.shm import leftover_segments
 
     kept = keep_group("kept-test-frees-memory", 2, "sync", 30.0)

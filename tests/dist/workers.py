@@ -86,7 +86,7 @@ def optimizer_run(
             kv.save_optimizer_states(save_to, dump_optimizer=True)
             np.save(save_to + ".weights.npy", weights)
         kv.barrier()
-        return {"weights": weights, "stats": kv.server_stats() if kv.rank == 0 else None}
+        return {"weights": weights, "stats": kv.backend.server_stats() if kv.rank == 0 else None}
 
 
 def gradient(rank: int, step: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -197,7 +197,7 @@ def collective_delete() -> dict[str, Any]:
             time.sleep(0.5)
             before = kv.pull("a").tolist()
         kv.delete("a")
-        held = sorted({k for stats in kv.server_stats() for k in stats})
+        held = sorted({k for stats in kv.backend.server_stats() for k in stats})
         try:
             kv.pull("a")
             unknown = None
@@ -218,7 +218,7 @@ def coordinator_killed() -> str:
         kv.init("w", np.zeros(2))
         kv.barrier()
         if kv.rank == 0:
-            ray.kill(kv._group.coordinator, no_restart=True)
+            ray.kill(kv.backend._group.coordinator, no_restart=True)
         time.sleep(1.0)
         try:
             kv.barrier()

@@ -22,14 +22,14 @@ pytestmark = [pytest.mark.dist, pytest.mark.timeout(180)]
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A local 2-CPU Ray (or the one another test module started)."""
-    from kvcli.store.dist.group import ray_init_options
+    from kvcli.store.ray.group import start_local_ray
 
     import ray
 
     ray.cloudpickle.register_pickle_by_value(dist_workers)  # the workers need no sys.path
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, **ray_init_options("local"))
+        start_local_ray(ray, num_cpus=2)
     yield ray
     if started:
         ray.shutdown()
@@ -91,7 +91,7 @@ def test_one_worker_runs_the_mxnet_scenarios(ray_cluster, ref) -> None:
 def test_two_workers_compress_like_mxnet_dist_bit_for_bit(ray_cluster, ref, run_name) -> None:
     """Each worker compresses its device-summed push with its own residual; the server
     decodes with the threshold as MXNet sends it (C++ to_string: 0.1234567 -> 0.123457)."""
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     recorded = ref["dist"][run_name]
     kind = recorded[0]["type"]
@@ -102,7 +102,7 @@ def test_two_workers_compress_like_mxnet_dist_bit_for_bit(ray_cluster, ref, run_
 
 
 def test_two_workers_aggregate_broadcast_and_pushpull_like_mxnet_dist(ray_cluster, ref) -> None:
-    from kvcli.store.dist.launch import launch
+    from kvcli.store.ray.launch import launch
 
     recorded = ref["dist"]["plain"]
     results = launch(dist_workers.plain_run, 2, args=("dist_sync", 4))

@@ -15,7 +15,6 @@ import socket
 import stat
 import struct
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,7 +24,7 @@ import pytest
 
 from kvcli.errors import ConfigError, UnsafePathError
 from kvcli.session import Session, default_home
-from tests.other_user import as_user, give_to, other_uid
+from tests.other_user import as_user, give_to, other_uid, reachable_folder
 from tests.runner import run_kvcli
 
 N = 100_000
@@ -224,15 +223,8 @@ def _read_everything(home: str) -> dict[str, Any]:
 @pytest.fixture
 def reachable() -> Iterator[Path]:
     """A folder every user can reach (pytest's own temporary folders are root's, 0700)."""
-    folder = Path(tempfile.mkdtemp(prefix="kvcli-users-"))
-    os.chmod(folder, 0o755)
-    try:
+    with reachable_folder() as folder:
         yield folder
-    finally:
-        for path in [folder, *folder.rglob("*")]:
-            if path.is_dir() and not path.is_symlink():
-                os.chmod(path, 0o700)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("lock_file", ["present", "missing"])

@@ -136,7 +136,9 @@ def test_manifest_only_remote_ray_address_is_refused(tmp_path: Path, address: st
     dist_manifest(tmp_path, address)
     with Session("dist", tmp_path) as session:
         with pytest.raises(SessionError, match="not on this machine") as caught:
-            session.push(["w"], [np.ones(3, np.float32)])  # a pull reads the committed value: no store
+            # a pull reads the committed value and an assign push writes it: neither starts a
+            # store; a push from two devices sums them in the store
+            session.push(["w"], [[np.ones(3, np.float32), np.ones(3, np.float32)]])
     message = str(caught.value)
     assert address in message and f"address={address!r}" in message and "--" not in message
     from kvcli.cli.output import hint_for

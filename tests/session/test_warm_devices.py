@@ -23,7 +23,7 @@ def push_three(home: Path) -> tuple[list[int], np.ndarray]:
     """One 'command': open the session, push from 3 devices, pull, close."""
     with Session("s", home, store_type="device", store_options={"num_devices": 2}) as session:
         session.push(["w"], [[np.full(N, 1.0, np.float32)] * 3])
-        pids = list(session.store.device_pids)
+        pids = list(session.store.backend.device_pids)
         value = session.pull(["w"])[0][0]
     return pids, value
 
@@ -95,6 +95,6 @@ def test_a_store_made_in_python_keeps_its_devices_to_itself(tmp_path: Path) -> N
     kv = kvcli.create("device", num_devices=2)
     kv.init("w", np.zeros(N, np.float32))
     kv.push("w", [np.ones(N, np.float32)] * 2)
-    pids = list(kv.device_pids)
+    pids = list(kv.backend.device_pids)
     kv.close()
     assert wait_gone(pids, 10)

@@ -16,8 +16,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvcl
 
 import kvcli  # noqa: E402
 import kvcli.mx as mx  # noqa: E402
-from kvcli.store.dist.group import ray_init_options  # noqa: E402
-from kvcli.store.dist.launch import launch  # noqa: E402
+from kvcli.store.ray.group import start_local_ray  # noqa: E402
+from kvcli.store.ray.launch import launch  # noqa: E402
 from kvcli.arrays.summation import sum_into  # noqa: E402
 from kvcli.arrays.sparse import RowSparse  # noqa: E402
 
@@ -33,7 +33,7 @@ def ray_session() -> Iterator[Any]:
     started = not ray.is_initialized()
     if started:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        ray.init(num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}}, **ray_init_options("local"))
+        start_local_ray(ray, num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": path}})
     # the launched worker function below lives in this test module: ship it by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield ray
@@ -103,15 +103,15 @@ def test_only_the_requested_rows_travel(dist_store: Any, monkeypatch: pytest.Mon
         dist_store.delete(key)
     table = np.arange(40 * 3, dtype=np.float32).reshape(40, 3)
     dist_store.init("emb", RowSparse.all_rows(table))
-    assert [len(s["emb"]["applied"]) for s in dist_store.server_stats()] == [1, 1]  # split in two
-    server = dist_store._servers[dist_store._layouts["emb"][0][0]]
+    assert [len(s["emb"]["applied"]) for s in dist_store.backend.server_stats()] == [1, 1]  # split in two
+    server = dist_store.backend._servers[dist_store.backend._layouts["emb"][0][0]]
     part = ray.get(server.pull_rows.remote("emb", 0, 0, 5.0, np.array([2, 5], np.int64)))
     assert part.indices.tolist() == [2, 5] and part.data.shape == (2, 3)  # two rows, not 20
 
     def no_whole_fetch(keys: Any) -> Any:
         raise AssertionError(f"row_sparse_pull fetched whole values of {keys}")
 
-    monkeypatch.setattr(dist_store, "_fetch", no_whole_fetch)
+    monkeypatch.setattr(dist_store.backend, "_fetch", no_whole_fetch)
     rows = dist_store.row_sparse_pull("emb", row_ids=np.array([39, 0, 21, 21]))
     assert rows.indices.tolist() == [0, 21, 39]
     np.testing.assert_array_equal(rows.data, table[[0, 21, 39]])

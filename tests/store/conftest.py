@@ -7,7 +7,7 @@ from typing import Iterator
 import pytest
 
 import kvcli
-from kvcli.store.base import KVStore
+from kvcli.store.api import KVStore
 
 SINGLE_MACHINE_TYPES = ["local", "device"]
 

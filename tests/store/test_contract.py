@@ -23,7 +23,7 @@ from kvcli.errors import (
     UnknownKeyError,
     UpdaterError,
 )
-from kvcli.store.base import KVStore
+from kvcli.store.api import KVStore
 from kvcli.arrays.sparse import RowSparse
 
 

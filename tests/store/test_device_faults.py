@@ -111,12 +111,12 @@ def test_terminal_ctrl_c_reaches_the_store_not_its_devices() -> None:
         kv.init(0, np.zeros(1 << 20, np.float32))
         kv.push(0, [np.ones(1 << 20, np.float32)] * 3)
         try:  # the interrupt may come as soon as the pids are out
-            print(json.dumps(kv.device_pids), flush=True)
+            print(json.dumps(kv.backend.device_pids), flush=True)
             time.sleep(60)
         except KeyboardInterrupt:
             pass
         kv.push(0, [np.ones(1 << 20, np.float32)] * 2)
-        print(json.dumps({"value": float(kv.pull(0).max()), "pids": kv.device_pids}), flush=True)
+        print(json.dumps({"value": float(kv.pull(0).max()), "pids": kv.backend.device_pids}), flush=True)
         kv.close()
         """
     child = subprocess.Popen(
@@ -172,7 +172,7 @@ def test_segments_of_a_killed_process_group_are_swept_at_the_next_start() -> Non
         kv = kvcli.create("device", num_devices=2)
         kv.init(0, np.zeros(1 << 18, np.float32))
         kv.push(0, [np.ones(1 << 18, np.float32)] * 3)
-        print(json.dumps(kv.segment_names()), flush=True)
+        print(json.dumps(kv.backend.segment_names()), flush=True)
         time.sleep(60)
         """
     child = subprocess.Popen(
@@ -252,3 +252,34 @@ def test_full_dev_shm_through_the_cli(tmp_path) -> None:
     assert result.stderr.count("\n") == 1 and "not enough shared memory" in result.stderr
     pulled = subprocess.run([kvcli_bin, "pull", "w", "--json"], capture_output=True, text=True, env=env)
     assert pulled.returncode == 0 and set(json.loads(pulled.stdout)["value"]) == {0.0}  # nothing changed
+
+
+def test_an_init_whose_memory_is_refused_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every new segment of an init is allocated before anything is replaced: when the
+    second one is refused (a full /dev/shm), the first key keeps its value and shape and no
+    segment is left behind (was: the first key was already replaced)."""
+    import numpy as np
+
+    import kvcli
+    from kvcli.errors import SharedMemoryError
+    from kvcli.store.device import store as device_store
+
+    with kvcli.create("device", num_devices=2) as kv:
+        kv.init("a", np.arange(4, dtype=np.float32))
+        segments = set(kv.backend.segment_names())
+        made = []
+        real = device_store.SharedArray
+
+        def refuse_the_second(shape, dtype):  # noqa: ANN001, ANN202
+            if made:
+                raise SharedMemoryError("not enough shared memory (test)", needed=20)
+            made.append(real(shape, dtype))
+            return made[-1]
+
+        monkeypatch.setattr(device_store, "SharedArray", refuse_the_second)
+        with pytest.raises(SharedMemoryError, match="test"):
+            kv.init(["a", "b"], [np.ones((2, 3), np.float32), np.ones(5, np.float32)])
+        assert kv.keys() == ["a"] and kv.info("a").shape == (4,)
+        assert kv.pull("a").tolist() == [0, 1, 2, 3]
+        assert set(kv.backend.segment_names()) == segments
+        assert made[0].name not in leftover_segments()  # the segment allocated first was freed

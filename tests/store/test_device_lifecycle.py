@@ -46,8 +46,8 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
 def start_devices(kv) -> list[int]:
     kv.init(0, np.zeros(BIG, np.float32))
     kv.push(0, [np.ones(BIG, np.float32)] * 4)
-    pids = kv.device_pids
-    assert len(pids) == kv.num_devices and all(alive(p) for p in pids)
+    pids = kv.backend.device_pids
+    assert len(pids) == kv.backend.num_devices and all(alive(p) for p in pids)
     return pids
 
 
@@ -55,11 +55,11 @@ def test_devices_start_lazily_once_and_stop_on_close() -> None:
     kv = kvcli.create("device", num_devices=3)
     kv.init(0, np.zeros(BIG, np.float32))
     kv.push(0, np.ones(BIG, np.float32))
-    assert kv.device_pids == []  # a single-device push needs no process
+    assert kv.backend.device_pids == []  # a single-device push needs no process
     pids = start_devices(kv)
     kv.push(0, [np.ones(BIG, np.float32)] * 2)
-    assert kv.device_pids == pids  # started once
-    segments = kv.segment_names()
+    assert kv.backend.device_pids == pids  # started once
+    segments = kv.backend.segment_names()
     assert segments and set(segments) <= set(leftover_segments(os.getpid()))
     kv.close()
     assert not any(alive(p) for p in pids)
@@ -88,12 +88,12 @@ def test_deleting_a_key_frees_its_memory() -> None:
     with kvcli.create("device", num_devices=2) as kv:
         start_devices(kv)
         kv.init(1, np.zeros(10))
-        names = set(kv.segment_names())
+        names = set(kv.backend.segment_names())
         kv.delete(0)
         remaining = set(leftover_segments(os.getpid()))
-        assert remaining == set(kv.segment_names()) and remaining < names
+        assert remaining == set(kv.backend.segment_names()) and remaining < names
         kv.init(1, np.zeros((4, 4)))  # a new shape replaces the key's memory
-        assert set(kv.segment_names()).isdisjoint(remaining)
+        assert set(kv.backend.segment_names()).isdisjoint(remaining)
 
 
 def test_a_device_that_dies_is_restarted_and_no_push_is_half_applied() -> None:
@@ -113,7 +113,7 @@ def test_a_device_that_dies_is_restarted_and_no_push_is_half_applied() -> None:
         kv.push(0, [np.ones(BIG, np.float32)] * 3)
         expected = 3.0
     np.testing.assert_array_equal(kv.pull(0), np.full(BIG, expected, np.float32))
-    new_pids = kv.device_pids
+    new_pids = kv.backend.device_pids
     assert new_pids[0] == pids[0] and new_pids[1] != pids[1] and all(alive(p) for p in new_pids)
     kv.close()
     assert not any(alive(p) for p in new_pids)
@@ -129,7 +129,7 @@ def test_killing_the_store_process_leaves_no_device_and_no_memory(tmp_path) -> N
         kv = kvcli.create("device", num_devices=2)
         kv.init(0, np.zeros((300, 300), np.float32))
         kv.push(0, [np.ones((300, 300), np.float32)] * 3)
-        print(json.dumps({"pids": kv.device_pids, "segments": kv.segment_names()}), flush=True)
+        print(json.dumps({"pids": kv.backend.device_pids, "segments": kv.backend.segment_names()}), flush=True)
         time.sleep(60)
         """
     )
@@ -160,7 +160,7 @@ def test_device_arrays_are_read_in_place_and_freed_when_collected() -> None:
         names = {device_descriptor(v._kvcli_buffer())[0] for v in values}
         assert names <= live_device_arrays()
         kv.push(0, values)
-        assert len(kv.segment_names()) == 2  # stored + merged: no slot was needed for a copy
+        assert len(kv.backend.segment_names()) == 2  # stored + merged: no slot was needed for a copy
         np.testing.assert_array_equal(kv.pull(0), np.full(shape, 3, np.float32))
         del values
         gc.collect()
@@ -168,4 +168,4 @@ def test_device_arrays_are_read_in_place_and_freed_when_collected() -> None:
         assert names.isdisjoint(leftover_segments(os.getpid()))
         kv.push(0, [np.ones(shape, np.float32)] * 2)  # devices unmap the freed arrays
         np.testing.assert_array_equal(kv.pull(0), np.full(shape, 2, np.float32))
-        assert len(kv.segment_names()) == 4  # plain numpy values are copied into two slots
+        assert len(kv.backend.segment_names()) == 4  # plain numpy values are copied into two slots

@@ -27,7 +27,7 @@ import pytest
 from kvcli.errors import StoreError, UnsafePathError
 from kvcli.osutil import private_dir
 from kvcli.session import Session
-from kvcli.store.device.store import DeviceStore, warm_folder
+from kvcli.store.device.store import DeviceBackend, warm_folder
 from kvcli.store.device.shm import SHM_DIR, SharedArray, leftover_segments, sweep_orphans
 from tests.other_user import as_user, other_uid
 from tests.store.test_device_faults import alive
@@ -83,8 +83,8 @@ def test_a_64_character_session_name_in_a_deep_home_pushes_at_once(tmp_path: Pat
         with Session({name!r}, {str(home)!r}, store_type="device", store_options={{"num_devices": 2}}) as s:
             s.init(["w"], [np.zeros({N}, np.float32)])
             s.push(["w"], [[np.ones({N}, np.float32)] * 3])
-            print(float(s.pull(["w"])[0][0].sum()), len(str(s.store.warm_dir)))
-            print(*s.store.device_pids)
+            print(float(s.pull(["w"])[0][0].sum()), len(str(s.store.backend.warm_dir)))
+            print(*s.store.backend.device_pids)
         """
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=40,
                           env={**os.environ, "KVCLI_DEVICE_IDLE": "0"})
@@ -97,7 +97,7 @@ def test_a_64_character_session_name_in_a_deep_home_pushes_at_once(tmp_path: Pat
 def test_a_warm_dir_too_long_for_a_socket_is_refused_when_the_store_is_made(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"warm_dir .* is too long for a Unix socket path \(.*d1\.sock is 1\d\d bytes, "
                                          r"at most 107\)"):
-        DeviceStore(num_devices=2, warm_dir=tmp_path / ("x" * 100))
+        DeviceBackend(num_devices=2, warm_dir=tmp_path / ("x" * 100))
 
 
 # ---------------------------------------------------------------------- the channel (item 2)
@@ -198,7 +198,7 @@ def test_a_warm_device_says_nothing_to_another_user_and_keeps_serving(tmp_path: 
     with device_session(home) as session:
         session.init(["w"], [np.zeros(N, np.float32)])
         session.push(["w"], [[np.ones(N, np.float32)] * 3])
-        pids = list(session.store.device_pids)
+        pids = list(session.store.backend.device_pids)
     folder = warm_folder(home / "sessions" / "s")
     opened = [runtime, runtime / "kvcli", folder]
     try:
@@ -213,7 +213,7 @@ def test_a_warm_device_says_nothing_to_another_user_and_keeps_serving(tmp_path: 
     try:
         with device_session(home) as session:
             session.push(["w"], [[np.ones(N, np.float32)] * 2])
-            assert session.store.device_pids == pids  # the same devices, still serving their user
+            assert session.store.backend.device_pids == pids  # the same devices, still serving their user
             assert session.pull(["w"])[0][0].tolist()[:2] == [2.0, 2.0]
     finally:
         stop(pids)

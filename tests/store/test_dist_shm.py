@@ -1,5 +1,5 @@
 """The shared-memory pieces of the dist path, without Ray: a server's arenas with their step
-counters, and a worker's :class:`~kvcli.store.dist.shm.Results` watching them."""
+counters, and a worker's :class:`~kvcli.store.ray.shm.Results` watching them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Callable, Optional
 import numpy as np
 import pytest
 
-from kvcli.store.dist import shm as dist_shm
-from kvcli.store.dist.shm import Arenas, Mappings, Results
+from kvcli.store.ray import shm as dist_shm
+from kvcli.store.ray.shm import Arenas, Mappings, Results
 
 
 class FakeClock:

@@ -9,12 +9,13 @@ import pytest
 import kvcli
 import kvcli.mx as mx
 from kvcli.errors import UpdaterError
-from kvcli.store.local import LocalStore
+from kvcli.store.api import KVStore
+from kvcli.store.local import LocalBackend
 from kvcli.updaters import Sum, parse_updater
 
 
 def test_a_store_made_without_the_public_entry_takes_updater_objects_only() -> None:
-    with LocalStore() as kv:
+    with KVStore(LocalBackend(), "local") as kv:
         kv.init("w", np.ones(2, np.float32))
         with pytest.raises(UpdaterError, match=r"parse it with kvcli.updaters.parse_updater\(spec\)"):
             kv.set_updater("sum")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kvcli
-from kvcli.store.base import KVStore
+from kvcli.store.api import KVStore
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64]
 
@@ -108,6 +108,6 @@ def test_large_multi_device_push_matches_local_bit_for_bit(dtype) -> None:
             kv.push(0, values[:3])  # fewer values than before: slots are reused
             results.append(kv.pull(0))
             if kind == "device":
-                assert len(kv.device_pids) == 3
+                assert len(kv.backend.device_pids) == 3
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[1], reference_sum(values[:3]))

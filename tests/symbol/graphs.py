@@ -53,3 +53,12 @@ def long_name(length: int) -> dict:
         {"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "3"},
          "inputs": [[1, 0, 0], [2, 0, 0], [3, 0, 0]]}],
         "heads": [[4, 0, 0]]}
+
+
+def distinct_chain(n: int) -> dict:
+    """data -> ``n`` relu nodes named ``act{i}x`` (no two alike: nothing folds)."""
+    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[n, 0, 0]]}
+    for i in range(n):
+        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
+                              "inputs": [[i, 0, 0]]})
+    return spec

@@ -34,7 +34,7 @@ def test_unrolled_steps_fold_into_one_cell() -> None:
     labels = [n.label for n in folded.nodes]
     # data + one folded FC + one folded add + one folded tanh
     assert len(folded.nodes) == 4, labels
-    assert "l0_t0 …\nl0_t29 (×30)\nFullyConnected\n8" in labels
+    assert "l0_t0 …\nt29 (×30)\nFullyConnected\n8" in labels  # the shared "l0_" once
     fc = next(n for n in folded.nodes if n.op == "FullyConnected")
     assert len(fc.members) == 30 and fc.fold == "repeat"
     tanh = next(n for n in folded.nodes if n.op == "Activation")
@@ -56,8 +56,8 @@ def test_prepare_folds_only_when_costly() -> None:
     big = build_plan(from_dict(unrolled(600)), readable=True)
     folded, _ = prepare(big)
     assert len(folded.nodes) == 4
-    assert folded.notes == ["1,801 nodes (widest rank 1: the exact layout would take graphviz minutes): drew "
-                            "repeated blocks folded into 4 boxes"]  # the CLI adds "--full draws ..."
+    assert folded.notes == ["1,801 nodes (4,201 boxes and edges, more than the 1,500 that are drawn exactly "
+                            "without a trial): drew repeated blocks folded into 4 boxes"]  # the CLI adds "--full draws ..."
     exact, bounded = prepare(big, full=True)
     assert len(exact.nodes) == 1801 and not bounded
 
@@ -219,7 +219,10 @@ def test_html_like_names_stay_plain_text(tmp_path: Path) -> None:
     dot_out, svg_out = tmp_path / "e.dot", tmp_path / "e.svg"
     assert run_kvcli("viz", str(src), "-o", str(dot_out), "--title", "<<B>t</B>>").returncode == 0
     source = dot_out.read_text()
-    assert "label=<" not in source and "=<<" not in source  # no HTML-like label anywhere
+    # no HTML-like label but kvcli's own colour legend, in which the title is escaped text
+    assert source.count("=<") == source.count("label=<<TABLE BORDER=\"0\" CELLBORDER=\"1\"") == 1
+    legend = source[source.index("label=<<TABLE"):].split("\n", 1)[0]
+    assert "&lt;&lt;B&gt;t&lt;/B&gt;&gt;" in legend and "HREF" not in legend and "javascript" not in legend
     assert 'HREF=\\"' in source and 'URL=\\"http' in source  # quotes escaped inside one string
     result = run_kvcli("viz", str(src), "-o", str(svg_out), "--title", "<<B>t</B>>")
     assert result.returncode == 0, result.stderr
@@ -317,8 +320,9 @@ def test_bounded_layout_settings_after_folding() -> None:
     spec["heads"] = [[1200, 0, 0]]
     plan, bounded = prepare(build_plan(from_dict(spec), readable=True))
     assert bounded and len(plan.nodes) == 1201
-    assert plan.notes == ["1,201 nodes (widest rank 1: the exact layout would take graphviz minutes): laid out "
-                          "with bounded graphviz settings (straight edges)"]  # the CLI adds "; --full draws ..."
+    # (the CLI adds "; --full draws ...")
+    assert plan.notes == ["1,201 nodes (2,401 boxes and edges, more than the 1,500 that are drawn exactly "
+                          "without a trial): laid out with bounded graphviz settings (straight edges)"]
     source = plan_to_digraph(plan, readable=True, bounded=bounded).source
     assert 'graph [nslimit=2 nslimit1=2 mclimit=0.2 searchsize=20 splines=line remincross=false]' in source
     exact, bounded = prepare(build_plan(from_dict(spec), readable=True), full=True)

@@ -74,10 +74,14 @@ def test_summary_table_and_global_json(models: Path) -> None:
     as_json = run_kvcli("--json", "summary", f, "--shape", "data=(1, 3, 224, 224)")
     doc = json.loads(as_json.stdout)
     assert doc["totals"] == {"params": 23_629_573, "aux": 45_574, "exact": True,
-                             "params_text": "23,629,573", "aux_text": "45,574"}
+                             "params_text": "23,629,573", "aux_text": "45,574",
+                             "macs": 4_087_265_280, "macs_exact": True, "macs_text": "4,087,265,280 (4.09 G)",
+                             "out_bytes": 146_430_456, "out_bytes_exact": True,
+                             "out_bytes_text": "146,430,456 (140 MiB)"}
     conv0 = next(layer for layer in doc["layers"] if layer["name"] == "conv0")
     assert conv0 == {"name": "conv0", "op": "Convolution", "output_shapes": [[1, 64, 112, 112]],
-                     "params": 9408, "aux": 0, "unknown_params": [], "previous": ["bn_data"]}
+                     "params": 9408, "aux": 0, "unknown_params": [], "previous": ["bn_data"],
+                     "macs": 7 * 7 * 3 * 64 * 112 * 112, "out_bytes": 64 * 112 * 112 * 4}
 
 
 def test_summary_glob_shapes_for_rnn_states(models: Path) -> None:
@@ -116,7 +120,8 @@ def test_viz_dot_output_has_title_rankdir_weights(tmp_path: Path) -> None:
     assert json.loads(result.stdout) == {"file": str(SAMPLES / "mlp.json"), "output": str(out),
                                          "format": "dot", "file_nodes": 15, "nodes": 15, "drawn": 15, "shapes": True}
     source = out.read_text(encoding="utf-8")
-    assert "rankdir=LR" in source and "label=MLP" in source
+    assert "rankdir=RL" in source  # the inputs on the left: dot's edges run from consumer back to input
+    assert '<FONT POINT-SIZE="20">MLP</FONT>' in source  # the title, over the colour legend
     assert 'fc1_weight [label=fc1_weight fillcolor="#8dd3c7"' in source
     assert 'fc1 -> fc1_weight [label="128x784"' in source
     # the CLI labels every op node with its name and op (readable mode), boxes grow to fit
@@ -266,7 +271,8 @@ def test_fifty_mb_graph_is_summarised_and_viz_refuses_layout(fifty_mb: tuple[Pat
     assert len(doc["layers"]) == n and doc["layers"][-1]["name"] == f"activation_layer_{n - 1:07d}"
     assert doc["totals"]["params"] == 0 and doc["totals"]["exact"]
     assert doc["outputs"] == {f"activation_layer_{n - 1:07d}_output": [1, 10]}
-    viz = run_kvcli("viz", str(big), "-o", "never.svg")
+    # --full folds nothing: refused before any work (folded, the limit is on the folded boxes)
+    viz = run_kvcli("viz", str(big), "-o", "never.svg", "--full")
     one_line_error(viz, str(big), "more than 20,000", "or raise --max-nodes")
 
 
@@ -275,3 +281,20 @@ def test_help_has_examples() -> None:
         result = run_kvcli(command, "--help")
         assert result.returncode == 0
         assert "Examples" in result.stdout and "--shape" in result.stdout
+
+
+def test_viz_and_summary_run_on_the_fast_path_repeated_shapes_included() -> None:
+    """No typer import for a plain `kvcli viz`/`summary` (half the start-up CPU): the fast
+    path gathers a repeatable option's values into a list and makes the model a Path, as typer does."""
+    from kvcli.cli.fast import parse
+
+    parsed = parse(["viz", "m-symbol.json", "--shape", "data/*=32", "--shape", "l*_init_*=32,512", "-o", "x.html"])
+    assert parsed is not None
+    command, _, values = parsed
+    assert command.name == "viz"
+    assert values["file"] == Path("m-symbol.json") and values["shape"] == ["data/*=32", "l*_init_*=32,512"]
+    assert values["out"] == Path("x.html")
+    assert values["rankdir"] == "tb" and values["values"] is None and values["no_params"] is False
+    summary = parse(["summary", "m.json", "--shape", "data=1,3"])
+    assert summary is not None and summary[2]["shape"] == ["data=1,3"]
+    assert parse(["viz", "m.json", "-o", "a.svg", "-o", "b.svg"]) is None  # a repeated single option: typer says so

@@ -18,6 +18,7 @@ from kvcli.symbol.summary import summarize
 from kvcli.symbol.viewer import node_data
 
 from .conftest import needs_dot, run_kvcli
+from .graphs import distinct_chain
 from .test_bigviz import unrolled
 
 
@@ -98,7 +99,7 @@ def test_cli_page_and_note_use_the_same_counts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     counts = "5,601 nodes in the file (1,400 weights hidden): 4,201 drawn as 4 boxes"
     assert done.stdout.strip() == f"wrote {out} ({counts})"
-    assert done.stderr.splitlines() == ["4,201 nodes (widest rank 1: the exact layout would take graphviz minutes): "
+    assert done.stderr.splitlines() == ["4,201 nodes (more than the 4,000 boxes whose exact layout kvcli tries): "
                                         "drew repeated blocks folded into 4 boxes; --full draws every node exactly"]
     data = json.loads(re.search(r'id="kvcli-data">(.*?)</script>', out.read_text(encoding="utf-8"), re.S).group(1))
     # the page says what the command said, without the command line's advice
@@ -110,12 +111,8 @@ def test_cli_page_and_note_use_the_same_counts(tmp_path: Path) -> None:
 def test_a_costly_looking_graph_is_drawn_exactly_when_dot_is_quick(tmp_path: Path) -> None:
     """800 distinct nodes: above the old size limit (nodes + edges > 1,500), which drew them with
     bounded settings; dot lays it out in well under a second, so it is drawn exactly."""
-    spec = {"nodes": [{"op": "null", "name": "data", "inputs": []}], "heads": [[800, 0, 0]]}
-    for i in range(800):
-        spec["nodes"].append({"op": "Activation", "name": f"act{i}x", "attrs": {"act_type": "relu"},
-                              "inputs": [[i, 0, 0]]})
     path = tmp_path / "chain.json"
-    path.write_text(json.dumps(spec))
+    path.write_text(json.dumps(distinct_chain(800)))
     out = tmp_path / "chain.svg"
     done = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(out))
     assert done.returncode == 0 and done.stderr == "", done.stderr
@@ -137,7 +134,7 @@ def test_a_layout_that_takes_long_is_folded_after_the_trial(tmp_path: Path) -> N
     out = tmp_path / "rnn.svg"
     done = run_kvcli("viz", str(path), "--shape", "data=1,8", "-o", str(out), env={"KVCLI_DOT": str(fake)})
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == ["901 nodes (the exact layout took graphviz more than 5 s): drew repeated "
+    assert done.stderr.splitlines() == ["901 nodes (the exact layout did not finish in 5 s): drew repeated "
                                         "blocks folded into 4 boxes; --full draws every node exactly"]
     assert out.read_text().count("peripheries") == 0 and out.read_text().count('class="node"') == 5
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left

@@ -41,7 +41,7 @@ def test_a_big_graph_is_folded_and_the_note_is_returned(tmp_path: Path) -> None:
     assert (done.file_nodes, done.hidden, done.nodes, done.boxes) == (6001, 1500, 4501, 4)
     assert done.folded and done.shapes is False and done.params is None
     assert [(n.kind, n.warning) for n in done.notes] == [(SHAPES_UNKNOWN, True), (FOLDED, False)]
-    assert done.notes[1].text == ("4,501 nodes (widest rank 1: the exact layout would take graphviz minutes): "
+    assert done.notes[1].text == ("4,501 nodes (more than the 4,000 boxes whose exact layout kvcli tries): "
                                   "drew repeated blocks folded into 4 boxes")
     assert str(done.notes[1]).endswith("boxes; full=True draws every node exactly")  # Python's advice
     assert seen == done.notes  # given to on_note as they arose, in the same order
@@ -126,6 +126,6 @@ def test_errors_come_before_any_work(tmp_path: Path) -> None:
         kvcli.symbol.visualize(MLP, tmp_path / "m.txt")
     with pytest.raises(SymbolError, match="use a positive number of seconds"):
         kvcli.symbol.visualize(MLP, tmp_path / "m.svg", layout_timeout=0)
-    with pytest.raises(SymbolError, match="more than 5; .* or raise max_nodes$"):
+    with pytest.raises(SymbolError, match="9 boxes to lay out is more than 5: .* or raise max_nodes$"):
         kvcli.symbol.visualize(MLP, tmp_path / "m.svg", max_nodes=5)
     assert list(tmp_path.iterdir()) == []

@@ -49,8 +49,8 @@ def test_piped_summary_has_one_line_per_layer_with_names_whole(tmp_path: Path) -
         assert found[0].split()[:2] == [name, "Convolution"]
         previous = "data" if i == 0 else names[i - 1]
         assert found[0].split()[-1] == previous
-    # title, header, rule, 9 rows (data + 8 convolutions), 2 totals: nothing wrapped
-    assert len(lines) == 3 + 1 + len(names) + 2, result.stdout
+    # title, header, rule, 9 rows (data + 8 convolutions), 4 totals: nothing wrapped
+    assert len(lines) == 3 + 1 + len(names) + 4, result.stdout
     assert not any(c in result.stdout for c in "│┃━─")
 
 

@@ -36,7 +36,7 @@ def test_four_megabyte_names_are_cut_in_the_table() -> None:
     # separate param and aux columns; the fc row holds 3*5 + 3 = 18 learnable parameters
     header = [line for line in text.splitlines() if "Layer" in line][0]
     assert [c.strip() for c in header.strip("┃").split("┃")] == [
-        "Layer", "Op", "Output shape", "Params", "Aux", "Previous layers"]
+        "Layer", "Op", "Output shape", "Params", "Aux", "MACs", "Output bytes", "Previous layers"]
     fc = [line for line in text.splitlines() if line.startswith("│ fc ")]
     assert fc and [c.strip() for c in fc[0].strip("│").split("│")][3:5] == ["18", ""]
 

@@ -148,7 +148,8 @@ def test_viewer_search_click_collapse_summary(browser, tmp_path: Path) -> None:
     summary = summarize(infer_shapes(graph, {"data": (1, 3, 32, 32)}))
     top = max(summary.layers, key=lambda layer: layer.params)
     assert first[0].text == top.name and first[3].text == f"{top.params:,}"
-    totals = summary.total_text(summary.params) + " " + summary.total_text(summary.aux)
+    totals = " ".join((summary.total_text(summary.params), summary.total_text(summary.aux), summary.macs_text(),
+                       summary.bytes_text()))
     assert driver.find_element(By.CSS_SELECTOR, "#sumtable tfoot").text.endswith(totals)
     # export of the current view is a standalone SVG of what is shown
     exported = driver.execute_script("return window.kvcliViewer.currentSvg()")
@@ -215,13 +216,13 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     base = build_plan(graph, infer_shapes(graph, given), readable=True)
     plan = fold_repeats(base)
     fc = next(d for d, n in enumerate(plan.nodes) if n.op == "FullyConnected")
-    assert plan.nodes[fc].label.startswith("l0_t0 …\nl0_t11 (×12)")
+    assert plan.nodes[fc].label.startswith("l0_t0 …\nt11 (×12)")
     members = plan.nodes[fc].members
     before = len(driver.find_elements(By.CSS_SELECTOR, "g.node"))
     assert before == len(plan.nodes) == 5  # data, 3 folds, the output's shape
     # click the fold, expand it from the side panel
     driver.find_element(By.ID, f"v{fc}").click()
-    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … t11 (×12)"
     driver.find_element(By.ID, "expand").click()
     shown = driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]")
     assert sorted(int(g.get_attribute("id")[1:]) for g in shown) == sorted(members)
@@ -243,7 +244,7 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     box = driver.find_element(By.ID, "search")
     box.clear()
     box.send_keys("l0_t7", Keys.ENTER)
-    assert driver.find_element(By.ID, "count").text == "1/1"
+    assert driver.find_element(By.ID, "count").text == "1/2"  # the node, then its weight l0_t7_w_weight
     assert driver.find_element(By.ID, "panel-name").text == "l0_t7"
     assert driver.find_element(By.ID, f"m{members[7]}").get_attribute("class") == "node hit current selected"
     cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#panel-table td")]
@@ -257,7 +258,7 @@ def test_fold_expands_in_place_searchable_and_folds_back(browser, tmp_path: Path
     ActionChains(driver).double_click(driver.find_element(By.ID, f"m{members[3]}")).perform()
     assert driver.find_elements(By.CSS_SELECTOR, "g.node[id^=m]") == []
     assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == before
-    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … l0_t11 (×12)"
+    assert driver.find_element(By.ID, "panel-name").text == "l0_t0 … t11 (×12)"
     assert driver.find_element(By.ID, "count").text == "1/12"  # the same 12 nodes found, the place kept
     assert [g.get_attribute("id") for g in driver.find_elements(By.CSS_SELECTOR, "g.node.hit")] == [f"v{fc}"]
     # expand two folds, then "Fold all"

@@ -146,24 +146,32 @@ def test_search_list_keys_and_a_hit_inside_a_fold(browser, tmp_path: Path) -> No
     driver = browser
     _open(driver, _chain_page(tmp_path))
     box = driver.find_element(By.ID, "search")
-    box.send_keys("fc1")  # fc1, fc1_relu, fc10 ... fc19, fc10_relu ...: 22 nodes
+    box.send_keys("fc1")  # fc1, fc1_relu, fc10 ... fc19, fc10_relu ...: 22 nodes, and the 11 FCs' weights
     rows = driver.find_elements(By.CSS_SELECTOR, "#results li")
-    assert len(rows) == 22 and driver.find_element(By.ID, "count").text == "0/22"
+    assert len(rows) == 33 and driver.find_element(By.ID, "count").text == "0/33"
     cells = [s.text for s in rows[0].find_elements(By.TAG_NAME, "span")]
     assert cells == ["fc1", "FullyConnected", "1x16"]
-    assert [s.text for s in rows[1].find_elements(By.TAG_NAME, "span")] == ["fc1_relu", "Activation", "1x16"]
-    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    weight = [s.text for s in rows[1].find_elements(By.TAG_NAME, "span")]  # a weight, listed after its node
+    assert weight[:2] == ["fc1_weight", "weight"] and weight[2] == "16x16"
+    assert [s.text for s in rows[2].find_elements(By.TAG_NAME, "span")] == ["fc1_relu", "Activation", "1x16"]
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ARROW_DOWN)
     assert driver.find_element(By.CSS_SELECTOR, "#results li.on").text.startswith("fc1_relu")
-    assert driver.find_element(By.ID, "count").text == "2/22"
-    box.send_keys(Keys.ARROW_UP)
+    assert driver.find_element(By.ID, "count").text == "3/33"
+    box.send_keys(Keys.ARROW_UP, Keys.ARROW_UP)
     box.send_keys(Keys.ENTER)  # goes to the highlighted row
     assert driver.find_element(By.ID, "panel-name").text == "fc1"
-    box.send_keys(Keys.ENTER)  # and on to the next
+    box.send_keys(Keys.ENTER)  # and on to the next: the weight, shown in its consumer's panel
+    assert driver.find_element(By.ID, "panel-name").text == "fc1"
+    assert driver.find_element(By.CSS_SELECTOR, "#panel tr.focus").get_attribute("data-weight") == "fc1_weight"
+    assert driver.execute_script("return location.hash") == "#node=fc1_weight"
+    box.send_keys(Keys.ENTER)
     assert driver.find_element(By.ID, "panel-name").text == "fc1_relu"
     rows = driver.find_elements(By.CSS_SELECTOR, "#results li")
     sixth = rows[5].find_element(By.CLASS_NAME, "r-name").text
     rows[5].click()
-    assert driver.find_element(By.ID, "panel-name").text == sixth and driver.find_element(By.ID, "count").text == "6/22"
+    assert driver.find_element(By.ID, "count").text == "6/33"
+    assert sixth in (driver.find_element(By.ID, "panel-name").text, driver.execute_script(
+        "return decodeURIComponent(location.hash.slice(6))"))
     box.send_keys(Keys.ESCAPE)
     assert not driver.find_element(By.ID, "results").is_displayed()
     # a folded graph: a hit inside a fold selects that member (the fold opens in place)

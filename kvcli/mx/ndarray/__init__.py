@@ -41,7 +41,19 @@ def empty(shape: Any, ctx: Any = None, dtype: Any = None, stype: str | None = No
 for _name, _method in _functions.fluent_methods().items():
     setattr(NDArray, _name, _method)
 NDArray.tostype = sparse.tostype_method  # type: ignore[attr-defined]
+slice = sparse.slice  # noqa: A001 - MXNet's nd.slice: of a dense array too (numpy's selection, dense)
+NDArray.slice = sparse.slice_method  # type: ignore[attr-defined]
 NDArray.copyto = sparse.copyto_method(NDArray.copyto)  # type: ignore[method-assign]
+
+
+def _sparse_reduce(self: Any) -> Any:
+    """A sparse array pickles as its ``.params`` record (as MXNet's does)."""
+    from kvcli.mx.ndarray import io as ndarray_io
+
+    return (ndarray_io.array_from_bytes, (bytes(ndarray_io.array_to_bytes(self)),))
+
+
+sparse.BaseSparseNDArray.__reduce__ = _sparse_reduce  # type: ignore[method-assign]
 
 
 def _getstate(self: NDArray) -> dict[str, bytearray]:
@@ -110,8 +122,11 @@ _SUBMODULES: dict[str, str] = {"random": "kvcli.mx.ndarray.random", "io": "kvcli
 __getattr__ = _scope_guard("kvcli.mx.ndarray", _SUBMODULES, globals())
 setattr(sparse, "__getattr__", _scope_guard(sparse.__name__))  # noqa: B010 - a module hook; nd.sparse has none of its own
 
+# every nd function takes sparse arrays as MXNet does; sparse arrays get their methods
+sparse.bind(globals(), _functions.fluent_methods(), NDArray)
+
 __all__ = [  # noqa: F405 - random is loaded on first use
     *_ndarray.__all__,
     *(name for name in _functions.__all__ if name not in ("MATH_NAMES", "BINARY_NAMES")),
-    "load", "load_frombuffer", "random", "save", "sparse",
+    "load", "load_frombuffer", "random", "save", "slice", "sparse",
 ]

@@ -11,10 +11,9 @@ from _thread import _local  # threading.local itself, without importing threadin
 from typing import Any
 
 from kvcli.arrays import random as random_streams
-
-#: MXNet's device type ids (``Context.devtype2str``); ``.params`` files store these numbers.
-DEVICE_TYPES: dict[int, str] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
-DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES.items()}
+# MXNet's device type ids (``Context.devtype2str``), declared beside the ``.params`` codec
+# that stores them
+from kvcli.arrays.mxparams import DEVICE_TYPE_IDS as DEVICE_TYPE_IDS, DEVICE_TYPES as DEVICE_TYPES
 
 _default = _local()  # .value: this thread's default Context
 

@@ -226,9 +226,12 @@ def norm(data: np.ndarray, ord: int = 2, axis: Any = None, keepdims: bool = Fals
     (:mod:`~kvcli.mx.ndarray.reductions`: a Kahan sum of ``|x|``, BLAS's scaled sum of squares)."""
     if ord not in (1, 2):
         raise NDArrayError(f"norm: ord={ord!r} is not supported: MXNet's norm takes ord=1 or ord=2")
-    if not np.issubdtype(data.dtype, np.floating):
-        raise NDArrayError(f"norm: dtype {data.dtype} is not supported by kvcli: use .astype('float32') first")
     chosen = axes(data.ndim, axis, "norm")
+    if ord == 1 and data.dtype.kind in "iu":  # MXNet: |x| summed in the integer type (wrapping)
+        return _reduce_rows(data, chosen, keepdims, lambda rows: reductions.kahan_sum(np.abs(rows)))
+    if not np.issubdtype(data.dtype, np.floating):
+        raise NDArrayError(f"norm: the L2 norm of dtype {data.dtype} is not supported by kvcli (MXNet's is wrong: it "
+                           f"divides in integers): use .astype('float32') first")
     if ord == 1:
         return _reduce_rows(data, chosen, keepdims, lambda rows: reductions.kahan_sum(np.abs(rows), inf_reset=False))
     return _reduce_rows(data, chosen, keepdims, reductions.nrm2)

@@ -1,5 +1,5 @@
 """The device store: one worker process per device, values in shared memory.
 
-:mod:`~kvcli.store.device.store` (``DeviceStore``), :mod:`~kvcli.store.device.worker` (the
+:mod:`~kvcli.store.device.store` (``DeviceBackend``), :mod:`~kvcli.store.device.worker` (the
 worker processes), :mod:`~kvcli.store.device.shm` (shared-memory segments).
 """

@@ -8,7 +8,7 @@ pickled through a pipe — the pipes carry only names and offsets. The updater t
 here, on the merged buffer, exactly as in the ``local`` store.
 
 Device processes start on the first multi-device push (a store that is only read costs
-no process) and stop in :meth:`DeviceStore.close`, when the store is garbage-collected,
+no process) and stop in :meth:`DeviceBackend.close` (the store's ``close``), when the store is garbage-collected,
 at interpreter exit, or on their own when this process dies and their pipe closes.
 """
 
@@ -33,7 +33,10 @@ import numpy as np
 from kvcli import config
 from kvcli.store.registry import SESSION_OPTION_SPECS
 from kvcli.errors import DeviceError, StoreError, UnsafePathError, ProtocolError
-from kvcli.store.base import Key, KVStore
+from kvcli.arrays.core import Key
+from kvcli.arrays.sparse import RowSparse
+from kvcli.store.backend import UpdaterFn, Value
+from kvcli.store.rowsparse import rows_of
 from kvcli.osutil import MAX_SOCKET_PATH, pid_alive, private_dir, runtime_dir
 from kvcli.store.device.worker import READY, encode, peer_user, receive, send, send_encoded
 from kvcli.store.interrupts import deferred_interrupts
@@ -357,8 +360,8 @@ class _Resources:
             self.copy_pool = None
 
 
-class DeviceStore(KVStore):
-    """A store whose devices are worker processes sharing memory with it.
+class DeviceBackend:
+    """A backend whose devices are worker processes sharing memory with this process.
 
     Args:
         num_devices: how many device processes sum a multi-device push (default: one per
@@ -372,11 +375,12 @@ class DeviceStore(KVStore):
             (it is created 0700), and its socket paths must fit in 107 bytes.
     """
 
-    type = "device"
+    remote = False
+    rank = 0
+    num_workers = 1
 
     def __init__(self, num_devices: int | None = None, timeout: float = DEFAULT_TIMEOUT,
                  warm_dir: str | Path | None = None) -> None:
-        super().__init__()
         self.warm_dir = Path(warm_dir) if warm_dir is not None else None
         if num_devices is None:
             num_devices = default_num_devices()
@@ -394,6 +398,8 @@ class DeviceStore(KVStore):
                 )
         self.timeout = float(timeout)
         self._resources = _Resources()
+        #: Row-sparse values (a dense key's value lives in shared memory instead).
+        self._sparse: dict[Key, RowSparse] = {}
         self._unmapped: list[str] = []  # segments freed here that devices still map
         self._mapped_device_arrays: set[str] = set()  # device arrays the devices have mapped
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -409,21 +415,45 @@ class DeviceStore(KVStore):
         """Names of the shared-memory segments this store holds."""
         return [s.name for m in self._resources.memory.values() for s in m.all()]
 
-    # ------------------------------------------------------------------ backend hooks
-    def _write(self, key: Key, array: np.ndarray) -> None:
-        memory = self._resources.memory.get(key)
-        if memory is not None and (memory.stored.array.shape, memory.stored.array.dtype) == (array.shape, array.dtype):
-            np.copyto(memory.stored.array, array)
-            return
-        self._forget(key)
-        stored = SharedArray(array.shape, array.dtype)
-        np.copyto(stored.array, array)
-        self._resources.memory[key] = _KeyMemory(stored)
+    # ------------------------------------------------------------------ the Backend protocol
+    def write(self, values: Sequence[tuple[Key, Value]], reset: bool) -> None:
+        """Store the values; the shared memory of every new or reshaped key is allocated
+        first, so a refused allocation (a full ``/dev/shm``) changes nothing."""
+        memory = self._resources.memory
+        fresh: dict[Key, SharedArray] = {}
+        try:
+            for key, value in values:
+                held = memory.get(key)
+                if isinstance(value, np.ndarray) and (
+                    held is None or (held.stored.array.shape, held.stored.array.dtype) != (value.shape, value.dtype)
+                ):
+                    fresh[key] = SharedArray(value.shape, value.dtype)
+        except BaseException:
+            for shared in fresh.values():
+                shared.free()
+            raise
+        for key, value in values:
+            if isinstance(value, RowSparse):
+                self._forget_memory(key)
+                self._sparse[key] = value
+                continue
+            self._sparse.pop(key, None)
+            if key in fresh:
+                self._forget_memory(key)
+                memory[key] = _KeyMemory(fresh[key])
+            np.copyto(memory[key].stored.array, value)
 
-    def _stored(self, key: Key) -> np.ndarray:
-        return self._resources.memory[key].stored.array
+    def read(self, keys: Sequence[Key]) -> list[Value]:
+        return list(map(self.stored, keys))
 
-    def _reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    def read_rows(self, key: Key, rows: Sequence[np.ndarray]) -> list[RowSparse]:
+        return rows_of(self._sparse[key], rows)
+
+    def stored(self, key: Key) -> Value:
+        sparse = self._sparse.get(key)
+        return self._resources.memory[key].stored.array if sparse is None else sparse
+
+    def reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
         # An interrupted push may have left devices summing into this key's buffers: wait
         # for them before anything here writes those buffers again.
         self._settle_devices()
@@ -439,19 +469,34 @@ class DeviceStore(KVStore):
         self._sum_on_devices(merged, sources)
         return merged.array
 
-    def _assign_merged(self, key: Key, merged: np.ndarray) -> None:
-        memory = self._resources.memory[key]
-        memory.stored, memory.merged = memory.merged, memory.stored  # type: ignore[assignment]
+    def apply(self, pushes: Sequence[tuple[Key, Value]], compression: Any) -> None:
+        for key, _ in pushes:  # the sum is in the key's merged buffer: it becomes the stored one
+            memory = self._resources.memory[key]
+            memory.stored, memory.merged = memory.merged, memory.stored  # type: ignore[assignment]
 
-    def _forget(self, key: Key) -> None:
+    def set_updater(self, updater: UpdaterFn | None) -> None:
+        """Nothing to do: the store runs the updater in this process (devices only sum)."""
+
+    def gather_state(self, updater: Any) -> None:
+        """Nothing to do: the updater holds its state in this process."""
+
+    def forget(self, key: Key) -> None:
+        self._forget_memory(key)
+        self._sparse.pop(key, None)
+
+    def barrier(self) -> None:
+        """Nothing to wait for: one worker."""
+
+    def close(self) -> None:
+        self._finalizer()
+        self._sparse.clear()
+
+    def _forget_memory(self, key: Key) -> None:
         memory = self._resources.memory.pop(key, None)
         if memory is not None:
             for shared in memory.all():
                 self._unmapped.append(shared.name)
                 shared.free()
-
-    def _shutdown(self) -> None:
-        self._finalizer()
 
     # ------------------------------------------------------------------ the device work
     def _sources(self, memory: _KeyMemory, arrays: Sequence[np.ndarray]) -> list[Descriptor]:
@@ -555,5 +600,4 @@ class DeviceStore(KVStore):
             raise
 
     def __repr__(self) -> str:
-        running = len(self._resources.devices)
-        return f"<DeviceStore devices={self.num_devices} running={running} keys={len(self._info)}>"
+        return f"<DeviceBackend devices={self.num_devices} running={len(self._resources.devices)}>"

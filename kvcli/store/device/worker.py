@@ -10,7 +10,7 @@ the pipe closes and the device exits, so none is ever orphaned.
 A device runs in a session of its own (the store starts it so): a Ctrl-C in the terminal
 interrupts the store's process, which decides what to do, and never kills the devices.
 
-A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.store.DeviceStore`'s
+A *warm* device (the ``device`` store of a session, see :class:`kvcli.store.device.store.DeviceBackend`'s
 ``warm_dir``) outlives the command that started it: it listens on a Unix socket in a private
 folder of the user's runtime folder (mode 0600, in a 0700 folder of this user: see
 :func:`kvcli.store.device.store.warm_folder`), serves one store at a time with the same messages,

@@ -2,7 +2,7 @@
 
 The page embeds the SVG that graphviz's ``dot`` draws for the (folded when big) plan, the
 data of every graph node as JSON, the unfolded drawing's boxes and edges, the summary table,
-and a small hand-written viewer (``viewer.js``/``viewer.css`` in this package; no network
+and a small hand-written viewer (:data:`SCRIPTS` and ``viewer.css`` in this package; no network
 access of any kind): pan and zoom, search with next/previous, a side panel per node,
 collapse/expand of name-prefix and repeated-block groups, expanding a fold
 (``l0_t0 … l0_t29 (×30)``) into its members in place, a sortable summary table, export to
@@ -21,7 +21,6 @@ import hashlib
 import html
 import json
 import math
-import os
 import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional
@@ -30,6 +29,8 @@ from kvcli.symbol.fold import MAX_FOLD_NAME, MIN_REPEAT, name_templates
 from kvcli.symbol.plan import OUTPUT_OP, Plan, counts_text, cut
 from kvcli.symbol.shapes import format_shape
 from kvcli.symbol.summary import PARAM, AUX, Summary, short_name, variable_roles
+from kvcli.symbol.viewer.facts import box_facts
+from kvcli.symbol.viewer.weights import DEFAULT_VALUES, params_data
 
 #: Most member names listed per folded node (the count is always given).
 MAX_MEMBERS = 200
@@ -43,6 +44,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+#: The viewer's script, by purpose, in the order the page runs them: one function holds them
+#: all (they share its variables), so each file is a part of that function's body.
+SCRIPTS = ("page.js", "panel.js", "search.js", "expand.js", "table.js", "cost.js", "start.js")
+
+
+def viewer_script() -> str:
+    """The viewer's hand-written script: :data:`SCRIPTS` inside one strict-mode function."""
+    return '(function () {\n  "use strict";\n' + "".join(_asset(name) for name in SCRIPTS) + "})();\n"
 
 
 def _svg_body(svg: str) -> str:
@@ -96,12 +107,13 @@ def base_data(plan: Plan, base: Plan) -> dict[str, Any]:
 
 def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]] = None,
               base: Optional[Plan] = None, rankdir: str = "TB",
-              params: Optional["ParamsCheck"] = None) -> dict[str, Any]:
+              params: Optional["ParamsCheck"] = None, values: Optional[int] = DEFAULT_VALUES) -> dict[str, Any]:
     """The JSON the viewer reads: draw nodes, every graph node's details, the unfolded
     drawing (:func:`base_data`), groups, summary.
 
     ``base`` is the plan before folding (``None``: ``plan`` itself, which must have no folds).
-    ``params`` (``--params``) adds each tensor's statistics and the check's problems.
+    ``params`` (``--params``) adds each tensor's statistics, the check's problems and the
+    first ``values`` values of each tensor (``None``: all; :mod:`kvcli.symbol.viewer.weights`).
     """
     if base is None:
         if any(draw.fold for draw in plan.nodes):
@@ -118,8 +130,10 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
     # a weight shared by several nodes (an unrolled RNN's steps) is counted once, at its
     # first user; the others say what they share and where it is counted
     owner: dict[int, int] = {}
+    user: dict[int, int] = {}  # a variable's first consumer: where a hidden weight is shown
     for i, node in enumerate(graph.nodes):
         for src, _, _ in node.inputs:
+            user.setdefault(src, i)
             if roles.get(src) in (PARAM, AUX):
                 owner.setdefault(src, i)
 
@@ -135,6 +149,8 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
         if node.is_variable:
             item["role"] = roles.get(i, "input")
             item["out"] = [shape_text(i, 0)]
+            if i not in draw_of and user.get(i, -1) in draw_of:
+                item["by"] = user[i]  # not drawn (a weight): found, linked and shown at its consumer
         else:
             ins: list[list[str]] = []
             weights: list[list[str]] = []
@@ -156,48 +172,65 @@ def node_data(plan: Plan, summary: Summary, dtypes: Optional[list[Optional[str]]
             layer = layer_of.get(i)
             if layer is not None:
                 item["params"], item["aux"] = layer.params, layer.aux
+                item["macs"], item["bytes"] = layer.macs, layer.out_bytes  # None: unknown
         if dtypes is not None and dtypes[i]:
             item["dtype"] = dtypes[i]
         nodes_out.append(item)
     draws = []
     for draw in plan.nodes:
-        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "op": cut(draw.op),
-                                 "members": draw.members[:MAX_MEMBERS], "count": len(draw.members),
-                                 "fill": draw.fill, "shape": draw.shape}
+        entry: dict[str, Any] = {"label": draw.label, "name": cut(draw.name), "title": draw.heading,
+                                 "op": cut(draw.op), "members": draw.members[:MAX_MEMBERS],
+                                 "count": len(draw.members), "fill": draw.fill, "shape": draw.shape}
         if draw.small:
             entry["small"] = 1
         if draw.fold:
             entry["fold"] = draw.fold
+        if len(draw.members) > 1:  # what the box stands for, over all its members
+            entry["box"] = box_facts(draw, graph, shapes, roles, layer_of)
         draws.append(entry)
     rows = [{"name": short_name(layer.name), "op": short_name(layer.op),
              "shape": ", ".join(format_shape(s) for s in layer.output_shapes[:3])
              + (f", … ({len(layer.output_shapes)} outputs)" if len(layer.output_shapes) > 3 else ""),
-             "params": layer.params, "aux": layer.aux,
-             "unknown": bool(layer.unknown_params)} for layer in summary.layers]
+             "params": layer.params, "aux": layer.aux, "macs": layer.macs, "bytes": layer.out_bytes,
+             "g": layer.index, "unknown": bool(layer.unknown_params)} for layer in summary.layers]
     out = {
-        "draws": draws, "nodes": nodes_out, "groups": groups(plan),
+        "draws": draws, "nodes": nodes_out, "groups": groups(plan), "levels": levels(plan),
         "base": base_data(plan, base), "rankdir": rankdir.upper(),
         "summary": {"rows": rows, "params": summary.total_text(summary.params),
                     "aux": summary.total_text(summary.aux), "exact": summary.exact,
+                    "macs": summary.macs, "macs_exact": summary.macs_exact, "macs_text": summary.macs_text(),
+                    "bytes": summary.out_bytes, "bytes_text": summary.bytes_text(),
                     "outputs": {short_name(k): format_shape(v) for k, v in summary.outputs.items()}},
         "notes": plan.notes,
         "counts": counts_text(len(graph.nodes), len(graph.nodes) - base.drawn_members, plan.drawn_members,
                               plan.drawn_boxes),
     }
     if params is not None:
-        out["params"] = params_data(params)
+        out["params"] = params_data(params, values)
     return out
 
 
-def params_data(check: "ParamsCheck") -> dict[str, Any]:
-    """What the page shows of a ``--params`` file: per tensor its statistics, the problems by name."""
-    from kvcli.symbol.params import tensor_stats
+def levels(plan: Plan) -> list[int]:
+    """Per draw node, how many edges it is from the nearest input (a node nothing feeds): the
+    page expands folds level by level. Breadth-first, so cycles through folds are no matter."""
+    from collections import deque
 
-    return {"file": os.path.basename(check.source), "ok": check.ok, "matched": check.matched,
-            "unchecked": check.unchecked,
-            "expected": check.expected, "lines": check.lines()[:50],
-            "problems": {p.name: p.text for p in check.problems},
-            "tensors": {name: tensor_stats(t.value) for name, t in check.tensors.items()}}
+    after: list[list[int]] = [[] for _ in plan.nodes]
+    fed = [False] * len(plan.nodes)
+    for e in plan.edges:
+        after[e.tail].append(e.head)
+        fed[e.head] = True
+    level = [-1] * len(plan.nodes)
+    todo = deque(i for i, f in enumerate(fed) if not f)
+    for i in todo:
+        level[i] = 0
+    while todo:
+        i = todo.popleft()
+        for j in after[i]:
+            if level[j] < 0:
+                level[j] = level[i] + 1
+                todo.append(j)
+    return [x if x >= 0 else 0 for x in level]
 
 
 def groups(plan: Plan) -> list[dict[str, Any]]:
@@ -224,15 +257,16 @@ def groups(plan: Plan) -> list[dict[str, Any]]:
 
 def build_html(plan: Plan, summary: Summary, svg: str, title: str,
                dtypes: Optional[list[Optional[str]]] = None, base: Optional[Plan] = None,
-               rankdir: str = "TB", params: Optional["ParamsCheck"] = None) -> str:
+               rankdir: str = "TB", params: Optional["ParamsCheck"] = None,
+               values: Optional[int] = DEFAULT_VALUES) -> str:
     """The whole page as one string (write it with UTF-8).
 
     ``base`` is the plan before folding (see :func:`node_data`); ``rankdir`` the direction
     ``svg`` was laid out in, which expanded views keep.
     """
-    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params)
+    data = node_data(plan, summary, dtypes, base=base, rankdir=rankdir, params=params, values=values)
     data["title"] = title
-    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{_asset('viewer.js')}"
+    script = f"/*\n{_asset('LICENSE-dagre.txt')}*/\n{_asset('dagre.min.js')}\n{viewer_script()}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp(script)}\">\n"
