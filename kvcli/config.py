@@ -66,7 +66,7 @@ TRUST_KEY = _declare(Variable("KVCLI_TRUST_KEY", "path", None,
                               "file of the per-user key that signs trusted `python:` updaters "
                               "(default ~/.config/kvcli/trust.key)"))
 NO_FAST_PATH = _declare(Variable("KVCLI_NO_FAST_PATH", "flag", False,
-                                 "set to run every one-shot command through the full typer app "
+                                 "set to parse every command line with typer, not the startup fast path "
                                  "(slower start; for debugging)"))
 CRASH_POINT = _declare(Variable("KVCLI_TEST_CRASH_POINT", "str", None,
                                 "test hook: kill the process at this named point of a commit", internal=True))

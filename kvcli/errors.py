@@ -1,8 +1,10 @@
 """The exceptions kvcli raises on bad input.
 
 Every message is one line that names what is wrong (the key, the file) and how to fix it.
-The CLI prints ``str(error)`` in red and exits 1; anything that is not a :class:`KVCliError`
-is a bug and keeps its traceback.
+Each class carries the exit code of a command that fails with it (``exit_code``, as click's
+exceptions carry theirs): 1 for a user error, 2 for a :class:`UsageError`. The CLI prints the
+message in red with its advice and exits with that code (:mod:`kvcli.cli.failures`); anything
+that is not a :class:`KVCliError` is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -29,12 +31,24 @@ class KVCliError(MXNetError):
     speaks Python only.
     """
 
+    #: The exit code of a command that fails with this error: 1, a user error (what is wrong
+    #: and the fix; nothing was changed).
+    exit_code: int = 1
+
     def __init__(self, *args: object, **fields: object) -> None:
         super().__init__(*args)
         self.fields = fields
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class UsageError(KVCliError):
+    """A command line kvcli cannot run as typed (an unknown command or option, a value the
+    option does not take, an option the command refuses): exit 2, as click's usage errors.
+    ``fields``: ``command``, the command words whose help the advice names (None: kvcli's)."""
+
+    exit_code = 2
 
 
 class ConfigError(KVCliError, ValueError):

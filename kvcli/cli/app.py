@@ -1,8 +1,9 @@
-"""The ``kvcli`` entry point: the startup fast path, then the typer app, and one error policy.
+"""The ``kvcli`` entry point: the startup fast path (:mod:`kvcli.cli.fast`), else the parser
+(typer's click objects, built from the command table by :mod:`kvcli.cli.build`, only the
+invoked command), and one error policy (:mod:`kvcli.cli.failures`, the shell's too).
 
-The commands are declared once in :mod:`kvcli.cli.table`; :mod:`kvcli.cli.build` derives the
-typer app from it and :mod:`kvcli.cli.fast` runs the plain forms of the hot commands from
-the same table without importing typer. Importing this module does not import typer.
+The commands are declared once in :mod:`kvcli.cli.table`, which both parsers read. Importing
+this module does not import typer.
 
 Exit codes: 0 success, 1 a kvcli error (one line: what is wrong and the fix), 2 a usage
 error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C). With
@@ -12,13 +13,11 @@ error (unknown command or option, a bad option value), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any, Optional
 
 from kvcli.cli import output
-from kvcli.cli.core import GlobalOptions, typed_scope  # noqa: F401 - GlobalOptions re-exported
-from kvcli.errors import KVCliError
+from kvcli.cli.core import GlobalOptions  # re-exported
 
 
 def global_options(ctx: Any) -> GlobalOptions:
@@ -51,67 +50,11 @@ def wants_json(argv: list[str]) -> bool:
     return False
 
 
-def usage_command(error: Any) -> Optional[str]:
-    """The command words a click usage error is about (``pull``, ``sessions delete``)."""
-    ctx = getattr(error, "ctx", None)
-    path = getattr(ctx, "command_path", "") or ""
-    words = path.split()[1:]
-    return " ".join(words) or None
-
-
-def dash_value(argv: list[str], message: str) -> Optional[str]:
-    """The word of ``argv`` that click's "No such option: -o" is about, when that word is a
-    value (``-ones(2)``, ``-1``, ``-.5``) rather than a misspelt option."""
-    found = re.match(r"No such option: (-\S*)", message)
-    if found is None:
-        return None
-    for word in argv:
-        if word == "--":
-            break
-        looks_like_value = word[1:2].isdigit() or word[1:2] in ("(", ".", "[") or "(" in word
-        if word.startswith(found.group(1)) and not word.startswith("--") and looks_like_value:
-            return word
-    return None
-
-
-#: Commands people try from other tools, and what kvcli does instead.
-NOT_COMMANDS = {
-    "save": "a session is saved by every command that changes it (nothing to save or load); to copy one, use "
-            "{export} and {import_}",
-    "load": "a session is saved by every command that changes it (nothing to save or load); to copy one, use "
-            "{export} and {import_}",
-}
-
-
-def usage_advice(argv: list[str], message: str, command: Optional[str], where: str) -> Optional[str]:
-    """Advice for two usage errors people make: several keys as separate words (``pull w b``:
-    one comma-separated list, ``pull w,b``) and a command kvcli does not need (``save``)."""
-    import shlex
-
-    missing = re.match(r"No such command '([^']*)'", message)
-    if missing and missing.group(1) in NOT_COMMANDS:
-        return NOT_COMMANDS[missing.group(1)].format(export=output.command_text("export DIR", where),
-                                                     import_=output.command_text("import DIR", where))
-    extra = re.match(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", message)
-    if extra is None or command is None:
-        return None
-    from kvcli.cli import table
-
-    entry = table.find(command)
-    if entry is None or not entry.args or entry.args[0].complete != "key" or len(entry.args) != 1:
-        return None
-    words = extra.group(1).split()
-    first = next((i for i, w in enumerate(argv) if w == words[0] and i > 0), None)
-    if first is None or argv[first - 1].startswith("-"):
-        return None
-    fixed = [*argv[:first - 1], ",".join([argv[first - 1], *words]), *argv[first + len(words):]]
-    return f"give several keys as one comma-separated list: {output.command_text(shlex.join(fixed), where)}"
-
-
 def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
-    """Run ``argv`` through the typer app's click command; returns the exit code. Usage
-    errors and kvcli errors are printed for ``where`` (``cli`` or ``shell``)."""
-    from typer import Abort, Exit, TyperException
+    """Parse and run ``argv`` with the click command of the table (``where``: ``cli`` or
+    ``shell``, whose lines have the shell's commands); returns the exit code. What fails is
+    raised (:func:`run_line` reports it)."""
+    from typer import Abort, Exit
 
     from kvcli.cli.build import root_command
 
@@ -125,33 +68,30 @@ def run_click(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: 
     except Exit as done:
         code = done.exit_code
     except Abort:  # click turns a Ctrl-C in a prompt into Abort
-        output.print_interrupted(as_json)
-        return output.EXIT_INTERRUPTED
-    except TyperException as error:
-        if error.exit_code != output.EXIT_USAGE_ERROR:  # click's other errors (a file it cannot open)
-            output.print_error(error.format_message(), as_json=as_json)
-            return error.exit_code
-        # a usage error (typer's public API names only their base class; their code is 2)
-        # typer's coercion prefixes pydantic's "Value error, "; the hint follows after ": "
-        message = error.format_message().replace("Value error, ", "").rstrip(".")
-        value = dash_value(argv, message)
-        if value is not None:  # `push 3 '-ones(2)'`: a negative value, read as an option
-            import shlex  # only for this advice: off the start-up path
-
-            fixed = [*argv[:argv.index(value)], "--", *argv[argv.index(value):]]
-            output.print_error(f"{value!r} is read as an option: put -- before a value that starts with '-'",
-                               f"e.g. {output.command_text(shlex.join(fixed), where)}", as_json=as_json)
-            return output.EXIT_USAGE_ERROR
-        advice = usage_advice(argv, message, usage_command(error), where)
-        if advice is not None:
-            output.print_error(message, advice, as_json=as_json)
-            return output.EXIT_USAGE_ERROR
-        problem = KVCliError(message, remedy="usage", command=usage_command(error))
-        output.report_error(problem, where, as_json=as_json)
-        return output.EXIT_USAGE_ERROR
+        raise KeyboardInterrupt from None
     if code == output.EXIT_INTERRUPTED:
         raise KeyboardInterrupt
     return code if isinstance(code, int) else 0
+
+
+def run_line(argv: list[str], *, where: str = "cli", obj: Any = None, as_json: bool = False) -> int:
+    """Run one command line (read by the startup fast path, else by :func:`run_click`) and
+    return its exit code; what fails is printed for ``where`` and given its exit code in one
+    place (:func:`kvcli.cli.failures.report`). A one-shot command's bug is raised again, with
+    its traceback. ``obj``: the shell's :class:`GlobalOptions` (its open session)."""
+    try:
+        from kvcli.cli import fast
+
+        if fast.run(argv, prior=obj):
+            return output.EXIT_OK
+        return run_click(argv, where=where, obj=obj, as_json=as_json)
+    except BaseException as error:
+        from kvcli.cli import failures
+
+        code = failures.report(error, where, as_json=as_json, argv=argv)
+        if code is None:
+            raise
+        return code
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -169,34 +109,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         from kvcli.cli import completion
 
         if request in completion.SHELL_REQUESTS:
-            raise SystemExit(completion.answer(request, lambda: run_click(argv), os.environ))
-    try:
-        from kvcli.cli import fast
-
-        if fast.run(argv):
-            code = 0
-        else:
-            code = run_click(argv, as_json=as_json)
-    except KVCliError as error:
-        output.report_error(error, "cli", as_json=as_json, scope=typed_scope(argv))
-        code = output.exit_code(error)
-    except KeyboardInterrupt:
-        # the session commits atomically at the end of a command: an interrupted one
-        # left the last committed state (uncommitted values were discarded)
-        output.print_interrupted(as_json)
-        code = output.EXIT_INTERRUPTED
-    except (BrokenPipeError, output.StdoutClosed):  # `kvcli pull big | head`: the reader left; not ours
-        output.silence_stdout()
-        code = 0
-    # after BrokenPipeError (an OSError) has been handled above
-    except (MemoryError, OSError) as error:  # out of memory or descriptors (ulimit -v / -n): one line
-        from kvcli.osutil import resource_problem
-
-        problem = resource_problem(error)
-        if problem is None:
-            raise
-        output.print_error(problem, as_json=as_json)
-        code = output.EXIT_USER_ERROR
+            raise SystemExit(completion.answer(request, lambda: run_line(argv), os.environ))
+    code = run_line(argv, as_json=as_json)
     try:
         sys.stdout.flush()
     except (BrokenPipeError, output.StdoutClosed):  # the reader left after the last write

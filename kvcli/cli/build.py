@@ -1,12 +1,24 @@
-"""Build the typer app from the command table (:mod:`kvcli.cli.table`).
+"""The parser: the command table (:mod:`kvcli.cli.table`) as typer's click objects, of which
+only the invoked command is built (the startup fast path, :mod:`kvcli.cli.fast`, reads the
+plain command lines from the same table without importing typer).
 
-Each table :class:`~kvcli.cli.table.Command` becomes one typer command: a plain function
-taking ``**values`` whose ``__signature__`` lists one ``typer.Option``/``typer.Argument`` per
-table entry. typer reads a command's parameters from its function's signature and has no
-other public way to declare them; setting ``__signature__`` (no ``exec``, no generated source)
-is how the table stays the one place an option is written. typer then parses, validates,
-completes and prints help. The global options are accepted before the command (on the root)
-and after it (copies on each table command, in their own help panel).
+The root is a click group (:class:`TableGroup`) whose ``commands`` mapping names every table
+command but builds one only when it is looked up: ``kvcli pull k`` builds ``pull`` and nothing
+else, ``kvcli --help`` and completion build what they list. Each table
+:class:`~kvcli.cli.table.Command` becomes a plain function taking ``**values`` whose
+``__signature__`` lists one ``typer.Option``/``typer.Argument`` per table entry: typer reads a
+command's parameters from its function's signature and has no other public way to declare them;
+setting ``__signature__`` (no ``exec``, no generated source) is how the table stays the one
+place an option is written. typer then parses, completes and prints help. The global options
+are accepted before the command (on the root) and after it (copies on each table command, in
+their own help panel).
+
+The table converts the values (``Opt.convert``, ``Arg.convert``), not typer: typer converts
+each value through a pydantic ``TypeAdapter``, and importing pydantic and building the adapters
+costs more than importing numpy. So each built parameter's ``process_value`` (click's step from
+the parsed text to the value) is the table's (:func:`_fit`), as on the fast path; typer's
+remains for what the table does not declare (``--help``, completion) and words the error of a
+missing argument.
 
 The optimizer list in ``set-updater``'s help imports the optimizers (and numpy): it is
 filled in only when that help is printed (:class:`_LazyHelpCommand`), not at start-up.
@@ -15,16 +27,18 @@ filled in only when that help is printed (:class:`_LazyHelpCommand`), not at sta
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Union
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from kvcli import __version__
 from kvcli.cli import output, table
 from kvcli.cli.core import GlobalOptions, dispatch, make_global_options
 from kvcli.cli.table import Arg, Command, Opt
+from kvcli.errors import BadValueError
 
 APP_HELP = "MXNet's KVStore and network visualisation, without MXNet."
 GLOBAL_PANEL = "Global options (before or after the command)"
@@ -76,7 +90,7 @@ def _completer(what: Optional[str]) -> Optional[Callable[..., Any]]:
 
 def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tuple[Any, Any]:
     """typer's Option for table ``opt``. Numbers are converted and range-checked by the
-    table's own :meth:`~kvcli.cli.table.Opt.convert` (the fast path's parser, itself
+    table's own :meth:`~kvcli.cli.table.Opt.convert` (itself
     :func:`kvcli.config.parse_number`), not by typer's ``min``/``max``; and typer never reads
     the option's ``KVCLI_*`` variable: left unset, the option is None and the library
     reads and checks the variable (:func:`kvcli.config.get`)."""
@@ -103,7 +117,7 @@ def _option(opt: Opt, panel: Optional[str] = None, hidden: bool = False) -> tupl
 def _argument(arg: Arg) -> tuple[Any, Any]:
     extra: dict[str, Any] = {}
     if arg.kind == "path":  # read by the command, which says what is wrong with it (exit 1)
-        extra["parser"] = Path
+        extra["parser"] = arg.convert
     completer = _completer(arg.complete)
     if completer is not None:
         extra["autocompletion"] = completer
@@ -135,10 +149,10 @@ def command_function(command: Command, with_globals: bool = True, for_shell: boo
         after = {k[2:]: _plain(values.pop(k)) for k in list(values) if k.startswith("g_")}
         for dest, reason in refused.items():  # typed before or after the command
             if after.get(dest) not in (None, False) or _from_command_line(ctx.find_root(), dest):
-                from kvcli.errors import KVCliError
+                from kvcli.errors import UsageError
 
                 flag = next(o.long for o in table.GLOBAL_OPTIONS if o.dest == dest)
-                raise KVCliError(f"{command.name} {flag}: {reason}", remedy="usage", command=command.name)
+                raise UsageError(f"{command.name} {flag}: {reason}", command=command.name)
         dispatch(command, merge_globals(global_options(ctx), after), {k: _plain(v) for k, v in values.items()})
 
     function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -247,38 +261,117 @@ class _LazyHelpCommand(TyperCommand):
         super().format_help(ctx, formatter)
 
 
-def add_command(app: typer.Typer, command: Command, for_shell: bool = False) -> None:
-    """Register table ``command`` (and its sub-commands) on ``app``."""
-    settings: dict[str, Any] = {}
-    if command.passthrough:
-        settings = {"ignore_unknown_options": True, "allow_interspersed_args": False}
-    if not command.children:
-        lazy = any(arg.complete == "updater" for arg in command.args)
-        app.command(command.name, context_settings=settings or None, cls=_LazyHelpCommand if lazy else None)(
-            command_function(command, for_shell=for_shell))
-        return
-    group = _typer(command.help + _examples(command, for_shell), invoke_without_command=True)
+def _group(command: Command, for_shell: bool) -> typer.Typer:
+    """The typer group of table ``command`` with children (``sessions``: ``sessions delete``)."""
+    group = _typer(command.help + _examples(command, for_shell), name=command.name, invoke_without_command=True)
     group.callback()(command_function(command, for_shell=for_shell))
     for child in command.children:
         add_command(group, child, for_shell)
-    app.add_typer(group, name=command.name)
+    return group
+
+
+def add_command(app: typer.Typer, command: Command, for_shell: bool = False) -> None:
+    """Register table ``command`` (and its sub-commands) on ``app``."""
+    if command.children:
+        app.add_typer(_group(command, for_shell), name=command.name)
+        return
+    settings: dict[str, Any] = {}
+    if command.passthrough:
+        settings = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+    lazy = any(arg.complete == "updater" for arg in command.args)
+    app.command(command.name, context_settings=settings or None, cls=_LazyHelpCommand if lazy else None)(
+        command_function(command, for_shell=for_shell))
+
+
+def build_command(command: Command, for_shell: bool = False) -> Any:
+    """The click command of table ``command`` alone (a group when it has sub-commands), made
+    kvcli's by :func:`_fit`."""
+    from typer.main import get_command
+
+    if command.children:
+        built = get_command(_group(command, for_shell))
+    else:
+        app = _typer(APP_HELP)
+        add_command(app, command, for_shell)
+        built = get_command(app)  # one command and no callback: typer gives that command
+    _fit(built, command)
+    return built
+
+
+class _TableCommands(MutableMapping[str, Any]):
+    """The root's commands: every table command's name, in the table's order; a command is
+    built (:func:`build_command`) the first time it is looked up. ``for_shell`` leaves out
+    the commands that cannot run in ``kvcli shell``."""
+
+    def __init__(self, for_shell: bool) -> None:
+        self.for_shell = for_shell
+        self.names = [c.name for c in table.commands() if c.in_shell or not for_shell]
+        self.built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.built:
+            entry = table.find(name)
+            if entry is None or name not in self.names:
+                raise KeyError(name)
+            self.built[name] = build_command(entry, self.for_shell)
+        return self.built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self.built[name] = command
+        if name not in self.names:
+            self.names.append(name)
+
+    def __delitem__(self, name: str) -> None:
+        self.names.remove(name)
+        self.built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class TableGroup(TyperGroup):
+    """The root command (``kvcli``): it lists every table command and builds only the one a
+    command line invokes (click looks commands up in ``commands``)."""
+
+    for_shell = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _TableCommands(self.for_shell)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        # fitted here, where click reads them: typer appends its completion options after
+        # it has made the group
+        params: list[Any] = super().get_params(ctx)
+        _fit_params(params, _items(None))
+        return params
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names, without building every command
+
+
+class ShellTableGroup(TableGroup):
+    """The root of ``kvcli shell``'s lines: without the commands that cannot run there."""
+
+    for_shell = True
 
 
 def build_app(for_shell: bool = False) -> typer.Typer:
-    """The typer app with every command (built once per mode). ``for_shell`` leaves out the
-    commands that cannot run in ``kvcli shell`` (shell, launch) and the completion options."""
+    """The typer app (built once per mode): the root's global options and callback; its
+    commands are the table's, built when invoked (:class:`TableGroup`). ``for_shell`` leaves
+    out the commands that cannot run in ``kvcli shell`` (shell, launch) and the completion
+    options."""
     if for_shell in _apps:
         return _apps[for_shell]
     app = typer.Typer(
         name="kvcli", help=APP_HELP, add_completion=not for_shell, pretty_exceptions_enable=False,
-        rich_markup_mode="rich", invoke_without_command=True,
+        rich_markup_mode="rich", invoke_without_command=True, cls=ShellTableGroup if for_shell else TableGroup,
         context_settings={"help_option_names": list(table.HELP_FLAGS)},
     )
     app.callback()(_root_callback())
-    for command in table.commands():
-        if for_shell and not command.in_shell:
-            continue
-        add_command(app, command, for_shell)
     _apps[for_shell] = app
     return app
 
@@ -291,34 +384,74 @@ def root_command(for_shell: bool = False) -> Any:
     if for_shell not in _roots:
         from typer.main import get_command
 
-        root = get_command(build_app(for_shell))
-        _plain_help(root)
-        _roots[for_shell] = root
+        _roots[for_shell] = get_command(build_app(for_shell))
     return _roots[for_shell]
 
 
-def _plain_help(command: Any) -> None:
-    """Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
-    typer's type placeholders (``<bool>``, ``<list[str]>``): ranges are in the help text,
-    from the table.
+# ---------------------------------------------------------------------- typer's objects made kvcli's
+def _items(command: Optional[Command]) -> dict[str, Union[Opt, Arg]]:
+    """The table entry of each parameter of ``command``'s click object (None: the root's)."""
+    if command is None:
+        return {opt.dest: opt for opt in table.GLOBAL_OPTIONS}
+    items: dict[str, Union[Opt, Arg]] = {arg.dest: arg for arg in command.args}
+    items.update({opt.dest: opt for opt in command.opts})
+    items.update({"g_" + opt.dest: opt for opt in table.GLOBAL_OPTIONS if opt.dest not in items})
+    return items
 
-    The overrides of typer kept: typer's public API has no setting to hide a parameter's
-    type column (an option's ``metavar`` replaces the type but an argument's and a flag's
-    do not), and its usage line puts a required argument in braces (``{KEY}``). So those
-    display methods (click's public ``get_usage_pieces`` for the usage line) are replaced
-    on the instance, once, when the app is built."""
+
+def _process_value(param: Any, item: Optional[Union[Opt, Arg]], typers: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """click's ``process_value`` for ``param``: a value typed for a table ``item`` is converted
+    by the table (a bad one is click's usage error, with the table's words); what is not typed
+    (None), a flag's True/False and a parameter typer adds itself (``item`` None: ``--help``,
+    completion) need no table; ``typers`` (typer's own step) words a missing argument."""
+    many = bool(param.multiple) or param.nargs == -1
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        if value is not None and not isinstance(value, bool):
+            if item is None:
+                return typers(ctx, value)
+            try:
+                value = tuple(item.convert(v) for v in value) if many else item.convert(value)
+            except BadValueError as error:
+                raise typer.BadParameter(str(error), ctx=ctx, param=param) from None
+        if param.required and param.value_is_missing(value):
+            return typers(ctx, value)  # raises typer's "Missing argument 'KEY'"
+        if many and value is None:
+            value = ()
+        return param.callback(ctx, param, value) if param.callback is not None else value
+
+    process_value.from_table = True  # type: ignore[attr-defined]
+    return process_value
+
+
+def _fit(command: Any, entry: Command) -> None:
+    """Make typer's click object of table ``entry`` kvcli's (:func:`_fit_params`), its
+    sub-commands too."""
     ctx = typer.Context(command, info_name="kvcli", help_option_names=list(table.HELP_FLAGS))
-    params = list(command.params)
-    help_option = command.get_help_option(ctx)
-    if help_option is not None:
-        params.append(help_option)
+    _fit_params(command.get_params(ctx), _items(entry))
+    for child in entry.children:
+        _fit(command.commands[child.name], child)
+
+
+def _fit_params(params: list[Any], items: dict[str, Union[Opt, Arg]]) -> None:
+    """Make typer's click ``params`` kvcli's (once each): the table converts their values
+    (:func:`_process_value`; ``items``: the table entry of each by name), and help shows
+    plain words.
+
+    Help shows a flag as just its name and a value as its metavar (``N``, ``FILE``), never
+    typer's type placeholders (``<bool>``, ``<list[str]>``): ranges are in the help text,
+    from the table. typer's public API has no setting to hide a parameter's type column (an
+    option's ``metavar`` replaces the type but an argument's and a flag's do not), and its
+    usage line puts a required argument in braces (``{KEY}``). So those display methods
+    (click's public ``get_usage_pieces`` for the usage line) are replaced on the instance."""
     for param in params:
+        if getattr(param.process_value, "from_table", False):
+            continue
+        param.process_value = _process_value(param, items.get(param.name or ""), param.process_value)
         if getattr(param, "is_flag", False) or getattr(param, "param_type_name", "") == "argument":
             param.display_type_rich = lambda ctx: None
         if getattr(param, "param_type_name", "") == "argument":  # `KEY VALUE...`, not `{KEY} {VALUE}...`
             param.get_usage_pieces = lambda ctx, shown=usage_word(param): [shown]
-    for sub in getattr(command, "commands", {}).values():
-        _plain_help(sub)
 
 
 def usage_word(param: Any) -> str:
@@ -342,9 +475,9 @@ def print_help(words: list[str], for_shell: bool = False) -> None:
     for word in words:
         sub = command.get_command(ctx, word) if hasattr(command, "commands") else None
         if sub is None:  # the front end adds its words for the list (`kvcli help`, `help`)
-            from kvcli.errors import KVCliError
+            from kvcli.errors import UsageError
 
-            raise KVCliError(f"no command {' '.join(words)!r}", remedy="usage", command=None)
+            raise UsageError(f"no command {' '.join(words)!r}", command=None)
         ctx = sub.make_context(word, [], parent=ctx, resilient_parsing=True)
         command = sub
     typer.echo(ctx.get_help())  # as --help prints it

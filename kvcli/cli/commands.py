@@ -1,8 +1,7 @@
 """What each session command does, without the command-line layer.
 
-The typer commands (built by :mod:`kvcli.cli.build`), the startup fast path
-(:mod:`kvcli.cli.fast`) and the shell all call these functions, so each command is
-written once. Nothing here imports typer, rich or prompt_toolkit at module level.
+The parser's commands (built by :mod:`kvcli.cli.build`), one-shot or in the shell, call
+these functions, so each command is written once. Nothing here imports typer, rich or prompt_toolkit at module level.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from kvcli.cli import output
 from kvcli.cli.core import GlobalOptions, dispatch, require_session  # noqa: F401 - dispatch re-exported
-from kvcli.errors import SessionError
+from kvcli.errors import SessionError, UsageError
 
 
 def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
@@ -115,8 +114,7 @@ def _check_dtype_option(dtype: Optional[str], command: str) -> None:
     if dtype not in DTYPES:
         close = get_close_matches(dtype, DTYPES, n=1)
         guess = f"did you mean {close[0]}? " if close else ""
-        raise SessionError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}",
-                           remedy="usage", command=command)
+        raise UsageError(f"--dtype {dtype!r} is not a dtype: {guess}use one of {', '.join(DTYPES)}", command=command)
 
 
 def _keys(text: str) -> list[Any]:
@@ -460,8 +458,8 @@ def run_load_params(options: GlobalOptions, file: Path, prefix: Optional[str] = 
 
     patterns = [part.strip() for part in keys.split(",")] if keys is not None else None
     if patterns is not None and not all(patterns):
-        raise SessionError(f"--keys {keys!r} has an empty name: give names or patterns separated by commas",
-                           remedy="usage", command="load-params")
+        raise UsageError(f"--keys {keys!r} has an empty name: give names or patterns separated by commas",
+                         command="load-params")
 
     def load(session: Any, replace: bool) -> Any:
         with output.status(f"loading {file}", quiet=options.json):
@@ -489,7 +487,7 @@ def run_load_params(options: GlobalOptions, file: Path, prefix: Optional[str] = 
 def run_save_params(options: GlobalOptions, out: Path, keys: Optional[Sequence[str]] = None, yes: bool = False) -> None:
     key_list = [key for text in keys or () for key in _keys(text)] or None
     if key_list is not None and len(set(key_list)) != len(key_list):
-        raise SessionError("a key is given twice: give each key once", remedy="usage", command="save-params")
+        raise UsageError("a key is given twice: give each key once", command="save-params")
     target = Path(out).expanduser()
     if target.exists() or target.is_symlink():
         confirm(f"{target} exists: save-params replaces it:", yes, options)

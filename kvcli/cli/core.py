@@ -2,8 +2,8 @@
 command line to its implementation.
 
 A leaf: it imports no other module of :mod:`kvcli.cli` but :mod:`kvcli.cli.output` (itself a
-leaf), so the typer app (:mod:`kvcli.cli.build`), the startup fast path (:mod:`kvcli.cli.fast`),
-the shell and the command implementations all import it without importing each other.
+leaf), so the parser (:mod:`kvcli.cli.build`), the shell and the command implementations all
+import it without importing each other.
 Nothing here imports typer, rich, prompt_toolkit or numpy.
 """
 
@@ -51,7 +51,7 @@ class GlobalOptions(NamedTuple):
 
 def dispatch(command: "Command", options: GlobalOptions, values: dict[str, Any]) -> None:
     """Run table ``command`` with its parsed ``values`` (one per table dest): the one place
-    where the typer app and the fast path meet the implementations."""
+    where the parser meets the implementations."""
     import importlib
 
     if command.needs_session:

@@ -1,30 +1,66 @@
-"""Startup fast path: run the plain forms of the hot commands without importing typer.
+"""Startup fast path: a command line read straight from the command table, without typer.
 
-Building the typer app and coercing its parameters costs more than importing numpy, which
-would make ``kvcli pull KEY`` in a shell loop several times slower than it needs to be. This
-module *recognises* command lines by reading the same table the typer app is built from
-(:mod:`kvcli.cli.table`: the commands marked ``fast``, their options and ranges, the global
-options before or after the command) and calls the same :func:`kvcli.cli.core.dispatch`.
-Anything it does not fully understand (``--help``, a typo, a value out of range, an unknown
-option, ``-d4``-style short values, a repeated option that is not repeatable) is handed to typer, which parses it
-and produces the usage error or help; so the two paths cannot disagree on a command line
-that runs. ``KVCLI_NO_FAST_PATH=1`` turns the fast path off (tests compare both).
+Importing typer costs a one-shot command about a quarter of a numpy import (typer's own
+modules, measured in ``bench/RESULTS.md``), which would make ``kvcli pull KEY`` in a shell loop
+1.4x ``python -c "import numpy"`` instead of 1.1x. This module reads the same table the parser is
+built from (:mod:`kvcli.cli.table`): the commands, their arguments and options, the global
+options before or after the command, each value converted by the table
+(:meth:`~kvcli.cli.table.Opt.convert`, as the parser converts it), and calls the same
+:func:`kvcli.cli.core.dispatch`. No command has code of its own here.
+
+It reads a command with neither sub-commands, nor words passed through (``launch --``),
+nor global options it refuses: the rest, and anything it does not fully understand
+(``--help``, ``-V``, a typo, a value the table refuses, ``-d4``-style short values, a repeated
+option), is handed to typer, which parses it and words the usage
+error or help; so the two cannot disagree on a command line that runs
+(``tests/cli/test_fast_path.py`` parses every command and option both ways).
+``KVCLI_NO_FAST_PATH=1`` turns the fast path off.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Optional
 
 from kvcli import config
 from kvcli.cli import table
-from kvcli.cli.core import dispatch, make_global_options
+from kvcli.cli.core import GlobalOptions, dispatch, make_global_options
 from kvcli.cli.table import Command, Opt
 from kvcli.errors import BadValueError
 
 
 class _Defer(Exception):
-    """The command line is not one the fast path handles: let typer parse it."""
+    """The command line is not one the fast path reads: let typer parse it."""
+
+
+def readable(command: Command, prior: Optional[GlobalOptions] = None) -> bool:
+    """Whether the fast path reads ``command``'s lines (``prior``: the shell's options, whose
+    lines have only the commands that run in the shell)."""
+    in_shell = prior is not None and prior.live is not None
+    return (not command.children and not command.passthrough and not command.extra.get("refused")
+            and (command.in_shell or not in_shell))
+
+
+def parse(argv: list[str], prior: Optional[GlobalOptions] = None) -> Optional[tuple[Command, GlobalOptions, dict[str, Any]]]:
+    """What :func:`~kvcli.cli.core.dispatch` is called with for ``argv`` (the command, its
+    global options and its values), or None to let typer parse the line."""
+    try:
+        return _parse(argv, prior)
+    except _Defer:
+        return None
+
+
+def run(argv: list[str], prior: Optional[GlobalOptions] = None) -> bool:
+    """Run ``argv`` if the fast path reads it; False means "let typer parse it".
+
+    ``prior``: the shell's :class:`~kvcli.cli.core.GlobalOptions` (its open session), for a
+    shell line: a script of 10,000 lines would otherwise spend a quarter of its time in typer."""
+    if config.get(config.NO_FAST_PATH):
+        return False
+    parsed = parse(argv, prior)
+    if parsed is None:
+        return False
+    dispatch(*parsed)
+    return True
 
 
 def _split(token: str) -> tuple[str, Optional[str]]:
@@ -36,7 +72,8 @@ def _split(token: str) -> tuple[str, Optional[str]]:
 
 def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: dict[str, Any]) -> int:
     """Record ``opt`` (its value inline or in the next token) in ``into``; returns the index of
-    the last token used. A repeated option or a bad value defers to typer."""
+    the last token used. A repeated option (but a repeatable one) or a value the table
+    refuses defers to typer."""
     if opt.dest in into and not opt.multiple:
         raise _Defer
     if not opt.takes_value:
@@ -45,7 +82,7 @@ def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: 
         into[opt.dest] = True
         return index
     if inline is None:
-        if index + 1 >= len(tokens):
+        if index + 1 >= len(tokens):  # as click, the next word is the value, whatever it is
             raise _Defer
         index += 1
         inline = tokens[index]
@@ -53,19 +90,11 @@ def _take(opt: Opt, tokens: list[str], index: int, inline: Optional[str], into: 
         value = opt.convert(inline)
     except BadValueError:
         raise _Defer from None
-    if opt.multiple:  # a repeatable option (--shape) gathers its values, as typer does
+    if opt.multiple:
         into.setdefault(opt.dest, []).append(value)
     else:
         into[opt.dest] = value
     return index
-
-
-def parse(argv: list[str]) -> Optional[tuple[str, dict[str, Any], list[str], dict[str, Any]]]:
-    """``(command, global values, positionals, command options)``, or None to defer to typer."""
-    try:
-        return _parse(argv)
-    except _Defer:
-        return None
 
 
 def _global(name: str) -> Opt:
@@ -75,7 +104,7 @@ def _global(name: str) -> Opt:
     return opt
 
 
-def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, Any]]:
+def _parse(argv: list[str], prior: Optional[GlobalOptions]) -> tuple[Command, GlobalOptions, dict[str, Any]]:
     globals_: dict[str, Any] = {}
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
@@ -84,7 +113,7 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, A
     if i >= len(argv):
         raise _Defer
     command = table.find(argv[i])
-    if command is None or not command.fast:
+    if command is None or not readable(command, prior):
         raise _Defer
     positionals: list[str] = []
     options: dict[str, Any] = {}
@@ -105,50 +134,28 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str], dict[str, A
             else:  # a global option after the command: it may not repeat one given before
                 j = _take(_global(name), rest, j, inline, globals_)
         j += 1
-    _check_count(command, positionals)
-    return command.name, globals_, positionals, options
+    # an option not given stays None: the library reads its KVCLI_* variable (config.get);
+    # in the shell, the open session (prior) wins unless --session/--home is on the line
+    return command, make_global_options(prior, globals_), _values(command, positionals, options)
 
 
-def _check_count(command: Command, positionals: list[str]) -> None:
+def _values(command: Command, positionals: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword values of ``command``'s function: positionals by the table's argument
+    order (a ``many`` argument takes the rest; none at all is None, as typer gives it), each
+    converted by the table; options with their table defaults."""
     low = sum(1 for a in command.args if a.required)
     many = any(a.many for a in command.args)
     if len(positionals) < low or (not many and len(positionals) > len(command.args)):
         raise _Defer
-
-
-def values_for(command: Command, positionals: list[str], options: dict[str, Any]) -> dict[str, Any]:
-    """The keyword values of ``command``'s function: positionals by the table's argument
-    order (a ``many`` argument takes the rest), options with their table defaults."""
     values: dict[str, Any] = {}
     index = 0
     for arg in command.args:
         if arg.many:
-            values[arg.dest] = positionals[index:]
+            values[arg.dest] = [arg.convert(text) for text in positionals[index:]] or None
             index = len(positionals)
         else:
-            value = positionals[index] if index < len(positionals) else None
-            values[arg.dest] = Path(value) if arg.kind == "path" and value is not None else value
+            values[arg.dest] = arg.convert(positionals[index]) if index < len(positionals) else None
             index += 1
     for opt in command.opts:
         values[opt.dest] = options.get(opt.dest, False if opt.kind == "flag" else opt.default)
     return values
-
-
-def run(argv: list[str], prior: Any = None) -> bool:
-    """Run ``argv`` if it is a plain hot command; False means "use the typer app".
-
-    ``prior``: the shell's :class:`~kvcli.cli.core.GlobalOptions` (its open session), for a
-    shell line: a script of 10,000 lines would otherwise spend a third of its time in typer."""
-    if config.get(config.NO_FAST_PATH):
-        return False
-    parsed = parse(argv)
-    if parsed is None:
-        return False
-    name, globals_, positionals, options = parsed
-    # an option not given stays None: the library reads its KVCLI_* variable (config.get);
-    # in the shell, the open session (prior) wins unless --session/--home is on the line
-    global_options = make_global_options(prior, globals_)
-    command = table.find(name)
-    assert command is not None
-    dispatch(command, global_options, values_for(command, positionals, options))
-    return True

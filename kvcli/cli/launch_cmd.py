@@ -25,9 +25,9 @@ RAY_HINT = ("for several machines start a Ray cluster on them (docs/distributed.
 
 def usage_error(message: str) -> Any:
     """A usage error of ``launch`` (exit 2, before anything starts)."""
-    from kvcli.errors import KVCliError
+    from kvcli.errors import UsageError
 
-    return KVCliError(f"launch: {message}", remedy="usage", command="launch")
+    return UsageError(f"launch: {message}", command="launch")
 
 
 def check_command_line(command: Sequence[str]) -> None:

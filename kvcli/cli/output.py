@@ -9,11 +9,13 @@ import json
 import sys
 from typing import Any, NoReturn, Optional, Sequence
 
+from kvcli.errors import KVCliError, UsageError
 from kvcli.errors import StdoutClosed as StdoutClosed  # raised where stdout is written, caught by the front ends
 
 EXIT_OK = 0
-EXIT_USER_ERROR = 1
-EXIT_USAGE_ERROR = 2
+#: the error classes carry their exit codes (kvcli.cli.failures maps an error to its code)
+EXIT_USER_ERROR = KVCliError.exit_code
+EXIT_USAGE_ERROR = UsageError.exit_code
 
 
 class PipeStdout:
@@ -201,17 +203,11 @@ def hint_for(error: BaseException, where: str = "cli", scope: Sequence[str] = ()
         return f"{flag_for('strict')} makes this an error"
     if remedy == "partial":  # a --shape that does not fit the graph
         return f"give shapes that fit, or pass {flag_for('partial')} to show what is known"
-    if remedy == "usage":
+    if isinstance(error, UsageError):
         command = fields.get("command")
         words = f"help {command}" if command else "help"
         return f"see {command_text(words, where)}"
     return None
-
-
-def exit_code(error: BaseException) -> int:
-    """The exit code of a kvcli error: 2 for a usage error (``remedy="usage"``), else 1."""
-    fields: dict[str, Any] = getattr(error, "fields", None) or {}
-    return EXIT_USAGE_ERROR if fields.get("remedy") == "usage" else EXIT_USER_ERROR
 
 
 def _type_taking(store_type: Any, options: dict[str, Any]) -> Any:

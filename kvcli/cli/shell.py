@@ -1,8 +1,9 @@
 """``kvcli shell``: a prompt_toolkit REPL over the same commands as the one-shot CLI.
 
-Each line is split with :mod:`shlex` and run by the typer app's click command (built from
-the same table, without the commands that cannot run here: ``shell``, ``launch``) against
-the session the shell keeps open — there is no second parser. The session keeps its store
+Each line is split with :mod:`shlex` and run as a one-shot command line is
+(:func:`kvcli.cli.app.run_line`: the fast path, else the click command built from the same
+table, without the commands that cannot run here: ``shell``, ``launch``) against the session
+the shell keeps open. The session keeps its store
 between lines, so device workers stay up; every command still locks the session and
 commits, so another terminal sees each change (and the shell sees theirs).
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kvcli.cli import output
-from kvcli.cli.core import GlobalOptions, typed_scope
+from kvcli.cli.core import GlobalOptions
 from kvcli.errors import KVCliError
 
 EXIT_WORDS = ("exit", "quit")
@@ -107,28 +108,12 @@ class Shell:
         return False
 
     def run(self, args: list[str]) -> int:
-        """Run one command's words; returns its exit code (errors are printed)."""
-        from kvcli.cli import fast
-        from kvcli.cli.app import run_click
+        """Run one command's words; returns its exit code (errors are printed, a bug as an
+        internal error: the shell goes on)."""
+        from kvcli.cli.app import run_line
 
-        as_json = self.options.json
         try:
-            if fast.run(args, prior=self.options):  # the plain hot commands, as one-shot ones run
-                return 0
-            return run_click(args, where="shell", obj=self.options, as_json=as_json)
-        except KVCliError as error:
-            output.report_error(error, "shell", as_json=as_json, scope=typed_scope(args))
-            return output.exit_code(error)
-        except KeyboardInterrupt:
-            output.print_interrupted(as_json, "the session keeps its last committed state")
-            return output.EXIT_INTERRUPTED
-        except output.StdoutClosed:  # `kvcli shell < script | head`: the reader left, end quietly
-            raise
-        except SystemExit as done:
-            return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        except Exception as error:  # a bug: report it, keep the shell
-            output.print_error(f"internal error: {type(error).__name__}: {error}", as_json=as_json)
-            return output.EXIT_USER_ERROR
+            return run_line(args, where="shell", obj=self.options, as_json=self.options.json)
         finally:
             sys.stdout.flush()
 

@@ -1,9 +1,8 @@
 """The declarative command table: every option, argument and command of ``kvcli``, once.
 
-Nothing here imports typer: the startup fast path (:mod:`kvcli.cli.fast`) reads these
-tables to recognise a hot command line, and :mod:`kvcli.cli.build` turns the same tables
-into the typer app (help, completion, validation). A range, a short flag or a help text
-is written here and nowhere else.
+Nothing here imports typer: :mod:`kvcli.cli.build` turns these tables into typer's click
+objects (parsing, help, completion) and :meth:`Opt.convert` converts every option's value. A
+range, a short flag or a help text is written here and nowhere else.
 
 A command names its implementation as ``"module:function"`` so that importing the table
 imports no command code; the function is called as ``function(global_options, **values)``
@@ -69,12 +68,16 @@ class Opt(NamedTuple):
             return "[" + "|".join(self.choices) + "]"
         return {"int": "N", "float": "X", "path": "PATH"}.get(self.kind, "TEXT")
 
+    def bounds(self) -> str:
+        """A number's range as help says it (``(at least 1)``, ``(1 to 64)``); "" for none."""
+        low, high = (_number(b) if b is not None else None for b in (self.low, self.high))
+        if self.kind not in ("int", "float") or (low is None and high is None):
+            return ""
+        return f"(at least {low})" if high is None else f"(at most {high})" if low is None else f"({low} to {high})"
+
     def range_text(self) -> str:
         """What the help adds after the option's text: its range and its variable."""
-        text = ""
-        low, high = (_number(b) if b is not None else None for b in (self.low, self.high))
-        if self.kind in ("int", "float") and (low or high):
-            text = f" (at least {low})" if high is None else f" (at most {high})" if low is None else f" ({low} to {high})"
+        text = f" {self.bounds()}" if self.bounds() else ""
         if self.envvar:  # escaped: the help is rich markup
             text += f" \\[env var: {self.envvar}]"
         return text
@@ -93,7 +96,8 @@ class Opt(NamedTuple):
         if self.kind == "choice":
             lowered = text.lower()
             if lowered not in self.choices:
-                raise BadValueError(f"{text!r} is not one of {', '.join(self.choices)}", text=text, option=self.long)
+                choices = ", ".join(repr(choice) for choice in self.choices)
+                raise BadValueError(f"{text!r} is not one of {choices}", text=text, option=self.long)
             return lowered
         if self.kind == "path":
             return Path(text)
@@ -115,6 +119,11 @@ class Arg(NamedTuple):
     kind: str = "str"
     complete: Optional[str] = None
 
+    def convert(self, text: Any) -> Any:
+        """The value of ``text`` for this argument: a :class:`~pathlib.Path` for a path (read by
+        the command, which says what is wrong with it), else the text."""
+        return Path(text) if self.kind == "path" and isinstance(text, str) else text
+
 
 class Command(NamedTuple):
     """One command: its words, its implementation and how it may be run."""
@@ -125,8 +134,6 @@ class Command(NamedTuple):
     examples: tuple[str, ...] = ()
     args: tuple[Arg, ...] = ()
     opts: tuple[Opt, ...] = ()
-    #: the startup fast path may run its plain forms (no typer import)
-    fast: bool = False
     #: can run inside ``kvcli shell`` (shell and launch cannot)
     in_shell: bool = True
     #: the session must exist (read-only commands say so and list the sessions)
@@ -208,7 +215,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy"),
         args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " One for all keys, or one per key.", many=True,
                            complete="value")),
-        opts=(DTYPE,), fast=True,
+        opts=(DTYPE,),
     ),
     Command(
         "push", "kvcli.cli.commands:run_push",
@@ -220,7 +227,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                            complete="value")),
         opts=(Opt(("--devices", "-d"), "devices", "Push the value from N devices (N copies, summed first).",
                   kind="int", low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]), DTYPE),
-        fast=True, needs_session=True,
+        needs_session=True,
     ),
     Command(
         "pull", "kvcli.cli.commands:run_pull",
@@ -232,7 +239,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]),
               Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout).", kind="path",
                   metavar="FILE", complete="file")),
-        fast=True, needs_session=True,
+        needs_session=True,
     ),
     Command(
         "set-updater", "kvcli.cli.commands:run_set_updater",
@@ -257,7 +264,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("spec", "SPEC", "2bit, 2bit:threshold=0.5, or none"),), opts=(YES,),
     ),
     Command("keys", "kvcli.cli.commands:run_keys", "List the session's keys, one a line (--json: a list).",
-            ("kvcli keys",), fast=True, needs_session=True),
+            ("kvcli keys",), needs_session=True),
     Command("show", "kvcli.cli.commands:run_show",
             "Show the session: store type, updater, and each key's shape, dtype, version and size.",
             ("kvcli --session exp1 show",), needs_session=True),
@@ -300,7 +307,6 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--keys",), "keys", "Only the arrays whose names (as in the file) match: a comma-separated list "
                   "of names or glob patterns, e.g. 'arg:*'.", metavar="NAMES"),
               YES),
-        fast=True,
     ),
     Command(
         "save-params", "kvcli.cli.commands:run_save_params",
@@ -312,7 +318,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(Arg("out", "OUT", "The .params file to write.", kind="path", complete="file"),
               Arg("keys", "KEY", "Keys to save, in this order (default: every key, in the session's order).",
                   many=True, required=False, complete="key")),
-        opts=(YES,), fast=True, needs_session=True,
+        opts=(YES,), needs_session=True,
     ),
     Command(
         "sessions", "kvcli.cli.commands:run_sessions", "List the sessions in the home folder (or delete one).",
@@ -429,7 +435,6 @@ SESSION_COMMANDS: tuple[Command, ...] = (
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
                   "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
               PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
-        fast=True,
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
@@ -442,7 +447,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         ("kvcli summary resnet-50-symbol.json --shape data=1,3,224,224",
          "kvcli summary model.json --shape data=32,784 --json | jq .totals",
          "kvcli summary char-lstm.json --shape 'data/*=32' --shape 'l*_init_*=32,512'"),
-        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN), fast=True,
+        args=(MODEL_ARG,), opts=(SHAPE, PARAMS, NO_PARAMS, STRICT, PARTIAL, ALLOW_UNKNOWN),
     ),
 )
 

@@ -133,9 +133,8 @@ def test_global_options_after_the_command(kv: Runner) -> None:
     assert init.code == 0 and json.loads(init.out)["keys"][0]["key"] == 3
     assert kv("init", "k", "ones(2)", "-s", "other").code == 0
     assert kv("pull", "k", "--session", "other").array().tolist() == [1, 1]
-    for env in ({}, {"KVCLI_NO_FAST_PATH": "1"}):
-        assert kv("keys", "-s", "other", env=env).out == "k\n"
-        assert json.loads(kv("pull", "3", "--json", env=env).out)["value"][0] == [2, 2, 2]
+    assert kv("keys", "-s", "other").out == "k\n"
+    assert json.loads(kv("pull", "3", "--json").out)["value"][0] == [2, 2, 2]
 
 
 def test_plurals(kv: Runner, tmp_path: Path) -> None:
@@ -154,16 +153,6 @@ def test_one_meaning_per_short_flag() -> None:
     assert shorts == {"-s": "--session", "-t": "--type"}
     launch = table.find("launch")
     assert launch is not None and launch.option("-s") is None  # --servers has no short flag now
-
-
-def test_fast_path_reads_the_table() -> None:
-    from kvcli.cli.fast import parse
-
-    assert parse(["pull", "3", "-s", "x"]) == ("pull", {"session": "x"}, ["3"], {})
-    assert parse(["init", "3", "ones(2)", "--json"]) == ("init", {"json": True}, ["3", "ones(2)"], {})
-    assert parse(["-s", "a", "pull", "3", "-s", "b"]) is None  # repeated: typer decides
-    assert parse(["--type", "bogus", "keys"]) is None
-    assert parse(["--type", "DEVICE", "keys"]) == ("keys", {"store_type": "device"}, [], {})
 
 
 def test_every_command_of_the_app_is_in_the_table() -> None:

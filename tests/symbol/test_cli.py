@@ -286,14 +286,15 @@ def test_help_has_examples() -> None:
 def test_viz_and_summary_run_on_the_fast_path_repeated_shapes_included() -> None:
     """No typer import for a plain `kvcli viz`/`summary` (half the start-up CPU): the fast
     path gathers a repeatable option's values into a list and makes the model a Path, as typer does."""
-    from kvcli.cli import table
-    from kvcli.cli.fast import parse, values_for
+    from kvcli.cli.fast import parse
 
     parsed = parse(["viz", "m-symbol.json", "--shape", "data/*=32", "--shape", "l*_init_*=32,512", "-o", "x.html"])
-    assert parsed == ("viz", {}, ["m-symbol.json"], {"shape": ["data/*=32", "l*_init_*=32,512"], "out": Path("x.html")})
-    command = table.find("viz")
-    values = values_for(command, parsed[2], parsed[3])
+    assert parsed is not None
+    command, _, values = parsed
+    assert command.name == "viz"
     assert values["file"] == Path("m-symbol.json") and values["shape"] == ["data/*=32", "l*_init_*=32,512"]
+    assert values["out"] == Path("x.html")
     assert values["rankdir"] == "tb" and values["values"] is None and values["no_params"] is False
-    assert parse(["summary", "m.json", "--shape", "data=1,3"])[3] == {"shape": ["data=1,3"]}
+    summary = parse(["summary", "m.json", "--shape", "data=1,3"])
+    assert summary is not None and summary[2]["shape"] == ["data=1,3"]
     assert parse(["viz", "m.json", "-o", "a.svg", "-o", "b.svg"]) is None  # a repeated single option: typer says so
