@@ -1,4 +1,4 @@
-"""Redraw the README's screenshots of the HTML viewer with headless Chromium (selenium).
+"""Redraw the screenshots of the HTML viewer (README.md, docs/viz.md) with headless Chromium (selenium).
 
     .venv/bin/python docs/screenshots.py
 

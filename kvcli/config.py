@@ -4,8 +4,8 @@
 what it does. Modules read a variable only through :func:`get` (or :func:`raw` for the few
 whose value is passed through untouched), so a bad value is always the same one-line
 :class:`~kvcli.errors.ConfigError` naming the variable, the value and a fix — never a silent
-fallback to the default. The README's table of variables is checked against this one by
-the tests.
+fallback to the default. The guide's table of variables (docs/environment.md) is checked
+against this one by the tests.
 
 This module imports nothing heavy: the one-shot fast path reads it before numpy loads.
 """
@@ -221,7 +221,7 @@ def documented() -> list[Variable]:
 
 
 def markdown_table() -> str:
-    """The README's table of variables (the tests check the README holds exactly this)."""
+    """The guide's table of variables (the tests check docs/environment.md holds exactly this)."""
     rows = ["| Variable | Value | What it does |", "|---|---|---|"]
     rows += [f"| `{v.name}` | {v.kind} | {v.doc} |" for v in documented()]
     return "\n".join(rows)

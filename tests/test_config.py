@@ -1,4 +1,4 @@
-"""The KVCLI_* variables: one table (kvcli.config), one check, the README in step."""
+"""The KVCLI_* variables: one table (kvcli.config), one check, docs/environment.md in step."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from kvcli.errors import ConfigError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_lists_exactly_the_declared_variables() -> None:
-    assert config.markdown_table() in (ROOT / "README.md").read_text()
+def test_the_guide_lists_exactly_the_declared_variables() -> None:
+    assert config.markdown_table() in (ROOT / "docs" / "environment.md").read_text()
 
 
 def test_no_module_reads_a_kvcli_variable_behind_the_tables_back() -> None:

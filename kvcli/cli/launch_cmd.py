@@ -19,7 +19,7 @@ MXNET_ONLY = {
     "--sync-dst-dir": "kvcli launch runs the command in this folder on each Ray node",
     "--env": "set the variables in the environment of `kvcli launch`: the workers inherit it",
 }
-RAY_HINT = ("for several machines start a Ray cluster on them (README, \"On several machines\") and run "
+RAY_HINT = ("for several machines start a Ray cluster on them (docs/distributed.md, \"Several machines\") and run "
             "KVCLI_RAY_ADDRESS=auto kvcli launch -n W -- COMMAND")
 
 

@@ -109,7 +109,7 @@ TABLE: tuple[Module, ...] = (
         supported=names("KVStore KVStoreBase create"),
         unsupported=(
             group("KVStoreServer kvstore_server", "kvcli's dist stores start their own servers (Ray): create the "
-                  "store with mx.kv.create('dist_sync') (see the README's dist section)"),
+                  "store with mx.kv.create('dist_sync') (see docs/distributed.md)"),
             group("base kvstore", _SUBMODULE),
         ),
     ),
@@ -327,7 +327,7 @@ TABLE: tuple[Module, ...] = (
                   wrap_np_unary_func set_module""", _NUMPY_INTERFACE),
             group("get_cuda_compute_capability get_gpu_memory", _GPU),
             group("getenv setenv", "MXNet's C-library environment variables are not read by kvcli: kvcli's settings "
-                  "are KVCLI_* environment variables (see the README)"),
+                  "are KVCLI_* environment variables (see docs/environment.md)"),
             group("c_str check_call py_str", _PLUMBING + " (py_str is mx.base.py_str)"),
         ),
         notes={"np_shape": "only np_shape(False) (MXNet 1.x's default): turning NumPy shapes on is refused"},

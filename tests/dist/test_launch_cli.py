@@ -75,10 +75,10 @@ def test_example_two_workers_converge_to_one_worker(ray_cluster, monkeypatch):
 
 
 def test_readme_launch_block_runs_the_worker_example(tmp_path):
-    # the README's dist blocks are skipped by tests/cli/test_readme.py and run here, as written
-    from tests.cli.test_readme import REPO, readme_blocks, run_block
+    # the dist blocks of README.md and docs/ are skipped by tests/cli/test_readme.py and run here, as written
+    from tests.cli.test_readme import REPO, doc_blocks, run_block
 
-    blocks = [b for b in readme_blocks() if b.kind == "dist"]
+    blocks = [b for b in doc_blocks() if b.kind == "dist"]
     assert blocks and all("kvcli launch" in b.body for b in blocks)
     for block in blocks:
         result = run_block(block, REPO, tmp_path)

@@ -215,7 +215,7 @@ def test_init_with_a_list_of_one_value_is_init_with_the_value(make_kv, ref, name
 
 def test_broadcast_again_reinitialises(make_kv, ref, name) -> None:
     # MXNet's native store refuses a second broadcast of a key ("duplicate init"); kvcli
-    # re-initialises, as its init does (README: Differences from MXNet)
+    # re-initialises, as its init does (docs/kvstore.md: Differences from MXNet)
     assert ref["api"][f"broadcast_twice_{name}"] == "MXNetError"
     kv = make_kv(name)
     kv.broadcast(20, nd.ones(SHAPE), nd.empty(SHAPE))

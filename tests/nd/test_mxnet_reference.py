@@ -83,7 +83,7 @@ def check_case(setup: str, case: dict[str, Any]) -> None:
         error_class = _BUILTIN_ERRORS.get(expected["type"], MXNetError)
         if case["name"].startswith("unknown_kwarg"):
             # kvcli: a misspelt keyword is always Python's TypeError (MXNet: a TypeError or an
-            # MXNetError "Cannot find argument", and some functions ignore it: see the README)
+            # MXNetError "Cannot find argument", and some functions ignore it: see docs/mxnet-layer.md)
             error_class = TypeError
         with pytest.raises(error_class):
             exec(case["code"], ns)  # noqa: S102

@@ -143,7 +143,7 @@ def test_unpickles_the_state_mxnet_pickled() -> None:
 
 
 def test_reshape_differences_from_mxnet_are_the_documented_ones() -> None:
-    """README, Differences: ``nd.reshape`` never changes the element count (MXNet's operator
+    """docs/mxnet-layer.md, Differences: ``nd.reshape`` never changes the element count (MXNet's operator
     returns values read past the end), and -1 after -2 is inferred where it stands."""
     x = nd.arange(24).reshape((2, 3, 4))
     with pytest.raises(NDArrayError):

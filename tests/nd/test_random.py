@@ -1,7 +1,7 @@
 """``nd.random`` / ``mx.random``: distributions, shapes, dtypes and seeding rules.
 
 kvcli's streams are numpy's, not MXNet's, so these test statistics and reproducibility,
-not MXNet's exact numbers (README: "Differences from MXNet").
+not MXNet's exact numbers (docs/mxnet-layer.md: "Differences from MXNet").
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from kvcli.symbol.shape_rules import reshape_target
 
 RECORDED = json.loads((Path(__file__).resolve().parents[1] / "data" / "mxnet_reshape_reference.json").read_text())
 
-#: README, Differences: -1 after -2 is inferred where it stands (MXNet's nd refuses the spec,
+#: docs/mxnet-layer.md, Differences: -1 after -2 is inferred where it stands (MXNet's nd refuses the spec,
 #: its symbol inference gives (2, 3, 1, 1)).
 #: A zero-size input: MXNet 1.x reads a 0 dimension as unknown and refuses to infer the -1;
 #: kvcli infers it from the other dimensions, as both of its former implementations did.

@@ -161,7 +161,7 @@ def overrides(mx: Any) -> dict[str, Any]:
             run["updater"] = _through_updater(mx, cls(**kwargs), count=2)
             run["updater_list"] = _through_updater(mx, cls(**kwargs), count=5, steps=2, as_list=True)
             # MXNet 1.9.1's DCASGD has no multi-precision path, and its multi-precision LBSGD
-            # swaps master copy and momentum (kvcli updates the master copy: README, Differences)
+            # swaps master copy and momentum (kvcli updates the master copy: docs/mxnet-layer.md, Differences)
             if name not in ("DCASGD", "LBSGD"):
                 run["mp_float16"] = _through_updater(mx, cls(multi_precision=True, **kwargs), count=1, steps=2,
                                                      dtype="float16")

@@ -73,7 +73,7 @@ DEVIATIONS: dict[str, tuple[Deviation, ...]] = {
     "retain bad keyword": (Deviation(
         lambda v: v["stype"] == "row_sparse",
         "MXNet's retain ignores an unknown keyword; kvcli refuses it, so a misspelt argument is never dropped "
-        "silently (README: a keyword an nd function does not take is an error)", None),),
+        "silently (docs/mxnet-layer.md: a keyword an nd function does not take is an error)", None),),
     "nd.norm axis1": (_RSP_INT_L2,),
     "norm axis0": (_RSP_INT_L2,),
     "norm axis1 keepdims": (_INT_L2,),
