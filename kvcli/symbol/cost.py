@@ -93,10 +93,12 @@ def _rnn(a: Attrs, ins: list[Optional[Shape]], outs: list[Optional[Shape]]) -> O
     projection = a.optional_ints("projection_size") if "projection_size" in a else None
     proj = int(projection[0]) if projection else 0
     recurrent = proj or hidden
-    per_step = 0
-    for layer in range(layers):
-        width = size if layer == 0 else directions * recurrent
-        per_step += gates * hidden * (width + recurrent) + hidden * proj
+    if layers < 1 or hidden < 1:
+        return None
+    # layer 0 reads the input (size), every later one the previous layer's outputs
+    # (directions·recurrent): in closed form, since a hostile file may say num_layers=10**9
+    widths = (size + recurrent) + (layers - 1) * (directions * recurrent + recurrent)
+    per_step = gates * hidden * widths + layers * hidden * proj
     return steps * batch * directions * per_step
 
 
@@ -189,6 +191,10 @@ def compute_cost(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None
 
 
 def _prefixed(value: float, steps: tuple[tuple[float, str], ...], unit: str) -> str:
+    if abs(value) >= steps[-1][0] * 1e18:  # past every prefix (a hostile file's sizes): exact digits
+        from decimal import Decimal
+
+        return f"{Decimal(value) / Decimal(steps[-1][0]):.3e} {steps[-1][1]}{unit}"
     for scale, prefix in steps:  # smallest first: the first prefix under which it reads < 1,000
         text = f"{value / scale:.3g}"
         if "e" not in text and abs(float(text)) < 1000:

@@ -6,6 +6,7 @@ formulas written out here, and against the papers' totals (ResNet-50 v1: 3.86 G 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 
@@ -146,3 +147,43 @@ def test_an_integer_attribute_of_thousands_of_digits_is_an_attribute_error() -> 
     with pytest.raises(AttrError, match="5,000 digits"):
         parse_int_tuple("3" * 5000, "kernel")
     assert parse_int_tuple("1" + "0" * 30, "kernel") == (10**30,)
+
+
+def _rnn_graph(num_layers: str, bidirectional: bool = False, projection: str = "") -> str:
+    attrs = {"mode": "lstm", "state_size": "8", "num_layers": num_layers, "bidirectional": str(bidirectional)}
+    if projection:
+        attrs["projection_size"] = projection
+    nodes = [{"op": "null", "name": n, "inputs": []} for n in ("data", "p", "s", "c")]
+    nodes.append({"op": "RNN", "name": "r", "attrs": attrs, "inputs": [[i, 0, 0] for i in range(4)]})
+    return json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2, 3], "heads": [[4, 0, 0]]})
+
+
+@pytest.mark.parametrize("layers,bidirectional,projection", [(1, False, ""), (3, False, ""), (2, True, ""),
+                                                              (4, True, "")])
+def test_rnn_macs_closed_form_equals_the_layer_by_layer_sum(layers: int, bidirectional: bool,
+                                                             projection: str) -> None:
+    from kvcli.symbol.graph import load_json
+
+    result = infer_shapes(load_json(_rnn_graph(str(layers), bidirectional, projection), source="t"),
+                          {"data": (5, 2, 4)})
+    directions, hidden = (2 if bidirectional else 1), 8
+    per_step = sum(4 * hidden * ((4 if layer == 0 else directions * hidden) + hidden) for layer in range(layers))
+    assert compute_cost(result).macs[4] == 5 * 2 * directions * per_step
+
+
+def test_an_rnn_of_a_billion_layers_costs_no_time_and_prints() -> None:
+    """A hostile file's num_layers=10**20 once looped per layer (the summary never returned)."""
+    import time
+
+    from rich.console import Console
+
+    from kvcli.symbol.graph import load_json
+    from kvcli.symbol.summary import print_table, summarize
+
+    started = time.perf_counter()
+    result = infer_shapes(load_json(_rnn_graph("100000000000000000000"), source="t"), {"data": (5, 2, 4)})
+    per_step = 4 * 8 * ((4 + 8) + (10**20 - 1) * (8 + 8))
+    assert compute_cost(result).macs[4] == 5 * 2 * per_step
+    print_table(summarize(result), Console(file=io.StringIO(), width=160), title="t")
+    assert time.perf_counter() - started < 5
+    assert si(10**400) == "1.000e+385 P" and binary(10**400).endswith(" PiB")
