@@ -224,7 +224,7 @@ class Committer:
         conn = self._db
         if conn is not None:
             try:
-                empty = db.read_raw(conn, self.place.path / DB) is None
+                empty = db.read_meta(conn, self.place.path / DB) is None
             except SessionError:
                 empty = False
             if not empty:
@@ -247,7 +247,7 @@ class Committer:
                     self._committed = {key: _row(entry) for key, entry in legacy.keys.items()}
                 return legacy
             self.close_db()
-            db.create_from(self.place.path, legacy.to_json(), lock_timeout(),
+            db.create_from(self.place.path, legacy.meta_json(), legacy.rows(), lock_timeout(),
                            before_replace=lambda: crash_point("before-migration"))
             crash_point("after-migration")
             remove_quietly(self.place.manifest_path)
@@ -280,7 +280,7 @@ class Committer:
         if self._stamp is not None:  # a connection kept across commands: its schema may be older
             db.forget_schema(conn)
         self.reused = False
-        manifest = Manifest.from_json(meta, path, keys=(conn, path))
+        manifest = Manifest.from_db(meta, conn, path)
         self._meta = meta
         self.manifest, self._stamp = manifest, stamp
         self._committed = manifest.keys.original if isinstance(manifest.keys, KeyTable) else {}
@@ -439,7 +439,7 @@ class Committer:
             try:
                 if txn.all_rows or epoch is None:
                     epoch = epoch or unique_token()
-                    db.write_all(conn, manifest.to_json(with_data=True), epoch)
+                    db.write_all(conn, manifest.meta_json(), manifest.rows(), epoch)
                 else:
                     fields = manifest.meta_json()
                     known = self._meta
@@ -447,7 +447,7 @@ class Committer:
                         name: value for name, value in fields.items() if name not in known or known[name] != value})
                     db.delete_keys(conn, txn.deleted)
                     keys = dict.fromkeys([*txn.changed, *txn.residuals])
-                    db.upsert_keys(conn, [manifest.keys[k].to_json(with_data=True) for k in keys if k in manifest.keys])
+                    db.upsert_keys(conn, [manifest.keys[k].row() for k in keys if k in manifest.keys])
                 crash_point("before-manifest")
                 conn.execute("COMMIT")
             except BaseException:
@@ -475,7 +475,7 @@ class Committer:
         for suffix in db.SIDE_FILES:  # of the damaged database (a symlink is removed, not followed)
             remove_quietly(self.place.path / (DB + suffix))
         crash_point("before-manifest")
-        db.create_from(self.place.path, manifest.to_json(with_data=True), lock_timeout())
+        db.create_from(self.place.path, manifest.meta_json(), manifest.rows(), lock_timeout())
         crash_point("after-manifest")
 
     def _freeable(self, txn: _Txn) -> list[Path]:
@@ -556,7 +556,7 @@ def load_folder(folder: Path) -> Manifest | None:
         meta = db.read_meta(conn, folder / DB)
         if meta is None:
             return None
-        manifest = Manifest.from_json(meta, folder / DB, keys=(conn, folder / DB))
+        manifest = Manifest.from_db(meta, conn, folder / DB)
         manifest.keys = dict(manifest.keys)  # every row, checked, before the connection closes
         return manifest
     finally:

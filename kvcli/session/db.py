@@ -13,8 +13,9 @@
   name of that value (no such file exists). A database written before ``data`` existed
   gets the column from its first writing command; readers treat it as absent until then.
 
-Rows are read back into the same dictionary as the old ``manifest.json`` and checked by the
-one validator (:func:`kvcli.session.schema.validate`): nothing in the database is trusted.
+A key's row is read into a :class:`kvcli.session.entry.KeyEntry` and written from one
+(``KeyEntry.from_row`` / ``KeyEntry.row``, every field checked on reading), the meta rows into
+the fields :func:`kvcli.session.schema.check_meta` checks: nothing in the database is trusted.
 Nor is its SQL: a database holding anything but these tables and their indexes (a trigger,
 a view, another table) is refused when it is opened (:func:`check_schema`), SQLite's
 ``trusted_schema`` is off, and every statement has a deadline (:class:`BoundedConnection`);
@@ -347,19 +348,6 @@ def stamp_of(meta: dict[str, Any]) -> tuple[str, int] | None:
     return epoch, generation
 
 
-def read_raw(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
-    """The manifest as the dictionary ``manifest.json`` held (unchecked), or None when empty."""
-    data = read_meta(conn, path)
-    if data is None:
-        return None
-    try:
-        rows = conn.execute(f"SELECT {key_select(conn)} FROM keys ORDER BY pos").fetchall()
-    except sqlite3.Error as error:
-        raise db_error(path, error) from None
-    data["keys"] = [row_entry(row, path) for row in rows]
-    return data
-
-
 def read_meta(conn: sqlite3.Connection, path: Path, epoch: bool = False) -> dict[str, Any] | None:
     """The manifest's fields but its keys (unchecked), or None when the database is empty;
     ``epoch``: with the database's ``epoch`` (:func:`stamp_of`)."""
@@ -384,71 +372,43 @@ def read_meta(conn: sqlite3.Connection, path: Path, epoch: bool = False) -> dict
     return data
 
 
-def row_entry(row: tuple[Any, ...], path: Path) -> dict[str, Any]:
-    """A ``keys`` row as the manifest entry dictionary the validator checks."""
-    key, file, dtype, shape, version, spare, residual, data = row
-    entry: dict[str, Any] = {"key": key, "file": file, "dtype": dtype, "version": version}
-    try:
-        entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
-    except (ValueError, RecursionError):
-        raise corrupted(path, f"key {str(key)[:40]!r} has a malformed shape") from None
-    if spare is not None:
-        entry["spare"] = spare
-    if residual is not None:
-        entry["residual"] = residual
-    if data is not None:
-        entry["data"] = data
-    return entry
-
-
-def _bind(value: Any) -> Any:
-    """A value SQLite can hold as it is; anything else as JSON text (test helpers write
-    hostile manifests through here, the validator refuses them on reading)."""
-    if value is None or isinstance(value, (str, bytes, float)) or (isinstance(value, int) and -(1 << 63) <= value < 1 << 63):
-        return value
-    return json.dumps(value)
-
-
-def key_row(entry: dict[str, Any]) -> tuple[Any, ...]:
-    shape = entry.get("shape")
-    return (_bind(entry.get("key")), _bind(entry.get("file")), _bind(entry.get("dtype")), json.dumps(shape),
-            _bind(entry.get("version")), _bind(entry.get("spare")), _bind(entry.get("residual")), _bind(entry.get("data")))
-
-
 def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
                      [(name, json.dumps(value, ensure_ascii=False)) for name, value in meta.items()])
 
 
-def upsert_keys(conn: sqlite3.Connection, entries: Iterable[dict[str, Any]]) -> None:
-    """Insert or update key rows; an updated key keeps its position."""
+def upsert_keys(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Insert or update key rows (:data:`KEY_COLUMNS`, as ``KeyEntry.row`` gives them); an
+    updated key keeps its position."""
     conn.executemany(
         "INSERT INTO keys (key, file, dtype, shape, version, spare, residual, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(key) DO UPDATE SET file=excluded.file, dtype=excluded.dtype, shape=excluded.shape, "
         "version=excluded.version, spare=excluded.spare, residual=excluded.residual, data=excluded.data",
-        [key_row(entry) for entry in entries],
+        rows,
     )
 
 
 def delete_keys(conn: sqlite3.Connection, keys: Iterable[Any]) -> None:
-    rows = [(_bind(key),) for key in keys]
+    rows = [(key,) for key in keys]
     if rows:
         conn.executemany("DELETE FROM keys WHERE key = ?", rows)
 
 
-def write_all(conn: sqlite3.Connection, data: dict[str, Any], epoch: str | None = None) -> None:
-    """Replace every row by the manifest dictionary ``data`` (inside the caller's transaction)."""
+def write_all(conn: sqlite3.Connection, meta: dict[str, Any], rows: Iterable[tuple[Any, ...]],
+              epoch: str | None = None) -> None:
+    """Replace every row by the meta fields ``meta`` and the key rows ``rows`` (inside the
+    caller's transaction)."""
     conn.execute("DELETE FROM meta")
     conn.execute("DELETE FROM keys")
-    meta = {name: value for name, value in data.items() if name != "keys"}
-    meta["epoch"] = epoch or unique_token()
-    write_meta(conn, meta)
-    upsert_keys(conn, data.get("keys", []))
+    write_meta(conn, {**meta, "epoch": epoch or unique_token()})
+    upsert_keys(conn, rows)
 
 
-def create_from(folder: Path, data: dict[str, Any], timeout: float, before_replace: Any = None) -> None:
-    """Build ``session.db`` in ``folder`` from a manifest dictionary, whole or not at all: a
-    temporary database, fsynced, renamed into place (the migration's commit point)."""
+def create_from(folder: Path, meta: dict[str, Any], rows: Iterable[tuple[Any, ...]], timeout: float,
+                before_replace: Any = None) -> None:
+    """Build ``session.db`` in ``folder`` from a manifest's meta fields and key rows, whole or
+    not at all: a temporary database, fsynced, renamed into place (the migration's commit
+    point)."""
     from kvcli.osutil import fsync_dir
 
     path = db_path(folder)
@@ -463,7 +423,7 @@ def create_from(folder: Path, data: dict[str, Any], timeout: float, before_repla
             for statement in SCHEMA:
                 conn.execute(statement)
             conn.execute("BEGIN IMMEDIATE")
-            write_all(conn, data)
+            write_all(conn, meta, rows)
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -499,12 +459,30 @@ def remove_stale_temporaries(folder: Path) -> None:
 
 
 def load_raw(folder: Path) -> dict[str, Any] | None:
-    """The committed manifest of the session in ``folder`` as the dictionary ``manifest.json``
-    held, unchecked (for inspection and tests; commands read through the validator)."""
+    """The committed manifest of the session in ``folder`` in the shape of a ``manifest.json``
+    (each key an object, its ``data`` bytes included), unchecked: for inspection and tests.
+    Commands never read this form: they read each row into a ``KeyEntry``."""
     conn = connect(folder, 5.0, write=False)
     if conn is None:
         return None
+    path = db_path(folder)
     try:
-        return read_raw(conn, db_path(folder))
+        data = read_meta(conn, path)
+        if data is None:
+            return None
+        try:
+            rows = conn.execute(f"SELECT {key_select(conn)} FROM keys ORDER BY pos").fetchall()
+        except sqlite3.Error as error:
+            raise db_error(path, error) from None
     finally:
         conn.close()
+    data["keys"] = [_inspected(row) for row in rows]
+    return data
+
+
+def _inspected(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``keys`` row as a ``manifest.json`` key object (an absent optional field left out)."""
+    entry = {name: value for name, value in zip(KEY_COLUMNS, row) if value is not None or name in KEY_COLUMNS[:5]}
+    shape = entry["shape"]
+    entry["shape"] = json.loads(shape) if isinstance(shape, str) else shape
+    return entry

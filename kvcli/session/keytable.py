@@ -11,25 +11,21 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, MutableMapping
+from typing import Any, Iterator, MutableMapping
 
-from kvcli.errors import KeyTypeError, ManifestProblem
+from kvcli.errors import ManifestProblem
 from kvcli.session import db
+from kvcli.session.entry import KeyEntry, files_belong_to_one_place
 from kvcli.session.files import corrupted
-from kvcli.session.names import Key, check_key
-from kvcli.session.schema import check_key_entry, short, validate
-
-if TYPE_CHECKING:  # manifest imports this module
-    from kvcli.session.manifest import KeyEntry
+from kvcli.session.names import Key
+from kvcli.session.schema import MAX_KEYS, short
 
 
-class KeyTable(MutableMapping[Key, "KeyEntry"]):
+class KeyTable(MutableMapping[Key, KeyEntry]):
     """``Manifest.keys`` backed by the ``keys`` table (see the module docs)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, kind: str | None, state: str | None,
-                 make: Callable[[dict[str, Any]], "KeyEntry"], meta: dict[str, Any]) -> None:
-        self._conn, self._path, self.kind, self._state, self._make = conn, path, kind, state, make
-        self._meta = meta
+    def __init__(self, conn: sqlite3.Connection, path: Path, kind: str | None, state: str | None) -> None:
+        self._conn, self._path, self.kind, self._state = conn, path, kind, state
         self._cache: dict[Key, KeyEntry] = {}
         self._absent: set[Key] = set()  # asked for and not in the table (or deleted)
         self._full = False
@@ -48,24 +44,18 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         return self._select[1]
 
     # ------------------------------------------------------------------ one row
-    def _fetch(self, key: Key) -> "KeyEntry | None":
+    def _fetch(self, key: Key) -> KeyEntry | None:
         try:
             rows = self._conn.execute(f"SELECT {self._columns()} FROM keys WHERE key = ?", (key,)).fetchall()
         except sqlite3.Error as error:
             raise db.db_error(self._path, error) from None
         if not rows:
             return None
-        raw = db.row_entry(rows[0], self._path)
-        try:
-            check_key_entry(raw)
-            found = check_key(raw["key"])
-        except ManifestProblem as problem:
-            raise corrupted(self._path, str(problem)) from None
-        except KeyTypeError as error:
-            raise corrupted(self._path, f"a key entry is malformed ({error})") from None
+        entry = KeyEntry.from_row(rows[0], self._path)
+        found = entry.key
         if found != key or type(found).__name__ != self.kind:
             raise corrupted(self._path, f"key_kind says {self.kind!r} but key {short(found)} is not of that kind")
-        names = [raw[name] for name in ("file", "spare", "residual") if raw.get(name) is not None]
+        names = [name for name in (entry.file, entry.spare, entry.residual) if name is not None]
         if len(set(names)) != len(names) or self._state in names:
             raise corrupted(self._path, f"key {short(key)} names one file twice: each file has one use")
         marks = ", ".join("?" * len(names))
@@ -78,7 +68,6 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         if other is not None:
             raise corrupted(self._path, f"key {short(key)} and key {short(other[0])} name the same file: "
                                         "each file has one use")
-        entry = self._make(raw)
         self.original[key] = entry.files_row()
         return entry
 
@@ -90,18 +79,17 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
             rows = self._conn.execute(f"SELECT {self._columns()} FROM keys ORDER BY pos").fetchall()
         except sqlite3.Error as error:
             raise db.db_error(self._path, error) from None
-        raws = [db.row_entry(row, self._path) for row in rows]
+        if len(rows) > MAX_KEYS:
+            raise corrupted(self._path, f"keys must be a list of at most {MAX_KEYS:,} entries")
+        entries = [KeyEntry.from_row(row, self._path) for row in rows]
         try:
-            validate({**self._meta, "keys": raws})
+            files_belong_to_one_place(entries, self._state)
         except ManifestProblem as problem:
             raise corrupted(self._path, str(problem)) from None
         table: dict[Key, KeyEntry] = {}
         kinds = set()
-        for raw in raws:
-            try:
-                key = check_key(raw["key"])
-            except KeyTypeError as error:
-                raise corrupted(self._path, f"a key entry is malformed ({error})") from None
+        for entry in entries:
+            key = entry.key
             if key in table:
                 raise corrupted(self._path, f"key {key!r} has a repeated entry")
             kinds.add(type(key).__name__)
@@ -110,7 +98,6 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
             if key in self._cache:
                 table[key] = self._cache[key]
             else:
-                entry = self._make(raw)
                 self.original[key] = entry.files_row()
                 table[key] = entry
         if len(kinds) > 1 or (kinds and self.kind not in kinds):
@@ -120,7 +107,7 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
         self._cache, self._full = table, True
 
     # ------------------------------------------------------------------ the mapping
-    def __getitem__(self, key: Key) -> "KeyEntry":
+    def __getitem__(self, key: Key) -> KeyEntry:
         entry = self._cache.get(key)
         if entry is not None:
             return entry
@@ -140,7 +127,7 @@ class KeyTable(MutableMapping[Key, "KeyEntry"]):
             return False
         return True
 
-    def __setitem__(self, key: Key, entry: "KeyEntry") -> None:
+    def __setitem__(self, key: Key, entry: KeyEntry) -> None:
         if not self._full and key not in self._cache and key not in self._absent:
             self.get(key)  # its committed row (what the commit replaces)
         self._absent.discard(key)

@@ -1,121 +1,33 @@
-"""The manifest: what a session holds (store, updater, keys and their files), read from
-JSON that is checked field by field (:mod:`kvcli.session.schema`) and written atomically.
+"""The manifest: what a session holds (store, updater, keys and their files), read from the
+session database's rows or from a ``manifest.json`` (an old session, an export), checked
+field by field (:mod:`kvcli.session.schema`) either way; each key is a
+:class:`~kvcli.session.entry.KeyEntry`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, MutableMapping
 
-import numpy as np
-
-from kvcli.errors import KeyTypeError, SessionError, ManifestProblem
+from kvcli.errors import SessionError, ManifestProblem
 from kvcli.arrays.npyio import NOFOLLOW
 from kvcli.osutil import atomic_write
-from kvcli.session.files import check_npy, corrupted, disk_error, read_npy
+from kvcli.session.entry import KeyEntry as KeyEntry  # re-exported: the session's modules read it here
+from kvcli.session.entry import files_belong_to_one_place
+from kvcli.session.files import corrupted, disk_error
 from kvcli.session.keytable import KeyTable
-from kvcli.session.names import FORMAT, FORMAT_VERSION, Key, check_key
-from kvcli.session.schema import MAX_MANIFEST_BYTES, validate
+from kvcli.session.names import FORMAT, FORMAT_VERSION, Key
+from kvcli.session.schema import FIELDS, MAX_MANIFEST_BYTES, META_FIELDS, check_meta, validate
 
 if TYPE_CHECKING:  # read only for a python: updater (hashlib and hmac stay off a pull's path)
     from kvcli.session.trust import Trust
 
 
 # ---------------------------------------------------------------------- the manifest
-class KeyEntry:
-    """What the manifest records about one key.
-
-    Attributes:
-        key, file, dtype, shape, version: the key, its value's file name, dtype, shape and
-            how many writes it has had.
-        spare: a file with an older value of the same shape and dtype, overwritten by the
-            next write.
-        residual: the gradient-compression residuals of the key (an .npz), once a
-            compressed push ran.
-        data: the value's bytes (little-endian, C order) when it is held in the database
-            row (at most :data:`~kvcli.session.names.INLINE_BYTES`); ``file`` then only
-            names the value.
-    """
-
-    # a plain class, not a dataclass: creating a dataclass costs a one-shot command ~0.4 ms
-    __slots__ = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
-
-    def __init__(self, key: Key, file: str, dtype: str, shape: tuple[int, ...], version: int = 1,
-                 spare: str | None = None, residual: str | None = None, data: bytes | None = None) -> None:
-        self.key = key
-        self.file = file
-        self.dtype = dtype
-        self.shape = shape
-        self.version = version
-        self.spare = spare
-        self.residual = residual
-        self.data = data
-
-    def __repr__(self) -> str:
-        where = f"{len(self.data)} bytes in the row" if self.data is not None else self.file
-        return f"KeyEntry({self.key!r}, {where}, {self.dtype} {tuple(self.shape)}, version {self.version})"
-
-    @property
-    def inline(self) -> bool:
-        """Whether the value is held in the key's row rather than in a file."""
-        return self.data is not None
-
-    def files_row(self) -> tuple[str | None, str | None, str | None, str, tuple[int, ...]]:
-        """The files this entry names and its layout: ``(file, spare, residual, dtype, shape)``,
-        ``file`` None for a value held in the row (no file to keep or remove)."""
-        return None if self.inline else self.file, self.spare, self.residual, self.dtype, tuple(self.shape)
-
-    def value(self, data_folder: Path) -> np.ndarray:
-        """The committed value: decoded from the row, or read from its file in ``data_folder``."""
-        if self.data is not None:
-            little = np.dtype(self.dtype).newbyteorder("<")
-            return np.frombuffer(self.data, dtype=little).astype(self.dtype).reshape(self.shape)
-        return read_npy(data_folder / self.file, self.dtype, tuple(self.shape))
-
-    def check_value(self, data_folder: Path) -> None:
-        """Refuse a damaged value file (a row's bytes were checked when the row was read)."""
-        if self.data is None:
-            check_npy(data_folder / self.file, self.dtype, tuple(self.shape))
-
-    def hold(self, array: np.ndarray) -> None:
-        """Hold ``array`` (of this entry's dtype and shape) in the row (the caller gives the
-        value its new name in ``file``)."""
-        little = np.dtype(self.dtype).newbyteorder("<")
-        self.data = np.ascontiguousarray(array, dtype=little).tobytes()
-        self.spare = None
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
-
-    @property
-    def size(self) -> int:
-        """Elements of the value."""
-        return math.prod(self.shape)
-
-    @property
-    def signature(self) -> tuple[str, int]:
-        """What identifies this committed value (files are reused, versions are not)."""
-        return self.file, self.version
-
-    def to_json(self, with_data: bool = False) -> dict[str, Any]:
-        """The entry as the manifest's JSON object; ``with_data``: with the row's value bytes
-        (for the database; JSON never holds them)."""
-        data: dict[str, Any] = {"key": self.key, "file": self.file, "dtype": self.dtype, "shape": list(self.shape),
-                                "version": self.version}
-        if self.spare:
-            data["spare"] = self.spare
-        if self.residual:
-            data["residual"] = self.residual
-        if with_data and self.data is not None:
-            data["data"] = self.data
-        return data
-
-
 class Manifest:
     """The committed state of a session (file names, not data).
 
@@ -178,11 +90,13 @@ class Manifest:
             names.add(self.optimizer_state)
         return names
 
-    def to_json(self, with_data: bool = False) -> dict[str, Any]:
-        return {**self.meta_json(), "keys": [entry.to_json(with_data) for entry in self.keys.values()]}
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as a ``manifest.json`` holds it (an export)."""
+        return {**self.meta_json(), "keys": [entry.to_json() for entry in self.keys.values()]}
 
     def meta_json(self) -> dict[str, Any]:
-        """Every field but the keys (what a commit that changes a few keys rewrites)."""
+        """Every field but the keys, as the database's meta rows hold them (one row a field,
+        its value as JSON): what a commit that changes a few keys rewrites."""
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -197,15 +111,45 @@ class Manifest:
             "key_kind": self.key_kind,
         }
 
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every key's database row, in the manifest's order."""
+        return [entry.row() for entry in self.keys.values()]
+
     @classmethod
-    def from_json(cls, data: Any, where: Path, keys: tuple[Any, Path] | None = None) -> "Manifest":
-        """Validate and read a manifest; every problem is a :class:`SessionError` naming ``where``.
+    def from_json(cls, data: Any, where: Path) -> "Manifest":
+        """Validate and read a ``manifest.json``; every problem is a :class:`SessionError`
+        naming ``where``."""
+        manifest = cls._from_meta(data, where, FIELDS)
+        try:
+            entries = [KeyEntry.from_json(raw) for raw in data["keys"]]
+            files_belong_to_one_place(entries, manifest.optimizer_state)
+        except ManifestProblem as problem:
+            raise corrupted(where, str(problem)) from None
+        kinds = set()
+        for entry in entries:
+            if entry.key in manifest.keys:
+                raise corrupted(where, f"key {entry.key!r} has a repeated entry")
+            kinds.add(type(entry.key))
+            manifest.keys[entry.key] = entry
+        if len(kinds) > 1:
+            raise corrupted(where, "it mixes int and str keys")
+        if data.get("key_kind") not in (None, manifest.key_kind):
+            raise corrupted(where, f"key_kind says {data.get('key_kind')!r} but the keys are {manifest.key_kind}")
+        return manifest
 
-        ``keys``: (a database connection, its path) whose ``keys`` table holds the keys
-        (``data`` then has no ``keys`` field; each row is checked when it is first read)."""
-        if keys is not None:
-            data = {**data, "keys": []}
+    @classmethod
+    def from_db(cls, meta: dict[str, Any], conn: sqlite3.Connection, where: Path) -> "Manifest":
+        """Validate and read the manifest whose meta rows are ``meta`` (name -> decoded value,
+        see :func:`kvcli.session.db.read_meta`); its keys are the ``keys`` rows of ``conn``,
+        each read and checked when it is first asked for (:class:`KeyTable`)."""
+        manifest = cls._from_meta(meta, where, META_FIELDS)
+        manifest.keys = KeyTable(conn, where, meta.get("key_kind"), manifest.optimizer_state)
+        return manifest
 
+    @classmethod
+    def _from_meta(cls, data: Any, where: Path, fields: tuple[str, ...]) -> "Manifest":
+        """A manifest without keys from its checked top-level ``fields`` (a ``manifest.json``
+        has ``keys`` among them, checked to be a list)."""
         def bad(problem: str) -> SessionError:
             return corrupted(where, problem)
 
@@ -220,7 +164,10 @@ class Manifest:
                 f"{FORMAT_VERSION}): upgrade kvcli"
             )
         try:
-            validate(data)
+            if "keys" in fields:
+                validate(data)
+            else:
+                check_meta(data, fields)
         except ManifestProblem as problem:
             raise bad(str(problem)) from None
         store = data["store"]
@@ -233,33 +180,7 @@ class Manifest:
             updater_trust=Trust(**trust) if trust else None,
         )
         manifest.compression = _read_compression(data.get("compression"), bad)
-        if keys is not None:  # the database's rows, read and checked as they are asked for
-            table = KeyTable(*keys, data.get("key_kind"), manifest.optimizer_state, _entry_from, data)
-            manifest.keys = table
-            return manifest
-        kinds = set()
-        for raw in data["keys"]:
-            try:
-                key = check_key(raw["key"])
-            except KeyTypeError as error:
-                raise bad(f"a key entry is malformed ({error})") from None
-            if key in manifest.keys:
-                raise bad(f"key {key!r} has a repeated entry")
-            kinds.add(type(key))
-            manifest.keys[key] = _entry_from(raw)
-        if len(kinds) > 1:
-            raise bad("it mixes int and str keys")
-        if data.get("key_kind") not in (None, manifest.key_kind):
-            raise bad(f"key_kind says {data.get('key_kind')!r} but the keys are {manifest.key_kind}")
         return manifest
-
-
-
-
-def _entry_from(raw: dict[str, Any]) -> KeyEntry:
-    """A checked entry dictionary as a :class:`KeyEntry`."""
-    return KeyEntry(check_key(raw["key"]), raw["file"], raw["dtype"], tuple(raw["shape"]), raw["version"],
-                    raw.get("spare"), raw.get("residual"), raw.get("data"))
 
 
 # ---------------------------------------------------------------------- helpers

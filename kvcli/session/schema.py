@@ -1,12 +1,15 @@
 """The schema of a session manifest: the type and range of every field, checked before use.
 
-:func:`validate` is run on every manifest a command reads (:mod:`kvcli.session` turns its
-:class:`ManifestProblem` into a one-line "corrupted" error naming the file). A manifest is
-written by kvcli, but a folder can come from anywhere (a copy, an import, someone else's
-home), so nothing in it is trusted: unknown fields, wrong types, out-of-range numbers,
-strings that are not valid Unicode (a lone surrogate) and oversized lists are refused.
-Nesting is bounded by the schema itself (every field has a known, flat type) and by the
-JSON parser's recursion limit, which the reader turns into the same one-line error.
+Each field's check is declared once here and used by both forms a manifest takes: a
+``manifest.json`` (:func:`validate`, an old session or an export) and the session database's
+rows (:func:`check_meta` on the meta rows, :func:`check_key_fields` on each key's row, through
+:class:`kvcli.session.entry.KeyEntry`). :mod:`kvcli.session` turns a :class:`ManifestProblem`
+into a one-line "corrupted" error naming the file. A manifest is written by kvcli, but a
+folder can come from anywhere (a copy, an import, someone else's home), so nothing in it is
+trusted: unknown fields, wrong types, out-of-range numbers, strings that are not valid
+Unicode (a lone surrogate) and oversized lists are refused. Nesting is bounded by the schema
+itself (every field has a known, flat type) and by the JSON parser's recursion limit, which
+the reader turns into the same one-line error.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ OPTION_RULES: dict[str, dict[str, tuple[type, int, int]]] = {
 FIELDS = ("format", "format_version", "generation", "created", "updated", "store", "updater",
           "updater_trust", "optimizer_state", "compression", "key_kind", "keys")
 OPTIONAL = ("created", "updated", "updater_trust", "compression", "key_kind")
+#: The fields of the database's meta rows: every field but the keys (each key has its row).
+META_FIELDS = tuple(name for name in FIELDS if name != "keys")
 KEY_FIELDS = ("key", "file", "dtype", "shape", "version", "spare", "residual", "data")
 #: ``data``: the value's bytes when it is held in its database row (never in JSON)
 KEY_OPTIONAL = ("spare", "residual", "data")
@@ -48,13 +53,23 @@ TRUST_FIELDS = ("path", "sha256", "mac")
 
 
 def validate(data: Any) -> None:
-    """Check every field of a decoded manifest (format and version already checked)."""
+    """Check every field of a decoded ``manifest.json`` but its key entries (each is checked
+    as it becomes a :class:`~kvcli.session.entry.KeyEntry`); format and version already checked."""
     if not isinstance(data, dict):
         raise ManifestProblem("it is not a JSON object")
-    unknown = [name for name in data if name not in FIELDS]
+    check_meta(data, FIELDS)
+    keys = data["keys"]
+    if not isinstance(keys, list) or len(keys) > MAX_KEYS:
+        raise ManifestProblem(f"keys must be a list of at most {MAX_KEYS:,} entries")
+
+
+def check_meta(data: dict[str, Any], fields: tuple[str, ...] = META_FIELDS) -> None:
+    """Check the manifest's top-level fields ``fields`` (the database's meta rows by default:
+    every field but the keys)."""
+    unknown = [name for name in data if name not in fields]
     if unknown:
         raise ManifestProblem(f"it has unknown fields {short(unknown)}")
-    missing = [name for name in FIELDS if name not in data and name not in OPTIONAL]
+    missing = [name for name in fields if name not in data and name not in OPTIONAL]
     if missing:
         raise ManifestProblem(f"field {missing[0]!r} is missing")
     _int(data["generation"], "generation", 0, MAX_COUNTER - 1)
@@ -73,69 +88,52 @@ def validate(data: Any) -> None:
     kind = data.get("key_kind")
     if kind not in (None, "int", "str"):
         raise ManifestProblem(f"key_kind {short(kind)} is not 'int', 'str' or null")
-    keys = data["keys"]
-    if not isinstance(keys, list) or len(keys) > MAX_KEYS:
-        raise ManifestProblem(f"keys must be a list of at most {MAX_KEYS:,} entries")
-    for entry in keys:
-        check_key_entry(entry)
-    _files_belong_to_one_place(keys, state)
 
 
-def _files_belong_to_one_place(keys: list[dict[str, Any]], state: str | None) -> None:
-    """No two places name one file: a key's spare that is another key's value (or a residual
-    file that is the optimizer state) would be overwritten by the next push of the first."""
-    owners: dict[str, str] = {}
-    places = [(entry[name], f"key {short(entry['key'])}'s {what}")
-              for entry in keys for name, what in (("file", "value"), ("spare", "spare"), ("residual", "residuals"))
-              if entry.get(name) is not None]
-    if state is not None:
-        places.append((state, "the optimizer state"))
-    for name, place in places:
-        if name in owners:
-            raise ManifestProblem(f"{place} names the file {name}, which is also {owners[name]}: each file has one use")
-        owners[name] = place
-
-
-def check_key_entry(entry: Any) -> None:
+def check_key_object(entry: Any) -> None:
+    """Check that a key entry of a ``manifest.json`` is an object with the fields of an
+    entry (:data:`KEY_FIELDS`, the optional ones may be absent); its values are checked by
+    :func:`check_key_fields`."""
     if not isinstance(entry, dict):
         raise ManifestProblem(f"a key entry is a {type(entry).__name__}, not an object")
     extra = [name for name in entry if name not in KEY_FIELDS]
     missing = [name for name in KEY_FIELDS if name not in entry and name not in KEY_OPTIONAL]
     if extra or missing:
         raise ManifestProblem(f"a key entry has {'unknown' if extra else 'missing'} fields {short(extra or missing)}")
-    key = entry["key"]
+
+
+def check_key_fields(key: Any, file: Any, dtype: Any, shape: Any, version: Any, spare: Any, residual: Any,
+                     data: Any) -> None:
+    """Check the fields of one key (:data:`KEY_FIELDS`, an absent optional one as None): the
+    one declaration of each field's check, for a database row and a JSON entry alike."""
     if isinstance(key, bool) or not isinstance(key, (int, str)):
         raise ManifestProblem(f"a key is a {type(key).__name__}, not a whole number or a name")
     shown = short(key)
-    for name in ("file", "spare") if entry.get("spare") is not None else ("file",):
-        value = entry[name]
+    for value in (file, spare) if spare is not None else (file,):
         if not isinstance(value, str) or not FILE_RE.fullmatch(value) or not value.endswith(".npy"):
             raise ManifestProblem(f"key {shown} names the file {short(value)}, which is not a session file name")
-    residual = entry.get("residual")
     if residual is not None and (not isinstance(residual, str) or not FILE_RE.fullmatch(residual)
                                  or not residual.endswith(".npz")):
         raise ManifestProblem(f"key {shown} names the residual file {short(residual)}, which is not a session file name")
-    dtype = entry["dtype"]
     if dtype not in DTYPES:
         raise ManifestProblem(f"key {shown} has dtype {short(dtype)}, which kvcli does not load")
-    shape = entry["shape"]
     if not isinstance(shape, list) or len(shape) > MAX_NDIM or not all(
         isinstance(n, int) and not isinstance(n, bool) and 0 <= n < MAX_DIM for n in shape
     ):
         raise ManifestProblem(f"key {shown} has a malformed shape {short(shape)}")
     itemsize = 1 if dtype in ("int8", "uint8", "bool") else int(re.sub(r"\D", "", dtype)) // 8
-    if math.prod(shape) * itemsize > MAX_BYTES:
+    nbytes = math.prod(shape) * itemsize
+    if nbytes > MAX_BYTES:
         raise ManifestProblem(f"key {shown} has an impossible size (shape {short(shape)})")
-    data = entry.get("data")
     if data is not None:
         if not isinstance(data, bytes):
             raise ManifestProblem(f"key {shown} holds its value as a {type(data).__name__}, not bytes")
-        if len(data) != math.prod(shape) * itemsize:
+        if len(data) != nbytes:
             raise ManifestProblem(f"key {shown} holds {len(data)} bytes of value, not the "
-                                  f"{math.prod(shape) * itemsize} of shape {short(shape)} and dtype {dtype}")
-        if entry.get("spare") is not None:
+                                  f"{nbytes} of shape {short(shape)} and dtype {dtype}")
+        if spare is not None:
             raise ManifestProblem(f"key {shown} holds its value in its row and names a spare file")
-    _int(entry["version"], f"key {shown}'s version", 0, MAX_COUNTER - 1)
+    _int(version, f"key {shown}'s version", 0, MAX_COUNTER - 1)
 
 
 def _store(store: Any) -> None:
