@@ -93,11 +93,13 @@ class Summary:
 
     def macs_text(self) -> str:
         """``"4,089,184,256 (4.09 G)"``, or ``"at least ..."`` when some MACs are unknown."""
-        return ("" if self.macs_exact else "at least ") + f"{self.macs:,} ({si(self.macs)})"
+        short = f" ({si(self.macs)})" if self.macs >= 1000 else ""  # "288", not "288 (288)"
+        return ("" if self.macs_exact else "at least ") + f"{self.macs:,}{short}"
 
     def bytes_text(self) -> str:
         """The total of the operators' output bytes, ``"97,153,024 (92.7 MiB)"``."""
-        return ("" if self.bytes_exact else "at least ") + f"{self.out_bytes:,} ({binary(self.out_bytes)})"
+        text = f"{self.out_bytes:,} ({binary(self.out_bytes)})" if self.out_bytes >= 1024 else f"{self.out_bytes} B"
+        return ("" if self.bytes_exact else "at least ") + text
 
 
 def summarize(result: ShapeResult, dtypes: Optional[Mapping[str, str]] = None) -> Summary:

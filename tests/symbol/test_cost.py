@@ -187,3 +187,12 @@ def test_an_rnn_of_a_billion_layers_costs_no_time_and_prints() -> None:
     print_table(summarize(result), Console(file=io.StringIO(), width=160), title="t")
     assert time.perf_counter() - started < 5
     assert si(10**400) == "1.000e+385 P" and binary(10**400).endswith(" PiB")
+
+
+def test_small_totals_are_not_repeated_in_brackets() -> None:
+    """``288`` and ``512 B``, not ``288 (288)`` and ``512 (512 B)``; big ones keep the short form."""
+    summary = summarize(infer_shapes(load_file(DATA / "mxnet_checkpoint" / "small_cnn-symbol.json"),
+                                     {"data": (1, 1, 8, 8)}))
+    assert (summary.macs_text(), summary.bytes_text()) == ("1,608 (1.61 k)", "1,960 (1.91 KiB)")
+    summary.macs, summary.out_bytes = 288, 512
+    assert (summary.macs_text(), summary.bytes_text()) == ("288", "512 B")

@@ -47,6 +47,7 @@
   }
   function costText(x) {  // 118,013,952 (118 M)
     if (!x) return "0";
+    if (x < 1000) return n(x);  // "288", not "288 (288)"
     return n(x) + " (" + prefixed(x, [[1, ""], [1e3, "k"], [1e6, "M"], [1e9, "G"], [1e12, "T"]], "").trim() + ")";
   }
   function bytesText(x) {  // 3,211,264 (3.06 MiB)
