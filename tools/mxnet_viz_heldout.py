@@ -67,7 +67,8 @@ def deconv_leaky(sym: Any) -> tuple[Any, dict[str, tuple[int, ...]]]:
             sym.LeakyReLU(d1, act_type="prelu", name="prelu"),
             sym.LeakyReLU(d1, act_type="selu", name="selu"),
             sym.LeakyReLU(d1, act_type="gelu", name="gelu"),
-            sym.LeakyReLU(d1, act_type="rrelu", name="rrelu")[0]]
+            sym.LeakyReLU(d1, act_type="rrelu", name="rrelu")]
+    acts[-1] = sym.broadcast_mul(acts[-1][0], acts[-1][1], name="masked")  # rrelu's output and its mask
     cat = sym.Concat(*acts, d2, d3, dim=1, name="cat")
     full = sym.Pooling(cat, kernel=(3, 3), stride=(2, 2), pool_type="max", pooling_convention="full",
                        name="pool_full")
