@@ -491,10 +491,6 @@ def load_json(json_str: str) -> Symbol:
     return from_graph(_load_graph_json(json_str, source="<json string>"))
 
 
-_AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]',
-             "running_mean": '["zero", {}]', "running_var": '["one", {}]'}
-
-
 def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: Optional[str],
            hint: str, attr: Optional[Mapping[str, str]] = None) -> Symbol:
     """Create an operator node: sort Symbol arguments into inputs, the rest into attributes.
@@ -547,12 +543,16 @@ def _apply(op: str, positional: Sequence[Any], kwargs: Mapping[str, Any], name: 
     inputs: list[tuple[_Node, int, int]] = []
     for slot in input_names:
         version = 1 if slot in spec.aux else 0  # MXNet marks aux inputs as mutated (version 1)
+        init = spec.input_init.get(slot)
         if slot in given:
             s = given[slot]
-            inputs.append((_single(s), _index(s), version))
+            source = _single(s)
+            if init is not None and source.op == "null":
+                source.hidden.setdefault("__init__", init)  # MXNet changes the caller's variable too
+            inputs.append((source, _index(s), version))
             continue
         # MXNet creates missing inputs as variables that carry the op's attributes.
-        var_hidden = {**hidden, "__init__": _AUX_INIT[slot]} if slot in _AUX_INIT else dict(hidden)
+        var_hidden = {**hidden, "__init__": init} if init is not None else dict(hidden)
         inputs.append((_Node("null", f"{node_name}_{slot}", dict(attrs), var_hidden), 0, version))
     node = _Node(op, node_name, attrs, hidden, inputs)
     return Symbol([(node, k) for k in range(node.num_visible())])

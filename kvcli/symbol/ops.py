@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 from kvcli.symbol import shape_rules as _shape_rules
 from kvcli.symbol.attrs import Attrs
@@ -51,6 +51,9 @@ class OpSpec:
     variadic: bool = False  # inputs come from *args (Concat, add_n): named arg0, arg1, ...
     output_names: tuple[str, ...] = ()  # MXNet's names for multiple outputs (else output0, 1..)
     creation: bool = False  # no inputs; the ``shape`` attribute is the output (a 0 is inferred)
+    #: ``__init__`` MXNet gives the variable at an input slot when composing (its
+    #: FSetInputVarAttrOnCompose): created variables, and given ones that have none yet
+    input_init: Mapping[str, str] = field(default_factory=dict)
     #: ``rule(attrs, input_shapes, output_shapes)`` fills in the unknown (``None``) shapes it can
     shape_rule: Optional[ShapeRule] = None
 
@@ -123,6 +126,7 @@ _register(
         visible=lambda a: 3 if a.bool("output_mean_var") else 1,
         kind=NORM,
         output_names=("output", "mean", "var"),
+        input_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
     ),
     "BatchNorm_v1", "CuDNNBatchNorm",
 )
@@ -137,9 +141,10 @@ def _pooling_outputs(a: Attrs) -> int:
 _register(OpSpec("Pooling", _fixed("data"), kind=POOL, outputs=_pooling_outputs, visible=lambda a: 1))
 _register(OpSpec("Pooling_v1", _fixed("data"), kind=POOL))
 _register(OpSpec("Activation", _fixed("data"), kind=ACTIVATION))
+# rrelu also shows its mask (MXNet's FNumVisibleOutputs); a created or given PReLU gamma starts at 0.25
 _register(OpSpec("LeakyReLU", _leaky_inputs, _PARAMS, kind=ACTIVATION,
                  outputs=lambda a: 2 if a.str("act_type", "leaky").lower() == "rrelu" else 1,
-                 visible=lambda a: 1))
+                 output_names=("output", "mask"), input_init={"gamma": '["Constant", {"value": 0.25}]'}))
 for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "identity", "_copy",
               "BlockGrad", "stop_gradient", "MakeLoss", "make_loss",
               "smooth_l1", "exp", "log", "sqrt", "square", "abs", "negative", "erf",
@@ -147,11 +152,14 @@ for _name in ("relu", "sigmoid", "tanh", "softsign", "clip", "Cast", "cast", "id
     _register(OpSpec(_name, _fixed("data")))  # MXNet paints even relu/sigmoid/tanh "other"
 # creation ops: no inputs; shape (and dtype) come from attributes (MXNet's RNN begin states)
 _register(OpSpec("_zeros", _fixed(), creation=True), "_ones", "_full", "_zeros_without_dtype", "_empty")
-_register(OpSpec("L2Normalization", _fixed("data")))
+_register(OpSpec("L2Normalization", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1,
+                 output_names=("output", "norm")))
 _register(OpSpec("LRN", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1))  # its hidden tmp_norm
-_register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS))
+_register(OpSpec("InstanceNorm", _fixed("data", "gamma", "beta"), _PARAMS, outputs=lambda a: 3,
+                 visible=lambda a: 1, output_names=("output", "mean", "var")))
 _register(OpSpec("LayerNorm", _fixed("data", "gamma", "beta"), _PARAMS,
-                 outputs=lambda a: 3, visible=lambda a: 3 if a.bool("output_mean_var") else 1))
+                 outputs=lambda a: 3, visible=lambda a: 3 if a.bool("output_mean_var") else 1,
+                 output_names=("output", "mean", "std")))
 _register(OpSpec("Dropout", _fixed("data"), outputs=lambda a: 2, visible=lambda a: 1))
 _register(OpSpec("Flatten", _fixed("data"), kind=RESHAPE), "flatten")
 _register(OpSpec("Reshape", _fixed("data"), kind=RESHAPE), "reshape")
