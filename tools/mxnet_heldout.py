@@ -68,6 +68,13 @@ def run(python: str, source: str, name: str, workdir: Path, extra_path: str | No
     return lines, (err[-1] if err and done.returncode != 0 else ""), seconds
 
 
+def _as_mxnet_error(kv_line: str, mx_errors: dict[str, str]) -> str:
+    """MXNet's error line where kvcli's line is the same error (its classes include MXNet's)."""
+    match = CAUGHT.match(kv_line)
+    mx_line = mx_errors.get(match.group(1)) if match else None
+    return mx_line if mx_line is not None and same_line(mx_line, kv_line) else kv_line
+
+
 def compare(program: Path, mxnet_python: str, kvcli_python: str, workdir: Path, verbose: bool) -> bool:
     """Run one program both ways; print its verdict and differing lines; True when equal."""
     source = program.read_text()
@@ -81,8 +88,8 @@ def compare(program: Path, mxnet_python: str, kvcli_python: str, workdir: Path, 
     def known(line: str) -> bool:
         return any(line.startswith(prefix) for prefix, _ in deliberate)
 
-    if len(mx_lines) == len(kv_lines):  # error lines may differ in what else they are
-        kv_lines = [m if same_line(m, k) else k for m, k in zip(mx_lines, kv_lines)]
+    mx_errors = {m.group(1): line for line in mx_lines if (m := CAUGHT.match(line))}
+    kv_lines = [_as_mxnet_error(line, mx_errors) for line in kv_lines]
     diff = [d for d in difflib.unified_diff(mx_lines, kv_lines, "mxnet", "kvcli.mx", n=0, lineterm="")
             if not d.startswith(("---", "+++", "@@"))]
     unexplained = [d for d in diff if not known(d[1:])]

@@ -13,7 +13,7 @@ def g(step, k):
 def caught(error):
     """Which of the classes a program would catch the error is an instance of."""
     kinds = (mx.base.MXNetError, ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError,
-             Exception)
+             AssertionError, OSError, Exception)
     return "caught=%s" % [k.__name__ for k in kinds if isinstance(error, k)]
 
 
