@@ -31,7 +31,7 @@ for name, make in sched.items():
     kv.set_optimizer(opt)
     kv.init(1, mx.nd.array(w0))
     out = mx.nd.zeros((2, 3))
-    for step in range(12):
+    for _ in range(12):
         kv.push(1, mx.nd.array(g))
         kv.pull(1, out=out)
     print("kv", name, out.asnumpy().tolist())
@@ -39,7 +39,7 @@ for name, make in sched.items():
     opt = mx.optimizer.create("adam", learning_rate=0.1, lr_scheduler=make())
     upd = mx.optimizer.get_updater(opt)
     ws = [mx.nd.array(w0), mx.nd.array(w0 * 2)]
-    for step in range(12):
+    for _ in range(12):
         for i, w in enumerate(ws):
             upd(i, mx.nd.array(g * (i + 1)), w)
     print("upd", name, [w.asnumpy().tolist() for w in ws], repr(opt.learning_rate), opt.num_update)

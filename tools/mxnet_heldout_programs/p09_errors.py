@@ -1,5 +1,4 @@
 """The errors a program catches, as the classes a try/except would see."""
-import numpy as np
 import mxnet as mx
 
 
