@@ -72,6 +72,8 @@ class Adam(NumpyOptimizer):
 class Adamax(NumpyOptimizer):
     """AdaMax, Adam's infinity-norm variant: ``u = max(beta2*u, |g|)``."""
 
+    grad_broadcasts = True  # MXNet updates it in NDArray arithmetic
+
     spec_params = (lr_param(0.002), *beta_params(0.9, 0.999, "infinity-norm decay"))
     state_names = ("mean", "var")
 
@@ -95,6 +97,8 @@ class Adamax(NumpyOptimizer):
 class Nadam(NumpyOptimizer):
     """Nesterov Adam. Its momentum schedule ``m_schedule`` is one number for the whole
     optimizer, multiplied at every update of any key (as in MXNet)."""
+
+    grad_broadcasts = True  # MXNet updates it in NDArray arithmetic
 
     spec_params = (lr_param(0.001), *beta_params(0.9, 0.999), eps_param(1e-8),
                    Param("schedule_decay", "schedule_decay", "float", 0.004, "momentum schedule decay"))
@@ -252,6 +256,8 @@ class AdaGrad(NumpyOptimizer):
     """AdaGrad. A row-sparse gradient updates only its rows (MXNet's sparse
     ``adagrad_update``, which has no weight decay: it needs ``wd=0``)."""
 
+    grad_broadcasts = True  # MXNet updates it in NDArray arithmetic
+
     spec_params = (lr_param(0.01, positional=False), eps_param(1e-7, "eps", attr="float_stable_eps"))
     state_names = ("history",)
     float_stable_eps: float
@@ -337,6 +343,8 @@ class RMSProp(NumpyOptimizer):
 @register
 class AdaDelta(NumpyOptimizer):
     """AdaDelta (no learning rate: ``rho`` and ``epsilon`` set the step)."""
+
+    grad_broadcasts = True  # MXNet updates it in NDArray arithmetic
 
     spec_params = (lr_param(0.01, positional=False), Param("rho", "rho", "float", 0.9, "decay of the running averages"),
                    eps_param(1e-5))

@@ -83,6 +83,10 @@ class Optimizer:
     master_first: ClassVar[bool] = True
     #: Built-ins take numpy arrays; user subclasses get kvcli NDArrays (MXNet's API).
     numpy_native: ClassVar[bool] = False
+    #: Whether a gradient of another shape that broadcasts to the weight's is used (MXNet's
+    #: optimizers written in NDArray arithmetic: AdaGrad, AdaDelta, Adamax, Nadam, DCASGD);
+    #: the others' update operators refuse it.
+    grad_broadcasts: ClassVar[bool] = False
     opt_registry = REGISTRY
 
     def __init__(

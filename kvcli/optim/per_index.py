@@ -10,7 +10,7 @@ import numpy as np
 
 from kvcli.arrays.core import Key
 from kvcli.arrays.sparse import RowSparse
-from kvcli.errors import OptimizerStateError
+from kvcli.errors import OptimizerStateError, ShapeMismatchError
 from kvcli.optim.checks import as_numpy, is_row_sparse, leaves
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ class PerIndexStates:
         for i, (idx, g, w) in enumerate(zip(indices, grads, weights)):
             if isinstance(idx, bytes):
                 indices[i] = idx = idx.decode()
+            if self.optimizer.numpy_native:  # a user's class meets MXNet's NDArray rules
+                _check_shapes(idx, g, w, self.optimizer.grad_broadcasts)
             grads[i], weights[i] = self._as_seen(g, w)
             if idx not in self.states:
                 self.states[idx] = self._create(idx, weights[i])
@@ -145,3 +147,21 @@ def _user_weight(opt: "Optimizer", weight: Any) -> Any:
     if not isinstance(weight, np.ndarray):
         return weight  # already an nd array (dense ones were unwrapped by as_numpy)
     return opt._wrap(weight)
+
+
+def _check_shapes(index: Key, grad: Any, weight: Any, broadcasts: bool) -> None:
+    """MXNet's update operators refuse a gradient whose shape is not the weight's (an
+    MXNetError), its optimizers in NDArray arithmetic one that does not broadcast to it;
+    numpy would broadcast it or fail with its own ValueError."""
+    grad_shape, weight_shape = tuple(getattr(grad, "shape", ())), tuple(getattr(weight, "shape", ()))
+    if grad_shape != weight_shape and not (broadcasts and _broadcasts_to(grad_shape, weight_shape)):
+        raise ShapeMismatchError(
+            f"the gradient of index {index!r} has shape {grad_shape} but its weight has shape "
+            f"{weight_shape}: give a gradient of the weight's shape")
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False

@@ -232,6 +232,8 @@ class DCASGD(NumpyOptimizer):
     wd*w + lamda*g*g*(w - w_prev))``.
     """
 
+    grad_broadcasts = True  # MXNet updates it in NDArray arithmetic
+
     spec_params = (lr_param(0.01, positional=False), momentum_param(),
                    Param("lamda", "lamda", "float", 0.04, "delay compensation"))
     state_names = ("momentum", "previous_weight")

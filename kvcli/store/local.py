@@ -8,13 +8,14 @@ import numpy as np
 
 from kvcli.arrays.core import Key
 from kvcli.arrays.sparse import RowSparse
-from kvcli.arrays.summation import sum_into
+from kvcli.arrays.summation import sum_into_cpu_comm
 from kvcli.store.backend import UpdaterFn, Value
 from kvcli.store.rowsparse import rows_of
 
 
 class LocalBackend:
-    """In-process backend: a push from several devices is summed with numpy."""
+    """In-process backend: a push from several devices is summed with numpy, in MXNet's
+    ``local`` order (:func:`~kvcli.arrays.summation.sum_into_cpu_comm`)."""
 
     remote = False
     rank = 0
@@ -36,7 +37,8 @@ class LocalBackend:
         return self._values[key]
 
     def reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
-        return sum_into(np.empty(arrays[0].shape, arrays[0].dtype), arrays)
+        # MXNet's local store (CommCPU) adds in groups of four, not left to right
+        return sum_into_cpu_comm(np.empty(arrays[0].shape, arrays[0].dtype), arrays)
 
     def apply(self, pushes: Sequence[tuple[Key, Value]], compression: Any) -> None:
         self._values.update(pushes)  # each sum is a fresh buffer: no copy needed
