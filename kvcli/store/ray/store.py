@@ -13,7 +13,7 @@ import numpy as np
 from kvcli import config
 from kvcli.arrays.core import ArrayInfo, Key
 from kvcli.arrays.sparse import DEFAULT, ROW_SPARSE, RowSparse
-from kvcli.arrays.summation import sum_into
+from kvcli.arrays.summation import sum_into_cpu_comm
 from kvcli.errors import DistributedError, StoreError
 from kvcli.store.backend import UpdaterFn, Value
 from kvcli.store.interrupts import deferred_interrupts
@@ -220,9 +220,11 @@ class RayBackend:
 
     def reduce(self, key: Key, arrays: Sequence[np.ndarray]) -> np.ndarray:
         # Sum this worker's devices here (MXNet's worker-side merge); servers sum workers.
+        # MXNet's dist store merges a worker's devices with CommCPU, as its local store does
+        # (kvstore.cc: only a type naming "device" gets CommDevice): groups of four.
         if len(arrays) == 1:
             return arrays[0]  # sent as it is: ray.put copies it
-        return sum_into(np.empty(arrays[0].shape, arrays[0].dtype), arrays)
+        return sum_into_cpu_comm(np.empty(arrays[0].shape, arrays[0].dtype), arrays)
 
     def apply(self, pushes: Sequence[tuple[Key, Value]], compression: GradientCompression | None) -> None:
         """Send this worker's sums (of its devices) to the servers: one call per server
