@@ -2,11 +2,12 @@
 that a store gives MXNet's bits:
 
 * :func:`sum_into`: left to right, ``((a0 + a1) + a2) + ...``, as MXNet's ``device`` store
-  (``CommDevice``'s ``ElementwiseSum``); the default of every backend but ``local``.
-* :func:`sum_into_cpu_comm`: MXNet's ``local`` store (``CommCPU``'s ``ReduceSumCPU``): the
-  first value plus each following group of up to four, each group summed left to right,
-  ``a0 + (((a1 + a2) + a3) + a4)``, then ``+ (((a5 + a6) + a7) + a8)``, ... For three or more
-  float values this differs from :func:`sum_into` in the last bits.
+  (``CommDevice``'s ``ElementwiseSum``), and the sum of workers' pushes on Ray's servers.
+* :func:`sum_into_cpu_comm`: MXNet's ``local`` store and a dist worker's merge of its devices
+  (``CommCPU``'s ``ReduceSumCPU``): the first value plus each following group of up to four,
+  each group summed left to right, ``a0 + (((a1 + a2) + a3) + a4)``, then
+  ``+ (((a5 + a6) + a7) + a8)``, ... For three or more float values this differs from
+  :func:`sum_into` in the last bits.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def sum_into(out: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 def sum_into_cpu_comm(out: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
     """``out = arrays[0] + (((arrays[1] + arrays[2]) + arrays[3]) + arrays[4]) + ...``, in
-    groups of :data:`CPU_COMM_GROUP` after the first value: MXNet 1.9.1's ``local`` order."""
+    groups of :data:`CPU_COMM_GROUP` after the first value: MXNet 1.9.1's ``local`` (and dist
+    worker) order."""
     return _blocked(out, arrays, _sum_block_cpu_comm)
 
 
