@@ -423,7 +423,7 @@ def test_big_values_recycle_a_spare_file_and_stay_correct(tmp_path: Path) -> Non
 
 def test_values_in_rows_keep_dtype_shape_and_bytes(tmp_path: Path) -> None:
     """Every dtype a session stores, 0-d and empty values too, reads back exactly from its row."""
-    from kvcli.arrays.npyio import DTYPES
+    from kvcli.arrays.kinds import DTYPES
 
     values = {f"k{i}": (np.arange(6) % 2 if dtype == "bool" else np.arange(6) - 2).astype(dtype).reshape(2, 3)
               for i, dtype in enumerate(sorted(DTYPES))}
