@@ -50,7 +50,7 @@ def test_written_files_load_in_numpy_as_written(tmp_path: Path, seed: int) -> No
     rng = np.random.default_rng(seed)
     for i in range(40):
         name = str(rng.choice(kinds.DTYPES))
-        shape = tuple(int(n) for n in rng.integers(0 if i % 7 == 0 else 1, 9, size=int(rng.integers(1, 6))))
+        shape = tuple(int(n) for n in rng.integers(0 if i % 7 == 0 else 1, 9, size=int(rng.integers(0, 6))))
         order = str(rng.choice(["<", ">"])) if np.dtype(name).itemsize > 1 else "|"
         value = (rng.random(shape) * 100).astype(np.dtype(name).newbyteorder(order))
         path = tmp_path / f"{i}.npy"

@@ -608,7 +608,9 @@ def _write_array(handle: Any, array: Any) -> None:
         return
     import numpy as np
 
-    values: np.ndarray = np.ascontiguousarray(array)
+    values: np.ndarray = np.asarray(array)
+    if not values.flags.c_contiguous:  # not ascontiguousarray: it makes a 0-d value 1-d
+        values = values.copy(order="C")
     if values.dtype.name not in BY_NAME:
         raise NpyError(f"cannot hold dtype {values.dtype} (use one of {', '.join(DTYPES)})")
     handle.write(header_bytes(values.dtype.str, values.shape))
