@@ -27,7 +27,8 @@ import numpy as np
 
 from kvcli import config
 from kvcli.errors import ValueLanguageError, NpyError
-from kvcli.arrays.npyio import DTYPES, read_array
+from kvcli.arrays.kinds import DTYPES
+from kvcli.arrays.npyio import read_array
 from kvcli.wrapping import cast_problem, int_overflows
 
 DEFAULT_DTYPE = "float32"

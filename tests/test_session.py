@@ -382,6 +382,19 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
         np.testing.assert_array_equal(pull(c, "w"), expected_next)
 
 
+def test_export_of_0d_keys_imports_again(tmp_path: Path) -> None:
+    """An export writes a 0-d value as a 0-d .npy (it wrote shape (1,), which import then
+    refused against the manifest's (): a session with a scalar could not come back)."""
+    with open_session(tmp_path) as s:
+        s.init(["step", "t"], [np.array(7, np.int64), np.array(-0.5, np.float32)])
+        s.export(tmp_path / "backup")
+    assert sorted(np.load(f).shape for f in (tmp_path / "backup" / "data").glob("*.npy")) == [(), ()]
+    with open_session(tmp_path, "copy") as c:
+        c.import_(tmp_path / "backup")
+        assert pull(c, "step").shape == () and int(pull(c, "step")) == 7
+        assert pull(c, "t").dtype == np.float32 and float(pull(c, "t")) == -0.5
+
+
 def test_import_validates_before_changing(tmp_path: Path) -> None:
     with open_session(tmp_path) as s:
         s.init(["w"], [np.ones(2, np.float32)])
@@ -423,7 +436,7 @@ def test_big_values_recycle_a_spare_file_and_stay_correct(tmp_path: Path) -> Non
 
 def test_values_in_rows_keep_dtype_shape_and_bytes(tmp_path: Path) -> None:
     """Every dtype a session stores, 0-d and empty values too, reads back exactly from its row."""
-    from kvcli.arrays.npyio import DTYPES
+    from kvcli.arrays.kinds import DTYPES
 
     values = {f"k{i}": (np.arange(6) % 2 if dtype == "bool" else np.arange(6) - 2).astype(dtype).reshape(2, 3)
               for i, dtype in enumerate(sorted(DTYPES))}

@@ -4,11 +4,11 @@ arrays, per-device lists) and outputs a pull writes into. One set of rules for e
 from __future__ import annotations
 
 
-from typing import Any, NamedTuple, Sequence, Union
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from kvcli.arrays.npyio import DTYPES
+from kvcli.arrays.kinds import DTYPES
 from kvcli.errors import (
     ArityError,
     KeyTypeError,
@@ -18,7 +18,7 @@ from kvcli.errors import (
 
 from kvcli.arrays.sparse import DEFAULT, RowSparse
 
-Key = Union[int, str]
+from kvcli.arrays.kinds import Key as Key  # re-exported: the store's modules read it here
 
 
 #: What a store holds: numbers and booleans (the dtypes a session file may have).

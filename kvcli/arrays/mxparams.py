@@ -46,15 +46,18 @@ import os
 import stat
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, NamedTuple, Sequence, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, NamedTuple, Sequence, Union
 
-import numpy as np
-
-from kvcli.arrays.csr import CSRParts, check_csr
+from kvcli.arrays.kinds import BY_NAME, DType
 from kvcli.arrays.npyio import copy_range, impossible_shape
-from kvcli.arrays.sparse import INDEX_DTYPE, RowSparse
 from kvcli.errors import CSRError, NpyError, ParamsFileError, RowSparseError, ShapeMismatchError
 from kvcli.osutil import PLAIN_FILE, atomic_write
+
+if TYPE_CHECKING:  # numpy and the sparse values are imported where values are made: a scan or a
+    import numpy as np  # copy of bytes (a checkpoint into a session and back) needs none of them
+
+    from kvcli.arrays.csr import CSRParts
+    from kvcli.arrays.sparse import RowSparse
 
 LIST_MAGIC = 0x112
 MAX_NDIM = 64  # numpy's limit
@@ -64,18 +67,20 @@ STORAGE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
 INT64_FLAG = 6
 
 #: MXNet's type flags (``mshadow::TypeFlag``) for the dtypes MXNet 1.9.1's Python saves.
-TYPE_FLAGS: dict[int, np.dtype] = {
-    0: np.dtype(np.float32), 1: np.dtype(np.float64), 2: np.dtype(np.float16), 3: np.dtype(np.uint8),
-    4: np.dtype(np.int32), 5: np.dtype(np.int8), 6: np.dtype(np.int64), 7: np.dtype(np.bool_),
+TYPE_FLAGS: dict[int, DType] = {
+    0: BY_NAME["float32"], 1: BY_NAME["float64"], 2: BY_NAME["float16"], 3: BY_NAME["uint8"],
+    4: BY_NAME["int32"], 5: BY_NAME["int8"], 6: BY_NAME["int64"], 7: BY_NAME["bool"],
 }
-FLAG_OF_DTYPE: dict[np.dtype, int] = {dtype: flag for flag, dtype in TYPE_FLAGS.items()}
+#: dtype name -> MXNet's type flag.
+FLAG_OF_DTYPE: dict[str, int] = {dtype.name: flag for flag, dtype in TYPE_FLAGS.items()}
+_INDEX = TYPE_FLAGS[INT64_FLAG]  # a sparse array's indices
 #: MXNet's device type ids (``Context.devtype2str``); every record stores one.
 DEVICE_TYPES: dict[int, str] = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 DEVICE_TYPE_IDS: dict[str, int] = {name: number for number, name in DEVICE_TYPES.items()}
 CPU = ("cpu", 0)
 
 #: A value the format holds.
-Value = Union[np.ndarray, RowSparse, CSRParts]
+Value = Union["np.ndarray", "RowSparse", "CSRParts"]
 #: The bytes of a header window read at a time from a file (a record's header is < 600 bytes).
 WINDOW = 1 << 16
 #: The smallest array record (magic, storage type, ndim), to bound a claimed array count.
@@ -98,7 +103,7 @@ class Entry(NamedTuple):
     number: int
     stype: str
     shape: tuple[int, ...]
-    dtype: np.dtype
+    dtype: DType
     device: tuple[str, int]
     stored: tuple[int, ...]
     offset: int
@@ -204,14 +209,14 @@ def _device(reader: Reader, index: int) -> tuple[str, int]:
     return DEVICE_TYPES[dev_type], dev_id
 
 
-def _dtype(reader: Reader, index: int) -> np.dtype:
+def _dtype(reader: Reader, index: int) -> DType:
     flag = reader.unpack("i", f"array {index}'s type flag")
     if flag not in TYPE_FLAGS:
         raise reader.error(f"array {index} has type flag {flag}, which kvcli cannot read (bfloat16 is 12)")
     return TYPE_FLAGS[flag]
 
 
-def _values_at(reader: Reader, shape: tuple[int, ...], dtype: np.dtype, what: str) -> int:
+def _values_at(reader: Reader, shape: tuple[int, ...], dtype: DType, what: str) -> int:
     """Skip the values of ``shape`` (checked: no negative dimension, no impossible size, all
     there); returns where they start."""
     if any(d < 0 for d in shape):
@@ -262,7 +267,7 @@ def _sparse(reader: Reader, index: int, stype: int) -> Entry:
                                "MXNet writes 1-d int64 ones")
         aux_shapes.append(aux_shape)
     offset = _values_at(reader, stored, dtype, f"array {index}'s stored values")
-    aux = tuple((a, _values_at(reader, a, INDEX_DTYPE, f"array {index}'s aux array")) for a in aux_shapes)
+    aux = tuple((a, _values_at(reader, a, _INDEX, f"array {index}'s aux array")) for a in aux_shapes)
     return Entry(index, name, shape, dtype, device, stored, offset, aux)
 
 
@@ -368,10 +373,12 @@ class ParamsFile:
                                   "changed while it was read") from None
 
 
-def _read(reader: Reader, offset: int, shape: tuple[int, ...], dtype: np.dtype, what: str,
+def _read(reader: Reader, offset: int, shape: tuple[int, ...], kind: DType, what: str,
           copy: bool) -> np.ndarray:
+    import numpy as np
+
     count = _count(shape)
-    little = dtype.newbyteorder("<")
+    dtype, little = np.dtype(kind.name), np.dtype(kind.little)
     if reader._data is not None:
         values = np.frombuffer(reader.read_at(offset, count * dtype.itemsize, what), dtype=little, count=count)
         if copy or not little.isnative:
@@ -385,10 +392,15 @@ def _read(reader: Reader, offset: int, shape: tuple[int, ...], dtype: np.dtype, 
 
 
 def _value(reader: Reader, entry: Entry, copy: bool) -> Value:
+    import numpy as np
+
+    from kvcli.arrays.csr import CSRParts, check_csr
+    from kvcli.arrays.sparse import RowSparse
+
     values = _read(reader, entry.offset, entry.stored, entry.dtype, f"array {entry.number}'s values", copy)
     if entry.stype == "default":
         return values
-    aux = [_read(reader, offset, shape, INDEX_DTYPE, f"array {entry.number}'s aux array", True)
+    aux = [_read(reader, offset, shape, _INDEX, f"array {entry.number}'s aux array", True)
            for shape, offset in entry.aux]
     try:
         if entry.stype == "row_sparse":
@@ -408,18 +420,24 @@ def _value(reader: Reader, entry: Entry, copy: bool) -> Value:
 
 
 class Body:
-    """The values of a dense record of a ``.params`` file as a ``.npy`` body: ``dtype``
-    (little-endian, as stored), ``shape``, and :meth:`write_to` (the protocol of
-    :func:`kvcli.arrays.npyio.write_file`)."""
+    """The values of a dense record of a ``.params`` file as a body (little-endian, as
+    stored; the protocol of :class:`kvcli.arrays.npyio.FileBody`): copied into another file,
+    never held in memory whole."""
 
     def __init__(self, params: ParamsFile, entry: Entry) -> None:
         self.params, self.entry = params, entry
-        self.dtype = entry.dtype.newbyteorder("<")
+        self.dtype = entry.dtype
         self.shape = entry.shape
         self.nbytes = entry.nbytes
 
     def write_to(self, handle: BinaryIO) -> None:
+        """Write the bytes at ``handle``'s position."""
         self.params.copy_to(self.entry, handle)
+
+    def little_bytes(self) -> bytes:
+        """The bytes, in memory."""
+        return bytes(self.params._reader.read_at(self.entry.offset, self.nbytes,
+                                                 f"array {self.entry.number}'s values"))
 
     def read(self) -> np.ndarray:
         return self.params.array(self.entry)
@@ -427,6 +445,8 @@ class Body:
 
 def to_dense(value: Value) -> np.ndarray:
     """A value as a dense numpy array (a sparse one with its zeros filled in)."""
+    import numpy as np
+
     return value if isinstance(value, np.ndarray) else value.to_dense()
 
 
@@ -477,8 +497,9 @@ def _tshape(shape: tuple[int, ...]) -> bytes:
     return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
 
 
-def _flag(dtype: np.dtype, label: str) -> int:
-    flag = FLAG_OF_DTYPE.get(np.dtype(dtype).newbyteorder("="))
+def _flag(dtype: Any, label: str) -> int:
+    """The type flag of ``dtype`` (numpy's, or a body's :class:`DType`)."""
+    flag = FLAG_OF_DTYPE.get(dtype.name)
     if flag is None:
         raise ParamsFileError(f"{label} has dtype {dtype}, which MXNet cannot store: use one of {dtype_names()} "
                               "(.astype())")
@@ -493,6 +514,8 @@ def _device_ids(device: tuple[str, int], label: str) -> tuple[int, int]:
 
 
 def _little(array: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
 
 
@@ -500,6 +523,17 @@ def _parts(value: Any, device: tuple[str, int], label: str) -> list[Any]:
     """The pieces of one record, byte for byte as MXNet writes it (checked: raises before
     anything is written)."""
     dev = _device_ids(device, label)
+    if hasattr(value, "write_to"):  # a body copied from a file (no numpy array has write_to)
+        if not value.shape:
+            raise ParamsFileError(f"{label} is 0-d: MXNet 1.x reads a 0-d array back as a shapeless one: reshape it "
+                                  "to (1,)")
+        head = struct.pack(f"<Iii{len(value.shape)}q", V2_MAGIC, STORAGE_DEFAULT, len(value.shape), *value.shape)
+        return [head + struct.pack("<iii", *dev, _flag(value.dtype, label)), value]
+    import numpy as np
+
+    from kvcli.arrays.csr import CSRParts
+    from kvcli.arrays.sparse import RowSparse
+
     if isinstance(value, (RowSparse, CSRParts)):
         if isinstance(value, CSRParts):
             stored, aux, stype = value.data, [value.indptr, value.indices], STORAGE_CSR
@@ -509,12 +543,6 @@ def _parts(value: Any, device: tuple[str, int], label: str) -> list[Any]:
                   struct.pack("<iii", *dev, _flag(stored.dtype, label))]
         pieces += [struct.pack("<i", INT64_FLAG) + _tshape(a.shape) for a in aux]
         return [b"".join(pieces), _little(stored), *(np.ascontiguousarray(a, dtype="<i8") for a in aux)]
-    if not isinstance(value, np.ndarray) and hasattr(value, "write_to"):  # a body copied from a file
-        if not value.shape:
-            raise ParamsFileError(f"{label} is 0-d: MXNet 1.x reads a 0-d array back as a shapeless one: reshape it "
-                                  "to (1,)")
-        head = struct.pack(f"<Iii{len(value.shape)}q", V2_MAGIC, STORAGE_DEFAULT, len(value.shape), *value.shape)
-        return [head + struct.pack("<iii", *dev, _flag(value.dtype, label)), value]
     if not isinstance(value, np.ndarray):
         raise ParamsFileError(f"{label} is a {type(value).__name__}, not an array")
     if value.ndim == 0:
@@ -526,13 +554,12 @@ def _parts(value: Any, device: tuple[str, int], label: str) -> list[Any]:
 
 
 def _write(handle: BinaryIO, part: Any) -> None:
-    if hasattr(part, "write_to") and not isinstance(part, np.ndarray):
+    if hasattr(part, "write_to"):  # a body
         part.write_to(handle)
-    elif isinstance(part, np.ndarray):
-        if part.size:
-            handle.write(memoryview(part.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
-    else:
+    elif isinstance(part, (bytes, bytearray)):
         handle.write(part)
+    elif part.size:  # a numpy array
+        handle.write(memoryview(part.reshape(-1)).cast("B"))
 
 
 def dump(handle: BinaryIO, values: Sequence[Any], names: Sequence[str] | None = None,

@@ -25,22 +25,17 @@ import math
 import os
 import select
 import stat
+import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
+from kvcli.arrays.kinds import BY_NAME, DTYPES, WIDEST_ITEM, DType, from_descr
 from kvcli.errors import NpyError
 from kvcli import config
 from kvcli.osutil import PRIVATE_FILE
 
-#: dtypes an array may have (numeric only: no object, no strings, nothing to unpickle).
-DTYPES = (
-    "float16", "float32", "float64",
-    "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64",
-    "bool",
-)
+if TYPE_CHECKING:  # numpy is imported where values are made: copying bytes needs none of it
+    import numpy as np
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16  # bytes of a header dict (numpy itself writes under 200)
 MAX_BYTES = 1 << 62  # bytes an array may claim (numpy's own limit is 2**63 - 1)
@@ -53,12 +48,14 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class Header(NamedTuple):
-    """A parsed ``.npy`` header."""
+    """A parsed ``.npy`` header: the values' shape, dtype (``kind``), byte order (``big``),
+    order (``fortran``) and where they start (``offset``)."""
 
     shape: tuple[int, ...]
-    dtype: np.dtype
+    kind: DType
+    big: bool
     fortran: bool
-    offset: int  # where the data starts
+    offset: int
 
     @property
     def size(self) -> int:
@@ -67,7 +64,14 @@ class Header(NamedTuple):
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        return self.size * self.kind.itemsize
+
+    @property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype of the values as stored (byte order included)."""
+        import numpy as np
+
+        return np.dtype((">" if self.big else "<") + self.kind.code)
 
 
 def stream_timeout() -> float:
@@ -105,6 +109,16 @@ def read_header(handle: Any) -> Header:
         raise NpyError(f"has a malformed shape {_short(shape)}")
     if len(shape) > 32 or not isinstance(fortran, bool):
         raise NpyError("has a malformed header (more than 32 dimensions or a bad fortran_order)")
+    kind, big = from_descr(descr) or _numpy_descr(descr)
+    if impossible_shape(shape, kind.itemsize):
+        raise NpyError(f"has an impossible shape {_short(shape)}: over 2**62 bytes, even with an empty dimension")
+    offset = 8 + len(size_bytes) + length
+    return Header(tuple(shape), kind, big, fortran, offset)
+
+
+def _numpy_descr(descr: Any) -> tuple[DType, bool]:
+    """A descr numpy writes otherwise (``"float32"``, a record, an object): numpy reads it,
+    and only a plain array of a dtype of :data:`DTYPES` is accepted."""
     try:
         from numpy.lib.format import descr_to_dtype
 
@@ -115,10 +129,7 @@ def read_header(handle: Any) -> Header:
         raise NpyError("holds Python objects, which kvcli refuses to load (they would be unpickled)", "pickle")
     if dtype.name not in DTYPES or dtype.fields is not None or dtype.subdtype is not None:
         raise NpyError(f"holds dtype {dtype}, which kvcli does not load (use one of {', '.join(DTYPES)})")
-    if impossible_shape(shape, dtype.itemsize):
-        raise NpyError(f"has an impossible shape {_short(shape)}: over 2**62 bytes, even with an empty dimension")
-    offset = 8 + len(size_bytes) + length
-    return Header(tuple(shape), dtype, fortran, offset)
+    return BY_NAME[dtype.name], dtype.byteorder == ">" or (dtype.byteorder == "=" and sys.byteorder == "big")
 
 
 def impossible_shape(shape: tuple[int, ...], itemsize: int) -> bool:
@@ -176,29 +187,59 @@ def file_body(path: Path, dtype: str, shape: tuple[int, ...]) -> Any:
     (:class:`FileBody`), after the checks of :func:`check_file`; a file whose data are not
     little-endian C-ordered bytes (numpy's big-endian or Fortran order) is read instead."""
     header = check_file(path, dtype, shape)
-    big = header.dtype.byteorder == ">" or (header.dtype.byteorder == "=" and not np.little_endian)
-    if header.fortran or big:
+    if header.fortran or header.big:
         return read_array(path, dtype=dtype, shape=shape, session_file=True)
-    return FileBody(path, header.offset, header.dtype.newbyteorder("<"), header.shape)
+    return FileBody(path, header.offset, header.kind, header.shape)
 
 
 class FileBody:
     """``nbytes`` bytes of ``path`` from ``offset``: an array's little-endian data (``dtype``,
-    ``shape``) that :meth:`write_to` copies into another file (:func:`copy_range`)."""
+    ``shape``) that :meth:`write_to` copies into another file (:func:`copy_range`). A body
+    (this, :class:`BytesBody`, :class:`kvcli.arrays.mxparams.Body`) is a value moved as bytes,
+    with no numpy: ``dtype`` (a :class:`~kvcli.arrays.kinds.DType`), ``shape``, ``nbytes``,
+    :meth:`write_to`, :meth:`little_bytes` and :meth:`read` (the numpy array)."""
 
-    def __init__(self, path: Path, offset: int, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    def __init__(self, path: Path, offset: int, dtype: DType, shape: tuple[int, ...]) -> None:
         self.path, self.offset, self.dtype, self.shape = path, offset, dtype, tuple(shape)
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
 
     def write_to(self, handle: Any) -> None:
+        """Write the bytes at ``handle``'s position."""
         fd = _open_for_reading(self.path, True)
         with os.fdopen(fd, "rb", buffering=0) as source:
             if os.fstat(fd).st_size < self.offset + self.nbytes:
                 raise NpyError(f"is truncated: fewer than {self.nbytes} data bytes", "bad")
             copy_range(source, handle, self.offset, self.nbytes)
 
+    def little_bytes(self) -> bytes:
+        """The bytes, in memory."""
+        out = io.BytesIO()
+        self.write_to(out)
+        return out.getvalue()
+
     def read(self) -> np.ndarray:
         return read_array(self.path, dtype=self.dtype.name, shape=self.shape, session_file=True)
+
+
+class BytesBody:
+    """Little-endian bytes in memory as a body (see :class:`FileBody`)."""
+
+    def __init__(self, data: bytes, dtype: DType, shape: tuple[int, ...]) -> None:
+        self.data, self.dtype, self.shape = data, dtype, tuple(shape)
+        self.nbytes = len(data)
+
+    def write_to(self, handle: Any) -> None:
+        """Write the bytes at ``handle``'s position."""
+        handle.write(self.data)
+
+    def little_bytes(self) -> bytes:
+        return self.data
+
+    def read(self) -> np.ndarray:
+        import numpy as np
+
+        values = np.frombuffer(self.data, dtype=self.dtype.little, count=math.prod(self.shape))
+        return values.astype(self.dtype.name).reshape(self.shape)
 
 
 #: Bytes copied at a time from one file to another.
@@ -253,6 +294,8 @@ def _read_from(
     handle: Any, limit: int | None, dtype: str | None, shape: tuple[int, ...] | None, mappable: bool,
     timeout: float | None,
 ) -> np.ndarray:
+    import numpy as np
+
     fd = _regular_fd(handle)
     stream: Any = handle if fd is not None else _Stream(handle, stream_timeout() if timeout is None else timeout)
     header = read_header(stream)
@@ -282,15 +325,15 @@ def _read_from(
         data = _read_stream(stream, header.nbytes, known=left is not None)
     array: np.ndarray = np.frombuffer(data, dtype=header.dtype, count=header.size)
     array = array.reshape(header.shape[::-1]).transpose() if header.fortran else array.reshape(header.shape)
-    if not header.dtype.isnative:
-        array = array.astype(header.dtype.newbyteorder("="))
+    if not array.dtype.isnative:
+        array = array.astype(header.kind.name)
     return array
 
 
 def _check_expected(header: Header, dtype: str | None, shape: tuple[int, ...] | None) -> None:
-    if (dtype is not None and header.dtype.name != dtype) or (shape is not None and header.shape != tuple(shape)):
+    if (dtype is not None and header.kind.name != dtype) or (shape is not None and header.shape != tuple(shape)):
         raise NpyError(
-            f"holds {header.dtype.name} {header.shape}, the manifest says {dtype} {tuple(shape or ())}", "mismatch"
+            f"holds {header.kind.name} {header.shape}, the manifest says {dtype} {tuple(shape or ())}", "mismatch"
         )
 
 
@@ -408,7 +451,6 @@ class _Stream:
 # ---------------------------------------------------------------------- .npz archives
 #: Bytes a ``.npz`` member may hold beyond its data: the ``.npy`` header.
 NPZ_MEMBER_SLACK = MAX_HEADER + 16
-_WIDEST_ITEM = max(np.dtype(name).itemsize for name in DTYPES)
 
 
 class NpzArchive:
@@ -470,7 +512,7 @@ class NpzArchive:
         import zlib
 
         info = self.members[name]
-        most = limit * _WIDEST_ITEM + NPZ_MEMBER_SLACK
+        most = limit * WIDEST_ITEM + NPZ_MEMBER_SLACK
         if info.file_size > most:
             raise NpyError(
                 f"unpacks to {info.file_size:,} bytes, more than the {most:,} that {limit:,} elements allow; "
@@ -558,22 +600,35 @@ def fsync_file(path: Path) -> None:
 def _write_array(handle: Any, array: Any) -> None:
     """The header, then the buffer in one write (no copy for a C-ordered array). Not numpy's
     ``tofile``: its error on a full disk has no errno ("N requested and M written")."""
-    from numpy.lib import format as npy
-
-    if not isinstance(array, np.ndarray) and hasattr(array, "write_to"):  # a body copied from elsewhere
-        if array.dtype.name not in DTYPES:
+    if hasattr(array, "write_to"):  # a body copied from elsewhere (no numpy array has write_to)
+        if array.dtype.name not in BY_NAME:
             raise NpyError(f"cannot hold dtype {array.dtype} (use one of {', '.join(DTYPES)})")
-        header = {"descr": npy.dtype_to_descr(array.dtype), "fortran_order": False, "shape": tuple(array.shape)}
-        npy.write_array_header_1_0(handle, header)
+        handle.write(header_bytes(array.dtype.little, tuple(array.shape)))
         array.write_to(handle)
         return
-    values: np.ndarray = np.ascontiguousarray(array)
-    if values.dtype.name not in DTYPES:
+    import numpy as np
+
+    values: np.ndarray = np.asarray(array)
+    if not values.flags.c_contiguous:  # not ascontiguousarray: it makes a 0-d value 1-d
+        values = values.copy(order="C")
+    if values.dtype.name not in BY_NAME:
         raise NpyError(f"cannot hold dtype {values.dtype} (use one of {', '.join(DTYPES)})")
-    header = npy.header_data_from_array_1_0(values)
-    npy.write_array_header_1_0(handle, header)
+    handle.write(header_bytes(values.dtype.str, values.shape))
     if values.size:
         handle.write(memoryview(values.reshape(-1)).cast("B"))  # type: ignore[arg-type]  # ndarray is a buffer
+
+
+#: Bytes a ``.npy`` header (magic to the newline) is padded to a multiple of, as numpy pads it.
+HEADER_ALIGN = 64
+
+
+def header_bytes(descr: str, shape: tuple[int, ...]) -> bytes:
+    """A version 1.0 ``.npy`` header of C-ordered values (``descr`` as ``"<f4"``), padded with
+    spaces so the values start on a :data:`HEADER_ALIGN` boundary, as numpy's ``save`` does."""
+    text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {tuple(shape)!r}, }}".encode("latin1")
+    length = len(text) + 1  # the newline
+    length += -(len(MAGIC) + 4 + length) % HEADER_ALIGN
+    return MAGIC + b"\x01\x00" + length.to_bytes(2, "little") + text.ljust(length - 1) + b"\n"
 
 
 def remove_quietly(path: Path) -> None:
@@ -590,6 +645,6 @@ def _short(value: Any) -> str:
 
 
 __all__ = [
-    "COPY_CHUNK", "DTYPES", "FileBody", "Header", "NpyError", "NpzArchive", "check_file", "copy_range", "file_body",
-    "fsync_file", "impossible_shape", "read_array", "read_header", "write_file",
+    "BytesBody", "COPY_CHUNK", "FileBody", "Header", "NpyError", "NpzArchive", "check_file", "copy_range", "file_body",
+    "fsync_file", "header_bytes", "impossible_shape", "read_array", "read_header", "write_file",
 ]

@@ -109,7 +109,7 @@ def _check_dtype_option(dtype: Optional[str], command: str) -> None:
         return
     from difflib import get_close_matches
 
-    from kvcli.arrays.npyio import DTYPES
+    from kvcli.arrays.kinds import DTYPES
 
     if dtype not in DTYPES:
         close = get_close_matches(dtype, DTYPES, n=1)

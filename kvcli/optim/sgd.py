@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvcli.errors import OptimizerStateError, UpdaterError
-from kvcli.arrays.npyio import DTYPES
+from kvcli.arrays.kinds import DTYPES
 from kvcli.arrays import random as random_streams
 from kvcli.optim import kernels
 from kvcli.optim.base import Key, Optimizer, as_lists, register

@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
-
 from kvcli.errors import SessionError, DiskError
 from kvcli.arrays.npyio import remove_quietly
 from kvcli.osutil import fsync_dir, unique_token
@@ -498,7 +496,7 @@ class Committer:
         old one is removed after the commit.
         """
         if entry.nbytes <= INLINE_BYTES:  # in the row: the commit's one transaction writes it
-            entry.hold(array if isinstance(array, np.ndarray) else array.read())
+            entry.hold(array)
             entry.file = new_file_name(".npy")  # a new name, so other processes see a new value
             return
         entry.spare = None

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import numpy as np
-
 from kvcli import config
 from kvcli.errors import KeyTypeError, bad_param, SessionError, UnknownKeyError, DiskError
 from kvcli.osutil import fsync_dir
@@ -41,8 +39,10 @@ from kvcli.session.names import (
     session_folder,
 )
 
-if TYPE_CHECKING:  # imported when used: a push never loads the checkpoint code
-    from kvcli.session.params import LoadedParams, SavedParams
+if TYPE_CHECKING:
+    import numpy as np  # imported where values are made: a checkpoint's bytes are copied without it
+
+    from kvcli.session.params import LoadedParams, SavedParams  # imported when used: a push never loads them
 
 # ---------------------------------------------------------------------- the session
 ValuesFor = Callable[[Key, KeyEntry], Any]
@@ -207,6 +207,8 @@ class Session:
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
+            import numpy as np
+
             from kvcli.arrays.sparse import ROW_SPARSE, stype_of
 
             for key, value in zip(keys, values):  # files hold dense arrays only
@@ -312,9 +314,13 @@ class Session:
             if self._live.store is None:
                 # the committed values are what a store would be loaded with: a one-shot pull
                 # reads them without starting one (no devices, no Ray, no store imports)
+                import numpy as np
+
                 data = self.path / DATA
                 values = [entry.value(data) for entry in entries]
                 return [[np.array(value, copy=True) for _ in range(devices)] for value in values]
+            import numpy as np
+
             store = self._store_for(manifest, keys)
             outs = [[np.empty(e.shape, e.dtype) for _ in range(devices)] for e in entries]
             store.pull(list(keys), out=outs)

@@ -15,14 +15,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-import numpy as np
-
+from kvcli.arrays.kinds import BY_NAME
+from kvcli.arrays.npyio import BytesBody
 from kvcli.errors import KeyTypeError, ManifestProblem
-from kvcli.session.files import check_npy, corrupted, read_npy
+from kvcli.session.files import check_npy, corrupted, file_body, read_npy
 from kvcli.session.names import Key, check_key
 from kvcli.session.schema import check_key_fields, check_key_object, short
+
+if TYPE_CHECKING:  # numpy is imported where values are made: copying a checkpoint needs none of it
+    import numpy as np
 
 
 class KeyEntry:
@@ -71,26 +74,36 @@ class KeyEntry:
     def value(self, data_folder: Path) -> np.ndarray:
         """The committed value: decoded from the row, or read from its file in ``data_folder``."""
         if self.data is not None:
-            little = np.dtype(self.dtype).newbyteorder("<")
-            return np.frombuffer(self.data, dtype=little).astype(self.dtype).reshape(self.shape)
+            return self.body(data_folder).read()
         return read_npy(data_folder / self.file, self.dtype, tuple(self.shape))
+
+    def body(self, data_folder: Path) -> Any:
+        """The committed value as a body (:class:`kvcli.arrays.npyio.FileBody`): its bytes, to
+        copy into another file without numpy (a file's checked first, as :meth:`check_value`)."""
+        if self.data is not None:
+            return BytesBody(self.data, BY_NAME[self.dtype], tuple(self.shape))
+        return file_body(data_folder / self.file, self.dtype, tuple(self.shape))
 
     def check_value(self, data_folder: Path) -> None:
         """Refuse a damaged value file (a row's bytes were checked when the row was read)."""
         if self.data is None:
             check_npy(data_folder / self.file, self.dtype, tuple(self.shape))
 
-    def hold(self, array: np.ndarray) -> None:
-        """Hold ``array`` (of this entry's dtype and shape) in the row (the caller gives the
-        value its new name in ``file``)."""
-        little = np.dtype(self.dtype).newbyteorder("<")
-        self.data = np.ascontiguousarray(array, dtype=little).tobytes()
+    def hold(self, value: Any) -> None:
+        """Hold ``value`` (a numpy array or a body, of this entry's dtype and shape) in the row
+        (the caller gives the value its new name in ``file``)."""
+        if hasattr(value, "little_bytes"):  # a body: its bytes are the row's already
+            self.data = value.little_bytes()
+        else:
+            import numpy as np
+
+            self.data = np.ascontiguousarray(value, dtype=BY_NAME[self.dtype].little).tobytes()
         self.spare = None
 
     @property
     def nbytes(self) -> int:
         """Bytes of the value (exact: math.prod, not numpy's, costs a 299-key checkpoint 5 ms less)."""
-        return self.size * np.dtype(self.dtype).itemsize
+        return self.size * BY_NAME[self.dtype].itemsize
 
     @property
     def size(self) -> int:

@@ -8,9 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kvcli import config
 from kvcli.errors import SessionError, DiskError, NpyError
@@ -24,6 +22,9 @@ from kvcli.arrays.npyio import (
     remove_quietly,
     write_file,
 )
+
+if TYPE_CHECKING:  # numpy is imported where values are made: copying a checkpoint needs none of it
+    import numpy as np
 
 
 def corrupted(path: Path, problem: str) -> SessionError:

@@ -17,15 +17,16 @@ Every refusal is one line, ``DIR cannot be imported: ...; nothing was changed``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from kvcli import config
 from kvcli.errors import KVCliError, NpyError, OptimizerStateError, SessionError
 from kvcli.session.files import copy_file, disk_error, open_regular
 from kvcli.session.manifest import KeyEntry, Manifest, load_manifest_file
 from kvcli.session.names import DATA, MANIFEST, Key, python_spec
+
+if TYPE_CHECKING:  # numpy is imported where values are made: copying a checkpoint needs none of it
+    import numpy as np
 
 #: Bytes a value file may hold beyond its data: the ``.npy`` header (at most 64 KiB, as the
 #: reader allows) and its fixed start.

@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from kvcli import config
 from kvcli.errors import SessionError
 from kvcli.session.files import check_regular, corrupted
 from kvcli.session.manifest import Manifest
 from kvcli.session.names import DATA, MANIFEST, Key, is_local_address, python_spec
+
+if TYPE_CHECKING:  # numpy is imported where values are made: copying a checkpoint needs none of it
+    import numpy as np
 
 
 class Place:

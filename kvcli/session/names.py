@@ -10,13 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
-
 from kvcli import config
 from kvcli.errors import KeyTypeError, SessionError, bad_param
-from kvcli.arrays.npyio import DTYPES
+from kvcli.arrays.kinds import DTYPES
 from kvcli.osutil import expand_user, user_home
-from kvcli.arrays.core import Key as Key  # re-exported: the session's modules read it here
+from kvcli.arrays.kinds import Key as Key  # re-exported: the session's modules read it here
 
 
 
@@ -136,9 +134,15 @@ def check_session_name(name: str) -> str:
     return name
 
 
+def _numpy_integer(value: Any) -> bool:
+    # no numpy integer exists before numpy is imported, and a checkpoint's load imports none
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.integer)
+
+
 def check_key(key: Any) -> Key:
     """Validate a key for the session: an int >= 0 or a str of the allowed characters."""
-    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+    if (isinstance(key, int) or _numpy_integer(key)) and not isinstance(key, bool):
         if 0 <= int(key) < 10**18:
             return int(key)
         raise KeyTypeError(f"key {key!r} is out of range: {KEY_RULE}")

@@ -25,18 +25,17 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
-import numpy as np
-
 from kvcli import config
 from kvcli.arrays import mxparams
 from kvcli.errors import KeyTypeError, NpyError, ParamsFileError, SessionError, bad_param
 from kvcli.osutil import PRIVATE_FILE
-from kvcli.session.files import file_body
 from kvcli.session.manifest import KeyEntry, Manifest
-from kvcli.session.names import DATA, INLINE_BYTES, Key, KEY_RULE, check_key
+from kvcli.session.names import DATA, Key, KEY_RULE, check_key
 
-if TYPE_CHECKING:  # the session imports this module on first use
-    from kvcli.session.core import Session
+if TYPE_CHECKING:
+    import numpy as np  # imported where values are made: a checkpoint's bytes are copied without it
+
+    from kvcli.session.core import Session  # the session imports this module on first use
 
 
 class LoadedParams(NamedTuple):
@@ -132,8 +131,7 @@ def load(session: "Session", path: Path, prefix: str, strip_prefix: Sequence[str
         chosen = choose(params, prefix, strip_prefix, keys)
         if not chosen:
             raise ParamsFileError(f"{params.source}: the file holds no arrays: nothing to load")
-        values = {key: (params.array(entry) if entry.nbytes <= INLINE_BYTES else params.body(entry))
-                  for key, entry in chosen}
+        values = {key: params.body(entry) for key, entry in chosen}
         key_list = [key for key, _ in chosen]
         with session._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
@@ -164,6 +162,8 @@ def _entries(session: "Session", manifest: Manifest, keys: Sequence[Key] | None)
 def snapshot(session: "Session", keys: Sequence[Key] | None = None) -> list[tuple[KeyEntry, np.ndarray]]:
     """:meth:`Session.snapshot`: each key's entry and committed value, all of one commit
     (read under the session's lock: a later write cannot change them)."""
+    import numpy as np
+
     with session._committer.transaction(write=False) as txn:
         data = session.path / DATA
         return [(entry, np.array(entry.value(data), copy=True)) for entry in _entries(session, txn.manifest, keys)]
@@ -182,12 +182,11 @@ def save(session: "Session", path: Path, keys: Sequence[Key] | None) -> SavedPar
             if not entry.shape:
                 raise ParamsFileError(f"{label} is 0-d, which MXNet 1.x reads back as a shapeless array: nothing "
                                       "was written (leave it out, or init it again with shape (1,))")
-            if np.dtype(entry.dtype) not in mxparams.FLAG_OF_DTYPE:
+            if entry.dtype not in mxparams.FLAG_OF_DTYPE:
                 raise ParamsFileError(f"{label} has dtype {entry.dtype}, which MXNet cannot store "
                                       f"({mxparams.dtype_names()}): nothing was written (leave it out)")
         data = session.path / DATA
-        values = [entry.value(data) if entry.inline else file_body(data / entry.file, entry.dtype, tuple(entry.shape))
-                  for entry in entries]
+        values = [entry.body(data) for entry in entries]
         names = [str(entry.key) for entry in entries]
         try:
             mxparams.save(target, values, names, mode=PRIVATE_FILE, sync=True)

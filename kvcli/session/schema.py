@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from kvcli.errors import ManifestProblem
-from kvcli.arrays.npyio import DTYPES
+from kvcli.arrays.kinds import DTYPES
 from kvcli.store import REGISTRY
 from kvcli.store import SESSION_OPTION_SPECS as SPECS
 
