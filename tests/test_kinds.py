@@ -74,6 +74,18 @@ def test_a_body_is_written_with_the_header_numpy_reads(tmp_path: Path) -> None:
     assert np.array_equal(np.load(tmp_path / "b.npy"), value)
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (0,), ()])
+def test_a_file_body_gives_the_files_bytes(tmp_path: Path, shape: tuple[int, ...]) -> None:
+    value = np.arange(int(np.prod(shape)), dtype="<f8").reshape(shape) / 3
+    npyio.write_file(tmp_path / "v.npy", value)
+    body = npyio.file_body(tmp_path / "v.npy", "float64", shape)
+    assert body.little_bytes() == value.tobytes()
+    assert np.array_equal(body.read(), value)
+    with open(tmp_path / "copy.bin", "wb") as handle:
+        body.write_to(handle)
+    assert (tmp_path / "copy.bin").read_bytes() == value.tobytes()
+
+
 def test_header_named_dtype_still_read_through_numpy(tmp_path: Path) -> None:
     """A hand-written header spelling ``'float32'`` is read (numpy's rules), a string dtype
     refused with the same line as before."""

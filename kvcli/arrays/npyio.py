@@ -203,19 +203,24 @@ class FileBody:
         self.path, self.offset, self.dtype, self.shape = path, offset, dtype, tuple(shape)
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
 
-    def write_to(self, handle: Any) -> None:
-        """Write the bytes at ``handle``'s position."""
+    def _source(self) -> Any:
         fd = _open_for_reading(self.path, True)
-        with os.fdopen(fd, "rb", buffering=0) as source:
-            if os.fstat(fd).st_size < self.offset + self.nbytes:
-                raise NpyError(f"is truncated: fewer than {self.nbytes} data bytes", "bad")
+        source = os.fdopen(fd, "rb", buffering=0)
+        if os.fstat(fd).st_size < self.offset + self.nbytes:
+            source.close()
+            raise NpyError(f"is truncated: fewer than {self.nbytes} data bytes", "bad")
+        return source
+
+    def write_to(self, handle: Any) -> None:
+        """Write the bytes at the position of ``handle``, an open file (it has a descriptor)."""
+        with self._source() as source:
             copy_range(source, handle, self.offset, self.nbytes)
 
     def little_bytes(self) -> bytes:
         """The bytes, in memory."""
-        out = io.BytesIO()
-        self.write_to(out)
-        return out.getvalue()
+        with self._source() as source:
+            source.seek(self.offset)
+            return _read_exactly(source, self.nbytes, "the data")
 
     def read(self) -> np.ndarray:
         return read_array(self.path, dtype=self.dtype.name, shape=self.shape, session_file=True)
