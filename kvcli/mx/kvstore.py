@@ -17,7 +17,7 @@ import numpy as np
 
 from kvcli.mx.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import wrap as _as_nd
-from kvcli.arrays.core import Key
+from kvcli.arrays.core import Key, is_key, is_value_list, normalise_key
 from kvcli.store.api import KVStore as _CoreStore
 
 
@@ -151,12 +151,14 @@ class KVStore(KVStoreBase):
         return self._store.num_workers
 
     def set_updater(self, updater: Callable[[Key, Any, Any], None] | str | None) -> None:
-        """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays."""
+        """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays, and a
+        str key as bytes (MXNet hands it over as a C string; its own ``Updater`` decodes it)."""
         if callable(updater) and not hasattr(updater, "spec"):
             user_updater = updater
 
             def updater(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-                user_updater(key, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
+                given = key.encode() if isinstance(key, str) else key
+                user_updater(given, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
 
         self._store.set_updater(updater)
 
@@ -171,6 +173,12 @@ class KVStore(KVStoreBase):
     def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> Any:
         return self._store.broadcast(key, value, out, priority)
 
+    def push(self, key: Any, value: Any, priority: int = 0) -> None:
+        """Push as MXNet does: a key listed twice is pushed once with all its values (summed,
+        one update), and keys are updated in MXNet's order (:func:`_grouped`)."""
+        key, value = _grouped(key, value, self._store.keys)
+        self._store.push(key, value, priority)
+
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
         result = self._store.pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
         return _wrap(result) if out is None else out
@@ -180,6 +188,11 @@ class KVStore(KVStoreBase):
         return _wrap(result) if out is None else out
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> Any:
+        grouped_key, grouped_value = _grouped(key, value, self._store.keys)
+        if grouped_key is not key:  # a key listed twice, or out of MXNet's order: its outputs grouped alike
+            grouped_out = None if out is None else _grouped(key, out, self._store.keys)[1]
+            self._store.pushpull(grouped_key, grouped_value, out=grouped_out, priority=priority)
+            return value if out is None else out
         return self._store.pushpull(key, value, out=out, priority=priority)
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
@@ -204,6 +217,37 @@ class KVStore(KVStoreBase):
 
     def __repr__(self) -> str:
         return f"<mx.kv.KVStore type={self._store.type!r}>"
+
+
+def _grouped(key: Any, value: Any, initialised: Callable[[], list[Key]]) -> tuple[Any, Any]:
+    """``key`` and ``value`` as MXNet's ``GroupKVPairsPush`` passes them on: the values of a key
+    listed more than once joined into one list (one push: summed, one update), and the keys in
+    MXNet's order (int keys ascending; str keys in the order they were first initialised, the
+    order of the ids MXNet gives them). Anything else -- one key, lists of different lengths, a
+    key not initialised -- comes back as it was, for the store to handle or word the error;
+    ``key`` itself comes back when nothing changes."""
+    if not isinstance(key, (list, tuple)) or not isinstance(value, (list, tuple)) or len(key) != len(value):
+        return key, value
+    if len(key) < 2 or not all(is_key(k) for k in key):
+        return key, value
+    groups: dict[Key, list[Any]] = {}
+    for k, v in zip(key, value):
+        groups.setdefault(normalise_key(k), []).append(v)
+    kinds = {type(k) for k in groups}
+    if kinds == {int}:
+        order = sorted(groups)
+    elif kinds == {str}:
+        rank = {k: i for i, k in enumerate(initialised())}
+        if any(k not in rank for k in groups):
+            return key, value
+        order = sorted(groups, key=rank.__getitem__)
+    else:
+        return key, value
+    if len(order) == len(key) and order == [normalise_key(k) for k in key]:
+        return key, value
+    joined = [vals[0] if len(vals) == 1 else [item for v in vals for item in (v if is_value_list(v) else [v])]
+              for vals in (groups[k] for k in order)]
+    return order, joined
 
 
 def _wrap(result: Any) -> Any:
