@@ -419,6 +419,17 @@ CASES: list[tuple[str, str, str]] = [
      "y"),
     ("i32_setitem_floats", "y = nd.zeros((3,), dtype='int32')\ny[0] = -2.7\ny[1:] = 3.5", "y"),
     ("i8_setitem_wraps", "y = nd.zeros((2,), dtype='int8')\ny[0] = 200\ny[1] = -129.5", "y"),
+    # MXNet's Cast makes a float16 of a float64 through float32 (astype, copyto, nd.array of
+    # an NDArray, an NDArray assigned); numpy's conversion (nd.array of numpy data) rounds once
+    ("cast_f64_f16_twice_rounded", "", "nd.array([1 + 2**-11 + 2**-40, 2049 + 2**-30], dtype='float64').astype('float16')"),
+    ("array_of_nd_f64_to_f16", "", "nd.array(nd.array([1 + 2**-11 + 2**-40], dtype='float64'), dtype='float16')"),
+    ("array_of_numpy_f64_to_f16", "", "nd.array(np.array([1 + 2**-11 + 2**-40]), dtype='float16')"),
+    ("copyto_f64_to_f16", "y = nd.zeros((1,), dtype='float16')\nnd.array([1 + 2**-11 + 2**-40], dtype='float64').copyto(y)",
+     "y"),
+    ("copyto_f32_to_u8", "y = nd.zeros((3,), dtype='uint8')\nnd.array([-1.0, 300.5, 7.9]).copyto(y)", "y"),
+    ("setitem_nd_f64_into_f16", "y = nd.zeros((2,), dtype='float16')\ny[:] = nd.array([1 + 2**-11 + 2**-40] * 2, "
+     "dtype='float64')", "y"),
+    ("setitem_nd_f32_into_i32", "y = nd.zeros((2,), dtype='int32')\ny[:] = nd.array([-2.7, 3e9])", "y"),
     # float index arrays (an nd array's asnumpy(), a list of floats) are truncated to integers
     ("index_numpy_floats", "", "a[np.array([1.7, 0.2])]"),
     ("index_list_floats", "", "a[[1.0, 0.0, 1.0]]"),

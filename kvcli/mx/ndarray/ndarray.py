@@ -129,7 +129,7 @@ class NDArray:
             return False
         if other.shape != self.shape:
             raise NDArrayError(f"copyto: shape {self.shape} cannot be copied into shape {other.shape}: the shapes must be equal")
-        other._data[...] = self._data
+        other._data[...] = self._data if other._data.dtype == self._data.dtype else nd_ops.cast(self._data, other._data.dtype)
         return other
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -191,6 +191,8 @@ class NDArray:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         index = _index(index)
+        if isinstance(value, NDArray) and value.dtype != self._data.dtype:  # MXNet: value.astype(self.dtype)
+            value = nd_ops.cast(value._data, self._data.dtype)
         value = _unwrap(value)
         if nd_ops.is_scalar(value):  # a double in MXNet, converted to the dtype as a scalar op's
             value = nd_ops.cast_scalar(value, self._data.dtype)
@@ -368,8 +370,10 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     if dtype is None:
         dtype = source.dtype if isinstance(source_array, NDArray) else DEFAULT_DTYPE
     kind = np.dtype(dtype)
-    if isinstance(source, np.ndarray):  # numpy's own conversion: C's casts
-        return NDArray(nd_ops.cast(source, kind) if source.dtype != kind else source.copy(), ctx)
+    if isinstance(source, np.ndarray):  # numpy's own conversion: C's casts, a float rounded once
+        if source.dtype == kind or (source.dtype.kind == "f" and kind.kind == "f" and not isinstance(source_array, NDArray)):
+            return NDArray(np.array(source, dtype=kind, copy=True), ctx)
+        return NDArray(nd_ops.cast(source, kind), ctx)
     if kind.kind in "iu":
         return NDArray(_python_numbers_to_integers(source, kind), ctx)
     return NDArray(np.array(source, dtype=kind, copy=True), ctx)

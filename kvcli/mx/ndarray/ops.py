@@ -33,10 +33,13 @@ def _divide(x: Any, y: Any) -> Any:
 
 
 def cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """MXNet's ``Cast`` (``astype``): a C conversion (float to integer toward zero; NaN or
-    out of range: the type's minimum, narrower types keep the low bits)."""
+    """MXNet's ``Cast`` (``astype``, ``copyto``): a C conversion (float to integer toward zero;
+    NaN or out of range: the type's minimum, narrower types keep the low bits; float64 to
+    float16 through float32, as mshadow's ``half_t`` takes a float)."""
     if values.dtype.kind == "f" and dtype.kind in "iu":
         return umath.c_cast(values, dtype)
+    if values.dtype == np.float64 and dtype == np.float16:
+        values = values.astype(np.float32)
     with np.errstate(all="ignore"):
         return values.astype(dtype)
 
