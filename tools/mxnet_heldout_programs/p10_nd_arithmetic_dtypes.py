@@ -126,3 +126,23 @@ print("np scalars", (np.float32(0.5) * nd.array([3.0])).asnumpy().tolist(), (nd.
 m = nd.maximum(2, 3)
 print("scalar-scalar", m, type(m).__name__, nd.minimum(2.5, 1), nd.add(2, 3), nd.power(2, 3), nd.modulo(7, 3),
       nd.equal(2, 2), nd.lesser(3, 1), nd.subtract(1.5, 4), nd.divide(1, 4), nd.multiply(3, 0.5))
+
+# a Python number is a double to MXNet: float16 gets it through float32, int64 loses low bits
+v = 1 + 2 ** -11 + 2 ** -40
+h16 = nd.zeros((2,), dtype="float16")
+h16[0] = v
+print("f16 scalar", (nd.zeros((1,), dtype="float16") + v).asnumpy().tolist(), h16.asnumpy().tolist(),
+      nd.full((1,), v, dtype="float16").asnumpy().tolist(), (nd.ones((1,), dtype="float16") < v).asnumpy().tolist())
+print("f64 to f16", nd.array([v], dtype="float64").astype("float16").asnumpy().tolist(),
+      nd.array(np.array([v]), dtype="float16").asnumpy().tolist())
+big = nd.zeros((2,), dtype="int64")
+big[0] = 2 ** 62 + 1
+print("i64 scalar", (nd.zeros((1,), dtype="int64") + (2 ** 62 + 1)).asnumpy().tolist(), big.asnumpy().tolist())
+# test_utils' default tolerances follow the dtype
+for x, y in ((nd.array([1.0]), nd.array([1.0005])), (nd.array([1.0], dtype="float64"), nd.array([1.00005], dtype="float64")),
+             (nd.array([1.0], dtype="float16"), nd.array([1.005], dtype="float16"))):
+    try:
+        mx.test_utils.assert_almost_equal(x, y)
+        print("assert_almost_equal", np.dtype(x.dtype).name, "passes")
+    except AssertionError as e:
+        print("assert_almost_equal", np.dtype(x.dtype).name, "fails", str(e).splitlines()[2])
