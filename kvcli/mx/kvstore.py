@@ -150,16 +150,18 @@ class KVStore(KVStoreBase):
     def num_workers(self) -> int:
         return self._store.num_workers
 
-    def set_updater(self, updater: Callable[[Key, Any, Any], None] | str | None) -> None:
+    def set_updater(self, updater: Callable[[Key | bytes, Any, Any], None] | str | None) -> None:
         """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays, and a
         str key as bytes (MXNet hands it over as a C string; its own ``Updater`` decodes it)."""
         if callable(updater) and not hasattr(updater, "spec"):
             user_updater = updater
 
-            def updater(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
+            def wrapped(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
                 given = key.encode() if isinstance(key, str) else key
                 user_updater(given, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
 
+            self._store.set_updater(wrapped)
+            return
         self._store.set_updater(updater)
 
     _set_updater = set_updater

@@ -65,5 +65,6 @@ def relations(mx: Any) -> dict[str, bool]:
         return _draw(mx, what, cpu(0))
 
     for what, other in (("uniform", "normal"), ("normal", "randint"), ("uniform", "shuffle"), ("shuffle", "uniform")):
-        ask(f"{what} after a {other} draw is its first draw", lambda: after("", what), lambda: after(other, what))
+        ask(f"{what} after a {other} draw is its first draw", lambda what=what: after("", what),
+            lambda what=what, other=other: after(other, what))
     return out

@@ -99,29 +99,39 @@ show("dot vec", nd.dot(nd.array([1, 2, 3]), nd.array([4, 5, 6])))
 
 # edge values: wrapping integers, float16 range, NaN, halves, scalars on both sides
 print("u8 wrap", (nd.array([1, 2], dtype="uint8") - 3).asnumpy().tolist(), (-nd.array([1, 2], dtype="uint8")).asnumpy().tolist())
-print("i8 wrap", (nd.array([100, -100], dtype="int8") * 2).asnumpy().tolist(), nd.sum(nd.array([200, 100], dtype="uint8")).asnumpy().tolist())
-print("i32 big scalar", (nd.array([1], dtype="int32") * 0.9).asnumpy().tolist(), (nd.array([7], dtype="int32") + 2.9).asnumpy().tolist())
-print("f16 range", (nd.array([60000], dtype="float16") * 2).asnumpy().tolist(), (nd.array([1], dtype="float16") + 1e-4).asnumpy().tolist())
-print("int div", (nd.array([5, -5], dtype="int32") / -2).asnumpy().tolist(), (nd.array([5, -5], dtype="int32") % -2).asnumpy().tolist())
+print("i8 wrap", (nd.array([100, -100], dtype="int8") * 2).asnumpy().tolist(),
+      nd.sum(nd.array([200, 100], dtype="uint8")).asnumpy().tolist())
+print("i32 big scalar", (nd.array([1], dtype="int32") * 0.9).asnumpy().tolist(),
+      (nd.array([7], dtype="int32") + 2.9).asnumpy().tolist())
+print("f16 range", (nd.array([60000], dtype="float16") * 2).asnumpy().tolist(),
+      (nd.array([1], dtype="float16") + 1e-4).asnumpy().tolist())
+print("int div", (nd.array([5, -5], dtype="int32") / -2).asnumpy().tolist(),
+      (nd.array([5, -5], dtype="int32") % -2).asnumpy().tolist())
 print("float mod", (nd.array([5.5, -5.5]) % -2).asnumpy().tolist(), nd.modulo(nd.array([-7.5]), nd.array([2])).asnumpy().tolist())
 print("pow", (nd.array([2.0, 0.0]) ** -1).asnumpy().tolist(), (nd.array([2, 1], dtype="int32") ** -1).asnumpy().tolist(),
       nd.power(2, nd.array([0.5, 2])).asnumpy().tolist())
 print("round", nd.round(nd.array([0.5, 1.5, 2.5, -0.5, -2.5])).asnumpy().tolist(),
       nd.rint(nd.array([0.5, 1.5, 2.5, -0.5, -2.5])).asnumpy().tolist(), nd.fix(nd.array([1.7, -1.7])).asnumpy().tolist())
 print("nan", nd.maximum(nd.array([float("nan"), 1]), nd.array([1, float("nan")])).asnumpy().tolist(),
-      nd.max(nd.array([1, float("nan"), 3])).asnumpy().tolist(), nd.argmax(nd.array([1, float("nan"), 3]), axis=0).asnumpy().tolist(),
+      nd.max(nd.array([1, float("nan"), 3])).asnumpy().tolist(),
+      nd.argmax(nd.array([1, float("nan"), 3]), axis=0).asnumpy().tolist(),
       nd.sign(nd.array([-0.0, 2, -3, float("nan")])).asnumpy().tolist())
-print("argmax ties", nd.argmax(nd.array([3, 1, 3]), axis=0).asnumpy().tolist(), nd.argmax(nd.array([[3, 1], [5, 0]])).asnumpy().tolist(),
+print("argmax ties", nd.argmax(nd.array([3, 1, 3]), axis=0).asnumpy().tolist(),
+      nd.argmax(nd.array([[3, 1], [5, 0]])).asnumpy().tolist(),
       nd.argmin(nd.array([[3, 1], [5, 0]], dtype="int32"), axis=1).asnumpy().tolist())
 print("topk edge", [t.asnumpy().tolist() for t in nd.topk(nd.array([3, 1, 3, 2], dtype="int32"), k=2, ret_typ="both")],
-      nd.topk(nd.array([3, 1, 3, 2]), k=2, dtype="int32").asnumpy().tolist(), nd.topk(nd.array([[3, 1], [3, 2]]), axis=None, k=3).asnumpy().tolist())
-print("int maths", nd.sqrt(nd.array([2, 4], dtype="int32")).asnumpy().tolist(), nd.exp(nd.array([1, 2], dtype="int32")).asnumpy().tolist(),
-      nd.reciprocal(nd.array([2, 1], dtype="int32")).asnumpy().tolist(), nd.abs(nd.array([-128], dtype="int8")).asnumpy().tolist())
+      nd.topk(nd.array([3, 1, 3, 2]), k=2, dtype="int32").asnumpy().tolist(),
+      nd.topk(nd.array([[3, 1], [3, 2]]), axis=None, k=3).asnumpy().tolist())
+print("int maths", nd.sqrt(nd.array([2, 4], dtype="int32")).asnumpy().tolist(),
+      nd.exp(nd.array([1, 2], dtype="int32")).asnumpy().tolist(),
+      nd.reciprocal(nd.array([2, 1], dtype="int32")).asnumpy().tolist(),
+      nd.abs(nd.array([-128], dtype="int8")).asnumpy().tolist())
 print("special", nd.gamma(nd.array([0.5, 5, -1.5])).asnumpy().tolist(), nd.gammaln(nd.array([0.5, 5, -1.5])).asnumpy().tolist(),
       nd.erf(nd.array([0.5, -2])).asnumpy().tolist(), nd.cbrt(nd.array([-8.0, 27.5])).asnumpy().tolist(),
       nd.rcbrt(nd.array([-8.0, 27.5])).asnumpy().tolist(), nd.degrees(nd.array([1.0])).asnumpy().tolist())
 print("where bcast cond", nd.where(nd.array([1, 0]), nd.array([[1, 2], [3, 4]]), nd.array([[5, 6], [7, 8]])).asnumpy().tolist())
-print("np scalars", (np.float32(0.5) * nd.array([3.0])).asnumpy().tolist(), (nd.array([3.0]) * np.float64(0.1)).asnumpy().tolist(),
+print("np scalars", (np.float32(0.5) * nd.array([3.0])).asnumpy().tolist(),
+      (nd.array([3.0]) * np.float64(0.1)).asnumpy().tolist(),
       (np.int64(2) + nd.array([1.5])).asnumpy().tolist())
 m = nd.maximum(2, 3)
 print("scalar-scalar", m, type(m).__name__, nd.minimum(2.5, 1), nd.add(2, 3), nd.power(2, 3), nd.modulo(7, 3),

@@ -89,15 +89,18 @@ for kvtype in ("local", "device"):
     show(kvtype + " set_updater", outs)
 
 # the order a custom updater sees keys in, and what it gets as a str key
+seen = []
+
+
+def record(key, grad, weight):
+    seen.append((key, grad.asnumpy().tolist()))
+    weight[:] += grad
+
+
 for kvtype in ("local", "device"):
     kv = mx.kv.create(kvtype)
     kv.init([5, 2, 9], [nd.zeros((2,))] * 3)
-    seen = []
-
-    def record(key, grad, weight):
-        seen.append((key, grad.asnumpy().tolist()))
-        weight[:] += grad
-
+    del seen[:]
     kv._set_updater(record)
     kv.push([9, 2, 5, 2], [nd.ones((2,)) * 9, nd.ones((2,)) * 2, [nd.ones((2,)) * 5, nd.ones((2,)) * 50],
                            nd.ones((2,)) * 20])

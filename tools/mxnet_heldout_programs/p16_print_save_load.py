@@ -1,5 +1,6 @@
 """Printing arrays and saving them: str / repr of NDArrays of several dtypes, shapes and devices,
 nd.save / nd.load of a dict, a list and one array (dense, row_sparse, csr), load_frombuffer."""
+import hashlib
 import os
 import tempfile
 import numpy as np
@@ -53,7 +54,6 @@ nd.save(f, d)
 with open(f, "rb") as fh:
     raw = fh.read()
 print("dict bytes", len(raw))
-import hashlib
 print("sha", hashlib.sha256(raw).hexdigest())
 nd.save(f, {})
 print("empty", nd.load(f))

@@ -7,6 +7,8 @@ list_attr() and attr_dict() give MXNet's dicts, but their keys in the order they
 MXNet's order is that of its C++ hash map (docs/mxnet-layer.md)."""
 # DELIBERATE: attr order -- list_attr's key order is MXNet's C++ unordered_map's
 import json
+import os
+import tempfile
 import mxnet as mx
 
 sym = mx.sym
@@ -95,8 +97,6 @@ mx.viz.print_summary(g, shape={"b": (3, 4)})
 print(net.tojson())
 print(cnet.tojson())
 print(g.tojson())
-import os
-import tempfile
 path = os.path.join(tempfile.mkdtemp(), "net-symbol.json")
 cnet.save(path)
 with open(path, "rb") as f:
