@@ -9,22 +9,18 @@ Run with a Python that has mxnet 1.9.1 (never kvcli's venv)::
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import mxnet as mx
+import program_module  # tests/data/program_module.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "mxnet_almost_equal_reference.json"
-CASES = HERE.parent / "mx" / "almost_equal_cases.py"
 
 
 def main() -> None:
-    spec = importlib.util.spec_from_file_location("almost_equal_cases", CASES)
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
+    cases = program_module.load("mx/almost_equal_cases.py")
     results = {name: cases.run(mx, expression) for name, expression in cases.CASES.items()}
     OUT.write_text(json.dumps({"mxnet": mx.__version__, "cases": results}, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(results)} cases, {sum('error' in r for r in results.values())} failures)")

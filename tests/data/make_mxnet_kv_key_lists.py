@@ -10,23 +10,19 @@ Run with a Python that has mxnet 1.9.1 (never kvcli's venv)::
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import mxnet as mx
+import program_module  # tests/data/program_module.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "mxnet_kv_key_lists.json"
-PROGRAMS = HERE.parent / "mx" / "kv_key_list_programs.py"
 CASES = 48
 
 
 def main() -> None:
-    spec = importlib.util.spec_from_file_location("kv_key_list_programs", PROGRAMS)
-    assert spec is not None and spec.loader is not None
-    programs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(programs)
+    programs = program_module.load("mx/kv_key_list_programs.py")
     cases = []
     for seed in range(CASES):
         plan = programs.make_plan(seed)

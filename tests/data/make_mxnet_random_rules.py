@@ -9,22 +9,18 @@ Run with a Python that has mxnet 1.9.1 (never kvcli's venv)::
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import mxnet as mx
+import program_module  # tests/data/program_module.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "mxnet_random_rules.json"
-PROGRAMS = HERE.parent / "nd" / "random_rule_programs.py"
 
 
 def main() -> None:
-    spec = importlib.util.spec_from_file_location("random_rule_programs", PROGRAMS)
-    assert spec is not None and spec.loader is not None
-    programs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(programs)
+    programs = program_module.load("nd/random_rule_programs.py")
     answers = programs.relations(mx)
     OUT.write_text(json.dumps({"mxnet": mx.__version__, "relations": answers}, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(answers)} answers, {sum(answers.values())} yes)")
