@@ -20,7 +20,7 @@ OUT = HERE / "mxnet_almost_equal_reference.json"
 
 
 def main() -> None:
-    cases = program_module.load("mx/almost_equal_cases.py")
+    cases = program_module.load(HERE.parent / "mx" / "almost_equal_cases.py")
     results = {name: cases.run(mx, expression) for name, expression in cases.CASES.items()}
     OUT.write_text(json.dumps({"mxnet": mx.__version__, "cases": results}, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(results)} cases, {sum('error' in r for r in results.values())} failures)")

@@ -22,7 +22,7 @@ CASES = 48
 
 
 def main() -> None:
-    programs = program_module.load("mx/kv_key_list_programs.py")
+    programs = program_module.load(HERE.parent / "mx" / "kv_key_list_programs.py")
     cases = []
     for seed in range(CASES):
         plan = programs.make_plan(seed)

@@ -20,7 +20,7 @@ OUT = HERE / "mxnet_random_rules.json"
 
 
 def main() -> None:
-    programs = program_module.load("nd/random_rule_programs.py")
+    programs = program_module.load(HERE.parent / "nd" / "random_rule_programs.py")
     answers = programs.relations(mx)
     OUT.write_text(json.dumps({"mxnet": mx.__version__, "relations": answers}, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(answers)} answers, {sum(answers.values())} yes)")
