@@ -124,7 +124,8 @@ def _keys(text: str) -> list[Any]:
 
 
 # ---------------------------------------------------------------------- init / push / pull
-def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None) -> None:
+def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None,
+             yes: bool = False) -> None:
     from kvcli.cli.stdin import parse_cli_value
 
     _check_dtype_option(dtype, "init")
@@ -137,10 +138,15 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
         parsed = [parse_cli_value(text, dtype=dtype) for text in values]
         arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
         size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
-        progress.update(f"initialising {_key_text(key_list)} ({size})")
-        with open_session(options, progress) as session:
-            results = session.init(key_list, arrays)
-            name = session.name
+    progress = output.status(f"initialising {_key_text(key_list)} ({size})", quiet=options.json)
+    with open_session(options, progress) as session:
+
+        def init(replace: bool) -> Any:
+            with progress:  # not around the question: a spinner would draw over it
+                return session.init(key_list, arrays, replace=replace)
+
+        results = _asked(init, "replace-keys", yes, options)
+        name = session.name
     if options.json:
         output.print_json(
             {

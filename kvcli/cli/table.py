@@ -211,11 +211,14 @@ HELP_FLAGS = ("--help", "-h")
 SESSION_COMMANDS: tuple[Command, ...] = (
     Command(
         "init", "kvcli.cli.commands:run_init",
-        "Initialise KEY with VALUE; an existing key is re-initialised (reset to VALUE).",
-        ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy"),
+        "Initialise KEY with VALUE.\n\n"
+        "A key the session has already is re-initialised (reset to VALUE, its optimizer state starts afresh) only "
+        "after a question on a terminal; --yes skips it (needed in scripts).",
+        ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy",
+         "kvcli init w 'zeros(3)' --yes"),
         args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " One for all keys, or one per key.", many=True,
                            complete="value")),
-        opts=(DTYPE,),
+        opts=(DTYPE, YES),
     ),
     Command(
         "push", "kvcli.cli.commands:run_push",

@@ -27,7 +27,7 @@ def test_every_session_command_of_the_shell_uses_its_home(tmp_path: Path) -> Non
     script = "\n".join([
         "sessions --json",
         "sessions delete victim --yes",
-        "init k 'ones(2)*7' -s b",
+        "init k 'ones(2)*7' -s b --yes",
         "-s b push k 'ones(2)'",
         "pull k -s b --json",
         "keys -s b",
