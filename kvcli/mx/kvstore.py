@@ -4,7 +4,8 @@
   registered with :meth:`KVStoreBase.register`, and MXNet's ``'teststore'``), then kvcli's
   store registry (:data:`kvcli.store.REGISTRY`: ``local``, ``device``, ``dist_sync``, ...).
 * :class:`KVStore` is a kvcli store that speaks NDArray: updaters receive NDArrays (so code
-  that calls ``.asnumpy()`` on them works), and ``pull`` without ``out`` returns NDArrays.
+  that calls ``.asnumpy()`` on them works), ``kv._updater.states`` holds NDArrays, and
+  ``pull`` without ``out`` returns NDArrays.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from kvcli.mx.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import wrap as _as_nd
+from kvcli.mx.optimizer import Optimizer, Updater
 from kvcli.arrays.core import Key
 from kvcli.store.api import KVStore as _CoreStore
 
@@ -153,14 +155,30 @@ class KVStore(KVStoreBase):
     def set_updater(self, updater: Callable[[Key, Any, Any], None] | str | None) -> None:
         """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays."""
         if callable(updater) and not hasattr(updater, "spec"):
-            user_updater = updater
-
-            def updater(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-                user_updater(key, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
-
+            updater = _NDArrayUpdater(updater)
         self._store.set_updater(updater)
 
     _set_updater = set_updater
+
+    @property
+    def _updater(self) -> Any:
+        """MXNet's ``kv._updater``: what a push runs. After ``set_optimizer(opt)``, MXNet's
+        ``Updater`` (``.optimizer``, ``.states``: each key's state as NDArrays, views of the
+        arrays the optimizer updates); after ``_set_updater(fn)``, ``fn``; None without an
+        updater, and on a distributed store, whose servers run it (as in MXNet)."""
+        updater = self._store.updater
+        if updater is None or self._store.backend.remote:
+            return None
+        if isinstance(updater, _NDArrayUpdater):
+            return updater.given
+        if not isinstance(updater, Optimizer):
+            return updater  # one of kvcli's spec updaters ('sum', 'scale-add:2')
+        per_index = updater.kv_updater  # the optimizer's per-key states
+        if not isinstance(per_index, Updater):  # from now on the store runs MXNet's Updater
+            shown = Updater(updater)
+            shown.take_over(per_index)
+            updater.kv_updater = per_index = shown
+        return per_index
 
     def set_optimizer(self, optimizer: Any) -> None:
         self._store.set_optimizer(optimizer)
@@ -204,6 +222,17 @@ class KVStore(KVStoreBase):
 
     def __repr__(self) -> str:
         return f"<mx.kv.KVStore type={self._store.type!r}>"
+
+
+class _NDArrayUpdater:
+    """A user's updater (``kv._set_updater(fn)``), called as MXNet calls it: with NDArrays
+    (a row-sparse value stays row-sparse)."""
+
+    def __init__(self, given: Callable[[Key, Any, Any], None]) -> None:
+        self.given = given
+
+    def __call__(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
+        self.given(key, _as_nd(merged), _as_nd(stored))
 
 
 def _wrap(result: Any) -> Any:
