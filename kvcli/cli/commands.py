@@ -378,9 +378,14 @@ def _shape_text(shape: Sequence[int]) -> str:
 
 
 # ---------------------------------------------------------------------- delete / reset
-def run_delete(options: GlobalOptions, keys: str) -> None:
+def run_delete(options: GlobalOptions, keys: str, yes: bool = False) -> None:
     key_list = _keys(keys)
     with open_session(options) as session:
+        held = set(session.peek_keys())
+        if all(key in held for key in key_list):  # an unknown key is refused by delete itself, before any question
+            it = "it" if len(key_list) == 1 else "them"
+            confirm(f"delete drops {_key_list(key_list)} of session {session.name!r} (the value{'s' * (it == 'them')} "
+                    f"and any optimizer state kept for {it}):", yes, options)
         session.delete(key_list)
         name = session.name
     if options.json:

@@ -271,8 +271,10 @@ SESSION_COMMANDS: tuple[Command, ...] = (
     Command("show", "kvcli.cli.commands:run_show",
             "Show the session: store type, updater, and each key's shape, dtype, version and size.",
             ("kvcli --session exp1 show",), needs_session=True),
-    Command("delete", "kvcli.cli.commands:run_delete", "Delete KEY (and its optimizer state) from the session.",
-            ("kvcli delete 3",), args=(KEY_ARG,), needs_session=True),
+    Command("delete", "kvcli.cli.commands:run_delete",
+            "Delete KEY (and its optimizer state) from the session.\n\n"
+            "Asks first on a terminal; --yes skips the question (needed in scripts).",
+            ("kvcli delete 3", "kvcli delete 5,7,9 --yes"), args=(KEY_ARG,), opts=(YES,), needs_session=True),
     Command(
         "reset", "kvcli.cli.commands:run_reset",
         "Delete every key, the updater and its state; also repairs a damaged session.\n\n"

@@ -37,7 +37,7 @@ def test_every_session_command_of_the_shell_uses_its_home(tmp_path: Path) -> Non
         "pull k --session b --json",
         f"export {tmp_path / 'exported'} -s b",
         "import " + str(tmp_path / "exported") + " -s c",
-        "delete k -s c",
+        "delete k -s c --yes",
         "reset -s b --yes",
         "init fresh 'ones(1)' --session d",
         "pull k --json",

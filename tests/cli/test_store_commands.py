@@ -100,7 +100,13 @@ def test_show_keys_sessions_delete(kv: Runner) -> None:
     assert [k["key"] for k in info["keys"]] == ["a", "b"] and info["updater"] == "sgd:lr=0.1"
     assert kv("keys").out == "a\nb\n"
     assert json.loads(kv("--json", "keys").out) == ["a", "b"]
-    assert kv("delete", "a").code == 0
+    refused = kv("delete", "a")  # no terminal to ask on: nothing changed
+    assert refused.code == 1 and refused.err == (
+        "error: delete drops key a of session 'default' (the value and any optimizer state kept for it): nothing was "
+        "changed (no terminal to ask on: stdin and stderr are not both one): pass --yes to confirm\n")
+    assert kv("keys").out == "a\nb\n"
+    assert kv("delete", "a,nope", "--yes").code == 1 and kv("keys").out == "a\nb\n"  # an unknown key: nothing goes
+    assert kv("delete", "a", "--yes").code == 0
     assert kv("keys").out == "b\n"
     sessions = json.loads(kv("--json", "sessions").out)["sessions"]
     assert [(s["session"], s["keys"]) for s in sessions] == [("default", 1)]

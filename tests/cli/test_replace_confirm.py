@@ -1,6 +1,7 @@
 """``kvcli init`` over a key the session has replaces its value and drops its optimizer
-state: on a terminal it asks (a no changes nothing), elsewhere it needs ``--yes``; in the
-library, ``Session.init(..., replace=False)`` refuses and names the keys."""
+state, ``kvcli delete`` drops keys: on a terminal each asks (a no changes nothing),
+elsewhere each needs ``--yes``; in the library, ``Session.init(..., replace=False)`` refuses
+and names the keys."""
 
 from __future__ import annotations
 
@@ -55,3 +56,25 @@ def test_the_library_refuses_without_replace(tmp_path: Path) -> None:
         assert session.keys() == ["a", "b"] and session.pull(["b"])[0][0].tolist() == [1, 1, 1]
         session.init(["b"], [np.zeros(2)])  # the default replaces, as before
         assert session.pull(["b"])[0][0].tolist() == [0, 0]
+
+
+def test_delete_on_a_terminal_asks_and_a_no_changes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Session("default", home) as session:
+        session.init(["w", "b"], [np.full(2, 5, np.float32), np.ones(1, np.float32)])
+    question = ("delete drops 2 keys (w, b) of session 'default' (the values and any optimizer state kept for them):")
+    for answer in ("n", "y"):
+        child = pexpect.spawn(str(KVCLI), ["delete", "w,b"], env=kvcli_env(home, TERM="xterm"), encoding="utf-8",
+                              timeout=60, dimensions=(40, 300))
+        child.expect_exact(question + " [y/N] ")
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        with Session("default", home) as session:
+            keys = session.keys()
+        if answer == "n":
+            assert child.exitstatus == 1 and "nothing was changed (not confirmed)" in (child.before or "")
+            assert keys == ["w", "b"]
+        else:
+            assert child.exitstatus == 0 and "deleted key w, key b" in (child.before or "")
+            assert keys == []
