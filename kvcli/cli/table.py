@@ -240,8 +240,9 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(KEY_ARG,),
         opts=(Opt(("--devices", "-d"), "devices", "Pull into N devices (N copies).", kind="int", default=1,
                   low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]),
-              Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout).", kind="path",
-                  metavar="FILE", complete="file")),
+              Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout); a file that "
+                  "exists is replaced only after a question (--yes).", kind="path", metavar="FILE", complete="file"),
+              YES),
         needs_session=True,
     ),
     Command(
@@ -414,8 +415,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(MODEL_ARG,),
         opts=(Opt(("--output", "-o"), "out", "Output file; the extension picks the format: .svg .pdf .png .dot, or .html "
                   "(an interactive viewer: zoom, search, node details, groups, summary); - writes SVG (or --format dot) "
-                  "to standard output. Default: FILE's name with .svg, in the current folder.", kind="path",
-                  metavar="FILE", complete="file"),
+                  "to standard output. Default: FILE's name with .svg, in the current folder. A file that exists is "
+                  "replaced only after a question (--yes).", kind="path", metavar="FILE", complete="file"),
               SHAPE,
               Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
               Opt(("--rankdir",), "rankdir", "The side the inputs are drawn on, the data flowing to the other: tb "
@@ -439,7 +440,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   multiple=True, metavar="NAME=TYPE"),
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
                   "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
+              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN, YES),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",
