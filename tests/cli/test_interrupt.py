@@ -178,8 +178,11 @@ def test_ctrl_c_in_a_real_terminal_leaves_no_spinner_frame(kv: Runner, home: Pat
     env = kvcli_env(home, TERM="xterm")
     env.pop("NO_COLOR", None)
     name = f"kvcli-interrupt-{id(tmp_path)}"
+    # every variable the command needs is given with -e: a tmux server already running (another
+    # terminal test, a person's tmux) starts the window with its own environment, not this one's
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c", str(tmp_path),
-                    *(f"-e{k}={env[k]}" for k in ("KVCLI_HOME", "PYTHONPYCACHEPREFIX", "TERM")), "-ePS1=$ ",
+                    *(f"-e{k}={env[k]}" for k in ("KVCLI_HOME", "KVCLI_TRUST_KEY", "PYTHONPYCACHEPREFIX", "TERM")),
+                    "-ePS1=$ ",
                     "bash", "--norc", "--noprofile"], check=True)
 
     def screen() -> str:
