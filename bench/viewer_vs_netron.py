@@ -94,7 +94,7 @@ def _wait(driver: Any, script: str, timeout: float) -> Optional[str]:
 
 
 def kvcli_run(driver: Any, path: Path, shapes: list[str], out: Path, timeout: float) -> dict[str, Any]:
-    args = [sys.executable, "-m", "kvcli", "viz", str(path), "-o", str(out)]
+    args = [sys.executable, "-m", "kvcli", "viz", str(path), "-o", str(out), "--yes"]  # a rerun redraws
     for shape in shapes:
         args += ["--shape", shape]
     t0 = time.perf_counter()

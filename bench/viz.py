@@ -86,7 +86,7 @@ def end_to_end(repeat: int, as_json: bool) -> None:
             best = float("inf")
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "kvcli", "viz", str(CHAR_LSTM), "-o", f"{tmp}/m.{ext}"],
+                subprocess.run([sys.executable, "-m", "kvcli", "viz", str(CHAR_LSTM), "-o", f"{tmp}/m.{ext}", "--yes"],
                                check=True, capture_output=True)
                 best = min(best, time.perf_counter() - t0)
             times[ext] = best

@@ -19,7 +19,7 @@ echo
 echo "== 3. Sample graphs: drawn to out/*.svg, summarised =="
 for graph in sample_graphs/*.json; do
   name=$(basename "$graph" .json)
-  kvcli viz "$graph" -o "out/$name.svg" --title "$name"
+  kvcli viz "$graph" -o "out/$name.svg" --title "$name" --yes  # a second run redraws them
   kvcli summary "$graph"
 done
 echo

@@ -22,7 +22,7 @@ kv push 3 'ones(3,3)*8'
 kv pull 3
 
 echo "3. Push from multiple sources (aggregation)"
-kv init 3 'zeros(3,3)'                  # re-initialise to see the sum clearly
+kv init 3 'zeros(3,3)' --yes            # re-initialise to see the sum clearly (a script says --yes)
 kv push 3 'ones(3,3)' --devices 4       # four devices push ones: summed to 4
 kv pull 3
 

@@ -74,6 +74,11 @@ class KeyTypeError(StoreError, TypeError):
     """A key is not an int or str, or a store mixes int and str keys."""
 
 
+class KeyTypeAssertionError(KeyTypeError, AssertionError):
+    """A key that is not an int or str, or a list mixing int and str keys, given to
+    ``kvcli.mx``'s KVStore: an ``AssertionError`` as MXNet's ``assert`` on keys raises."""
+
+
 class StoreClosedError(StoreError, RuntimeError):
     """The store was closed; create a new one."""
 
@@ -97,6 +102,13 @@ class DTypeMismatchError(StoreError, TypeError):
 
 class ArityError(StoreError, ValueError):
     """Lists of keys, values or outputs do not pair up."""
+
+
+class ArityAssertionError(ArityError, AssertionError):
+    """What MXNet's KVStore refuses with an ``assert`` before its engine runs (a list of keys
+    and a list of values of other lengths, a ``pull`` or ``row_sparse_pull`` without ``out``,
+    a ``row_sparse_pull`` without ``row_ids``): raised by ``kvcli.mx``, an ``AssertionError``
+    as MXNet's is, so MXNet code that catches that catches it."""
 
 
 class RowSparseError(StoreError, ValueError):
@@ -125,8 +137,18 @@ class UpdaterError(KVCliError, ValueError):
     """An updater spec does not parse, or its code cannot be loaded."""
 
 
+class OptimizerArgumentError(UpdaterError, TypeError):
+    """``create_optimizer`` (``mx.optimizer.create``) got a keyword the optimizer does not take:
+    a ``TypeError`` too, as MXNet's constructor raises."""
+
+
 class OptimizerStateError(KVCliError, ValueError):
     """Optimizer state cannot be saved or loaded."""
+
+
+class OptimizerStateAssertionError(OptimizerStateError, AssertionError):
+    """``kvcli.mx``'s ``save_optimizer_states`` / ``load_optimizer_states`` on a store without
+    an optimizer: an ``AssertionError`` as MXNet's ``assert self._updater is not None``."""
 
 
 class DeviceError(StoreError, RuntimeError):

@@ -35,6 +35,17 @@ def confirm(question: str, yes: bool, options: GlobalOptions) -> None:
         raise SessionError("nothing was changed (not confirmed)")
 
 
+def confirm_replacing(command: str, paths: Sequence[Path], yes: bool, options: GlobalOptions) -> None:
+    """Ask (:func:`confirm`) before ``command`` replaces those of ``paths`` that exist."""
+    import os
+
+    existing = [str(path) for path in paths if os.path.lexists(path)]
+    if existing:
+        one = len(existing) == 1
+        confirm(f"{' and '.join(existing)} {'exists' if one else 'exist'}: {command} replaces {'it' if one else 'them'}:",
+                yes, options)
+
+
 @contextmanager
 def open_session(options: GlobalOptions, progress: Optional["output.status"] = None) -> Iterator[Any]:
     """The session a command works on: the shell's open one, or a new one for this command.
@@ -124,7 +135,8 @@ def _keys(text: str) -> list[Any]:
 
 
 # ---------------------------------------------------------------------- init / push / pull
-def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None) -> None:
+def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Optional[str] = None,
+             yes: bool = False) -> None:
     from kvcli.cli.stdin import parse_cli_value
 
     _check_dtype_option(dtype, "init")
@@ -137,10 +149,15 @@ def run_init(options: GlobalOptions, keys: str, values: Sequence[str], dtype: Op
         parsed = [parse_cli_value(text, dtype=dtype) for text in values]
         arrays = parsed * len(key_list) if len(parsed) == 1 else parsed
         size = output.human_bytes(sum(int(getattr(a, "nbytes", 0)) for a in arrays))
-        progress.update(f"initialising {_key_text(key_list)} ({size})")
-        with open_session(options, progress) as session:
-            results = session.init(key_list, arrays)
-            name = session.name
+    progress = output.status(f"initialising {_key_text(key_list)} ({size})", quiet=options.json)
+    with open_session(options, progress) as session:
+
+        def init(replace: bool) -> Any:
+            with progress:  # not around the question: a spinner would draw over it
+                return session.init(key_list, arrays, replace=replace)
+
+        results = _asked(init, "replace-keys", yes, options)
+        name = session.name
     if options.json:
         output.print_json(
             {
@@ -196,14 +213,20 @@ def run_push(
         output.note(f"pushed key {entry.key}{source} (updater {updater}, version {entry.version})")
 
 
-def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[Path] = None) -> None:
+def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[Path] = None,
+             yes: bool = False) -> None:
     key_list = _keys(keys)
     if out is not None and len(key_list) != 1:
         raise SessionError("-o writes one key: pull the keys one at a time")
+    if out is not None and str(out) != "-":
+        _npy_output(out)  # a wrong name is refused before anything is read
     with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
         with open_session(options, progress) as session:
             pulled = session.pull(key_list, devices)
-    # printed after the spinner is gone, so stdout never mixes with its redraws
+    # printed after the spinner is gone, so stdout never mixes with its redraws (and a
+    # question about a file -o replaces is asked on a clean line)
+    if out is not None and str(out) != "-":
+        confirm_replacing("pull", [_npy_output(out)], yes, options)
     _print_pulled(options, key_list, pulled, devices, out)
 
 
@@ -252,14 +275,19 @@ class _Writer:
         self.write = stream.write
 
 
-def _write_npy_output(path: Path, array: Any) -> None:
+def _npy_output(out: Path) -> Path:
+    path = Path(out).expanduser()
+    if path.suffix != ".npy":
+        raise SessionError(f"-o {path}: the file name must end in .npy")
+    return path
+
+
+def _write_npy_output(out: Path, array: Any) -> None:
     import numpy as np
 
     from kvcli.osutil import PLAIN_FILE, atomic_write
 
-    path = path.expanduser()
-    if path.suffix != ".npy":
-        raise SessionError(f"-o {path}: the file name must end in .npy")
+    path = _npy_output(out)
     try:  # whole or not at all, even on Ctrl-C; a file the user named gets a plain file's mode
         atomic_write(path, lambda handle: np.save(handle, array, allow_pickle=False), mode=PLAIN_FILE)
     except OSError as error:
@@ -372,9 +400,14 @@ def _shape_text(shape: Sequence[int]) -> str:
 
 
 # ---------------------------------------------------------------------- delete / reset
-def run_delete(options: GlobalOptions, keys: str) -> None:
+def run_delete(options: GlobalOptions, keys: str, yes: bool = False) -> None:
     key_list = _keys(keys)
     with open_session(options) as session:
+        held = set(session.peek_keys())
+        if all(key in held for key in key_list):  # an unknown key is refused by delete itself, before any question
+            it = "it" if len(key_list) == 1 else "them"
+            confirm(f"delete drops {_key_list(key_list)} of session {session.name!r} (the value{'s' * (it == 'them')} "
+                    f"and any optimizer state kept for {it}):", yes, options)
         session.delete(key_list)
         name = session.name
     if options.json:
@@ -489,8 +522,7 @@ def run_save_params(options: GlobalOptions, out: Path, keys: Optional[Sequence[s
     if key_list is not None and len(set(key_list)) != len(key_list):
         raise UsageError("a key is given twice: give each key once", command="save-params")
     target = Path(out).expanduser()
-    if target.exists() or target.is_symlink():
-        confirm(f"{target} exists: save-params replaces it:", yes, options)
+    confirm_replacing("save-params", [target], yes, options)
     with output.status(f"saving to {target}", quiet=options.json), open_session(options) as session:
         saved = session.save_params(target, key_list)
         name = session.name

@@ -401,10 +401,9 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
     def __enter__(self) -> "status":
         if self._enabled:
             import threading
+            import time
 
-            from rich.status import Status
-
-            self._live = Status(_Elapsed(self), console=_spinner_console(), spinner="dots")
+            self._began = time.monotonic()
             self._lock = threading.Lock()
             self._done = self._started = False
             self._timer = threading.Timer(STATUS_DELAY, self._start)
@@ -413,8 +412,13 @@ class status:  # noqa: N801 - used like a function: `with output.status("pulling
         return self
 
     def _start(self) -> None:
-        with self._lock:  # never start after __exit__ stopped it
+        with self._lock:  # never start after __exit__ stopped it (which waits for this import)
             if not self._done:
+                # rich is imported here, once the work is slow: a fast command on a terminal
+                # does not pay its import (about 30 ms of a one-shot command)
+                from rich.status import Status
+
+                self._live = Status(_Elapsed(self, self._began), console=_spinner_console(), spinner="dots")
                 self._live.start()
                 self._started = True
 
@@ -448,11 +452,11 @@ class _Elapsed:
     """The spinner's text: the status message and, from 2 s on, the seconds spent (drawn
     anew at each refresh, so a slow start such as Ray's visibly counts up)."""
 
-    def __init__(self, owner: status) -> None:
+    def __init__(self, owner: status, start: float | None = None) -> None:
         import time
 
         self.owner = owner
-        self.start = time.monotonic()
+        self.start = time.monotonic() if start is None else start
 
     def __rich__(self) -> str:
         import time

@@ -92,6 +92,7 @@ def run_viz(
     radius: int = 2, layout_timeout: float = 60.0, open_browser: bool = False, fmt: Optional[str] = None,
     dtype: Optional[List[str]] = None, max_nodes: int = 20000, params: Optional[Path] = None, strict: bool = False,
     allow_unknown_ops: bool = False, partial: bool = False, no_params: bool = False, values: Optional[str] = None,
+    yes: bool = False,
 ) -> None:
     """Draw FILE like mx.viz.plot_network, with shapes on the edges when known.
 
@@ -103,6 +104,7 @@ def run_viz(
     """
     from kvcli.cli import output
     from kvcli.errors import SymbolError
+    from kvcli.cli.commands import confirm_replacing
     from kvcli.symbol.pipeline import output_stem, parse_dtypes, visualize
 
     if open_browser and out is not None:
@@ -120,7 +122,8 @@ def run_viz(
                      params=weights, strict=strict, allow_unknown_ops=allow_unknown_ops,
                      partial=partial, find_params=find, values=_values(values),
                      layout_timeout=layout_timeout, on_note=_print_note,
-                     progress=lambda what: output.status(what, quiet=options.json))
+                     progress=lambda what: output.status(what, quiet=options.json),
+                     confirm_replace=lambda paths: confirm_replacing("viz", paths, yes, options))
     if open_browser and done.output is not None:
         import webbrowser
 

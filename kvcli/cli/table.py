@@ -211,11 +211,14 @@ HELP_FLAGS = ("--help", "-h")
 SESSION_COMMANDS: tuple[Command, ...] = (
     Command(
         "init", "kvcli.cli.commands:run_init",
-        "Initialise KEY with VALUE; an existing key is re-initialised (reset to VALUE).",
-        ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy"),
+        "Initialise KEY with VALUE.\n\n"
+        "A key the session has already is re-initialised (reset to VALUE, its optimizer state starts afresh) only "
+        "after a question on a terminal; --yes skips it (needed in scripts).",
+        ("kvcli init 3 'ones(3,3)*2'", "kvcli init 5,7,9 'ones(2,2)'", "kvcli init w @w.npy",
+         "kvcli init w 'zeros(3)' --yes"),
         args=(KEY_ARG, Arg("values", "VALUE", VALUE_HELP + " One for all keys, or one per key.", many=True,
                            complete="value")),
-        opts=(DTYPE,),
+        opts=(DTYPE, YES),
     ),
     Command(
         "push", "kvcli.cli.commands:run_push",
@@ -237,8 +240,9 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(KEY_ARG,),
         opts=(Opt(("--devices", "-d"), "devices", "Pull into N devices (N copies).", kind="int", default=1,
                   low=DEVICES_RANGE[0], high=DEVICES_RANGE[1]),
-              Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout).", kind="path",
-                  metavar="FILE", complete="file")),
+              Opt(("--output", "-o"), "out", "Write the value to this .npy file instead ('-': stdout); a file that "
+                  "exists is replaced only after a question (--yes).", kind="path", metavar="FILE", complete="file"),
+              YES),
         needs_session=True,
     ),
     Command(
@@ -268,8 +272,10 @@ SESSION_COMMANDS: tuple[Command, ...] = (
     Command("show", "kvcli.cli.commands:run_show",
             "Show the session: store type, updater, and each key's shape, dtype, version and size.",
             ("kvcli --session exp1 show",), needs_session=True),
-    Command("delete", "kvcli.cli.commands:run_delete", "Delete KEY (and its optimizer state) from the session.",
-            ("kvcli delete 3",), args=(KEY_ARG,), needs_session=True),
+    Command("delete", "kvcli.cli.commands:run_delete",
+            "Delete KEY (and its optimizer state) from the session.\n\n"
+            "Asks first on a terminal; --yes skips the question (needed in scripts).",
+            ("kvcli delete 3", "kvcli delete 5,7,9 --yes"), args=(KEY_ARG,), opts=(YES,), needs_session=True),
     Command(
         "reset", "kvcli.cli.commands:run_reset",
         "Delete every key, the updater and its state; also repairs a damaged session.\n\n"
@@ -409,8 +415,8 @@ SESSION_COMMANDS: tuple[Command, ...] = (
         args=(MODEL_ARG,),
         opts=(Opt(("--output", "-o"), "out", "Output file; the extension picks the format: .svg .pdf .png .dot, or .html "
                   "(an interactive viewer: zoom, search, node details, groups, summary); - writes SVG (or --format dot) "
-                  "to standard output. Default: FILE's name with .svg, in the current folder.", kind="path",
-                  metavar="FILE", complete="file"),
+                  "to standard output. Default: FILE's name with .svg, in the current folder. A file that exists is "
+                  "replaced only after a question (--yes).", kind="path", metavar="FILE", complete="file"),
               SHAPE,
               Opt(("--title",), "title", "Title drawn above the graph.", metavar="TEXT"),
               Opt(("--rankdir",), "rankdir", "The side the inputs are drawn on, the data flowing to the other: tb "
@@ -434,7 +440,7 @@ SESSION_COMMANDS: tuple[Command, ...] = (
                   multiple=True, metavar="NAME=TYPE"),
               Opt(("--max-nodes",), "max_nodes", "Refuse to lay out more boxes than this, counted after folding "
                   "repeated blocks; .dot output is never limited.", kind="int", low=1, default=20000),
-              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN),
+              PARAMS, NO_PARAMS, VALUES, STRICT, PARTIAL, ALLOW_UNKNOWN, YES),
     ),
     Command(
         "summary", "kvcli.cli.symbol_cmds:run_summary",

@@ -3,8 +3,12 @@
 * :func:`create` looks up :attr:`KVStoreBase.kv_registry` first (user-written stores
   registered with :meth:`KVStoreBase.register`, and MXNet's ``'teststore'``), then kvcli's
   store registry (:data:`kvcli.store.REGISTRY`: ``local``, ``device``, ``dist_sync``, ...).
-* :class:`KVStore` is a kvcli store that speaks NDArray: updaters receive NDArrays (so code
-  that calls ``.asnumpy()`` on them works), and ``pull`` without ``out`` returns NDArrays.
+* :class:`KVStore` is a kvcli store that speaks NDArray and MXNet's Python: updaters receive
+  NDArrays (so code that calls ``.asnumpy()`` on them works), ``kv._updater.states`` holds
+  NDArrays, ``pull`` / ``pushpull`` / ``broadcast`` / ``row_sparse_pull`` write into the
+  arrays given and return None, and what MXNet's Python refuses with an ``assert`` (a pull
+  without ``out``, lists of keys and values of other lengths, keys that are not int or str,
+  saving or loading optimizer states without an optimizer) is an ``AssertionError`` here too.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from kvcli.errors import ArityAssertionError, KeyTypeAssertionError, OptimizerStateAssertionError
 from kvcli.mx.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import wrap as _as_nd
 from kvcli.arrays.core import Key, is_key, is_value_list, normalise_key
+from kvcli.mx.optimizer import Optimizer, Updater
 from kvcli.store.api import KVStore as _CoreStore
 
 
@@ -154,17 +160,31 @@ class KVStore(KVStoreBase):
         """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays, and a
         str key as bytes (MXNet hands it over as a C string; its own ``Updater`` decodes it)."""
         if callable(updater) and not hasattr(updater, "spec"):
-            user_updater = updater
-
-            def wrapped(key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-                given = key.encode() if isinstance(key, str) else key
-                user_updater(given, _as_nd(merged), _as_nd(stored))  # row-sparse stays row-sparse
-
-            self._store.set_updater(wrapped)
+            self._store.set_updater(_NDArrayUpdater(updater))
             return
         self._store.set_updater(updater)
 
     _set_updater = set_updater
+
+    @property
+    def _updater(self) -> Any:
+        """MXNet's ``kv._updater``: what a push runs. After ``set_optimizer(opt)``, MXNet's
+        ``Updater`` (``.optimizer``, ``.states``: each key's state as NDArrays, views of the
+        arrays the optimizer updates); after ``_set_updater(fn)``, ``fn``; None without an
+        updater, and on a distributed store, whose servers run it (as in MXNet)."""
+        updater = self._store.updater
+        if updater is None or self._store.backend.remote:
+            return None
+        if isinstance(updater, _NDArrayUpdater):
+            return updater.given
+        if not isinstance(updater, Optimizer):
+            return updater  # one of kvcli's spec updaters ('sum', 'scale-add:2')
+        per_index = updater.kv_updater  # the optimizer's per-key states
+        if not isinstance(per_index, Updater):  # from now on the store runs MXNet's Updater
+            shown = Updater(updater)
+            shown.take_over(per_index)
+            updater.kv_updater = per_index = shown
+        return per_index
 
     def set_optimizer(self, optimizer: Any) -> None:
         self._store.set_optimizer(optimizer)
@@ -172,36 +192,59 @@ class KVStore(KVStoreBase):
     def is_capable(self, capability: str) -> bool:
         return self._store.is_capable(capability)
 
-    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> Any:
-        return self._store.broadcast(key, value, out, priority)
+    def init(self, key: Any, value: Any) -> None:
+        _assert_keys("init", key, value)
+        self._store.init(key, value)
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
         """Push as MXNet does: a key listed twice is pushed once with all its values (summed,
         one update), and keys are updated in MXNet's order (:func:`_grouped`)."""
+        _assert_keys("push", key, value)
         key, value = _grouped(key, value, self._store.keys)
         self._store.push(key, value, priority)
 
-    def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> Any:
-        result = self._store.pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
-        return _wrap(result) if out is None else out
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
+        _assert_keys("broadcast", key, value)
+        _assert_keys("broadcast", key, out)
+        self._store.broadcast(key, value, out, priority)
 
-    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> Any:
-        result = self._store.row_sparse_pull(key, out=out, priority=priority, row_ids=row_ids)
-        return _wrap(result) if out is None else out
+    def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Copy each key's value into ``out`` (MXNet's pull: ``out`` is required, None is returned)."""
+        _assert_out("pull", key, out)
+        self._store.pull(key, out=out, priority=priority, ignore_sparse=ignore_sparse)
 
-    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> Any:
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
+        """Copy the rows ``row_ids`` of each key into the row-sparse ``out`` (both required, as in MXNet)."""
+        _assert_out("row_sparse_pull", key, out)
+        if row_ids is None:
+            raise ArityAssertionError(f"row_sparse_pull of key {key!r} needs row_ids= (the rows to pull)")
+        self._store.row_sparse_pull(key, out=out, priority=priority, row_ids=row_ids)
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        """Push ``value`` and pull the result into ``out`` (into ``value`` without one); None is
+        returned. A key listed twice is pushed once, keys in MXNet's order (:func:`_grouped`),
+        the outputs grouped alike."""
+        _assert_keys("pushpull", key, value)
+        if out is not None:
+            _assert_keys("pushpull", key, out)
         grouped_key, grouped_value = _grouped(key, value, self._store.keys)
-        if grouped_key is not key:  # a key listed twice, or out of MXNet's order: its outputs grouped alike
-            grouped_out = None if out is None else _grouped(key, out, self._store.keys)[1]
-            self._store.pushpull(grouped_key, grouped_value, out=grouped_out, priority=priority)
-            return value if out is None else out
-        return self._store.pushpull(key, value, out=out, priority=priority)
+        if grouped_key is not key and out is not None:
+            out = _grouped(key, out, self._store.keys)[1]
+        self._store.pushpull(grouped_key, grouped_value, out=out, priority=priority)
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        self._assert_optimizer("save")
         self._store.save_optimizer_states(fname, dump_optimizer)
 
     def load_optimizer_states(self, fname: str) -> None:
+        self._assert_optimizer("load")
         self._store.load_optimizer_states(fname)
+
+    def _assert_optimizer(self, verb: str) -> None:
+        """MXNet asserts that the store has an updater before it reads or writes the file."""
+        if self._store.updater is None:
+            raise OptimizerStateAssertionError(
+                f"cannot {verb} optimizer states: this store has no optimizer; call kv.set_optimizer(...) first")
 
     def _barrier(self) -> None:
         self._store.barrier()
@@ -252,10 +295,46 @@ def _grouped(key: Any, value: Any, initialised: Callable[[], list[Key]]) -> tupl
     return order, joined
 
 
-def _wrap(result: Any) -> Any:
-    if isinstance(result, list):
-        return [_wrap(r) for r in result]
-    return _as_nd(result)
+
+class _NDArrayUpdater:
+    """A user's updater (``kv._set_updater(fn)``), called as MXNet calls it: with NDArrays
+    (a row-sparse value stays row-sparse)."""
+
+    def __init__(self, given: Callable[[Key | bytes, Any, Any], None]) -> None:
+        self.given = given
+
+    def __call__(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
+        given = key.encode() if isinstance(key, str) else key  # MXNet hands a str key over as a C string
+        self.given(given, _as_nd(merged), _as_nd(stored))
+
+
+def _assert_keys(verb: str, key: Any, values: Any) -> None:
+    """The ``assert``s of MXNet's ``_ctype_key_value``, made before a call reaches its
+    engine: keys are int or str (one kind in a list), a list of keys takes a list of values
+    (or of outputs) of its length."""
+    if not isinstance(key, (list, tuple)):
+        _assert_key(key)
+        return
+    for k in key:
+        _assert_key(k)
+    if isinstance(values, (list, tuple)) and len(values) != len(key):
+        raise ArityAssertionError(
+            f"{verb} got {len(key)} keys {list(key)!r} but {len(values)} values: give one value (or one list of "
+            "per-device values) per key")
+    if len({isinstance(k, str) for k in key}) > 1:
+        raise KeyTypeAssertionError(f"{verb} got keys {list(key)!r} of two kinds: use int keys or str keys")
+
+
+def _assert_key(key: Any) -> None:
+    if not isinstance(key, (int, np.integer, str)):
+        raise KeyTypeAssertionError(f"key {key!r} is a {type(key).__name__}: keys are int or str (e.g. 3 or 'weight')")
+
+
+def _assert_out(verb: str, key: Any, out: Any) -> None:
+    if out is None:
+        raise ArityAssertionError(
+            f"{verb} of key {key!r} needs out=: the NDArray (or list of them) to write into, as MXNet's {verb}")
+    _assert_keys(verb, key, out)
 
 
 def create(name: str = "local", **options: Any) -> Any:

@@ -370,6 +370,18 @@ class Optimizer:
             updater = self.__dict__["_kv_updater"] = PerIndexStates(self)
         return updater
 
+    @property
+    def kv_updater(self) -> PerIndexStates:
+        """The per-index states this optimizer keeps as a store's updater: what MXNet's
+        ``kv._updater`` is after ``kv.set_optimizer(opt)`` (``.states``, ``.optimizer``)."""
+        return self._kv()
+
+    @kv_updater.setter
+    def kv_updater(self, updater: PerIndexStates) -> None:
+        """Run the store's updates through ``updater`` (which takes over the current states
+        with :meth:`PerIndexStates.take_over` first: MXNet's Updater in ``kvcli.mx``)."""
+        self.__dict__["_kv_updater"] = updater
+
     def __call__(self, key: Key, merged: Any, stored: np.ndarray) -> None:
         """The store's updater call: update ``stored`` in place with the pushed ``merged``."""
         if stored.dtype.kind != "f":
@@ -409,7 +421,7 @@ class Optimizer:
         key, where known) lets the check refuse state arrays that do not fit their weight."""
         pending = self._restore(state, shapes)
         updater = PerIndexStates(self)  # a new object: shallow copies of this optimizer keep theirs
-        updater.pending = pending
+        updater.restore(pending, state["counts"])  # every key the state names (counts of all devices')
         self.__dict__["_kv_updater"] = updater
 
     def _restore(

@@ -19,7 +19,7 @@ import numpy as np
 from kvcli.arrays.core import Key
 from kvcli.errors import UpdaterError
 from kvcli.optim.checks import as_numpy, is_builtin, is_row_sparse
-from kvcli.optim.views import array_views
+from kvcli.optim.views import ArrayViews, array_views
 
 if TYPE_CHECKING:  # base imports this module
     from kvcli.optim.base import Optimizer
@@ -149,21 +149,22 @@ def unwrap_tree(value: Any) -> Any:
     return as_numpy(value)
 
 
-def wrap_tree(value: Any, context: Any) -> Any:
+def wrap_tree(value: Any, context: Any, views: ArrayViews | None = None) -> Any:
     """numpy arrays (in tuples and lists) as NDArray views on ``context``; row-sparse values
-    as row-sparse NDArrays over them; anything else (NDArrays, None, numbers) as it is."""
+    as row-sparse NDArrays over them; anything else (NDArrays, None, numbers) as it is.
+    ``views``: the MXNet layer's views (default: those it installed)."""
     from kvcli.arrays.sparse import RowSparse
 
     if isinstance(value, tuple):
-        return tuple(wrap_tree(v, context) for v in value)
+        return tuple(wrap_tree(v, context, views) for v in value)
     if isinstance(value, list):
-        return [wrap_tree(v, context) for v in value]
+        return [wrap_tree(v, context, views) for v in value]
     if isinstance(value, np.ndarray):
-        return array_views().dense(value, context)
+        return (views or array_views()).dense(value, context)
     if isinstance(value, RowSparseGrad):
         value = RowSparse(value.data, value.indices, value.shape, copy=False)
     if isinstance(value, RowSparse):
-        return array_views().row_sparse(value)
+        return (views or array_views()).row_sparse(value)
     return value
 
 

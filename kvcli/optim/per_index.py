@@ -1,9 +1,19 @@
 """One optimizer state per index, created on first use: the core of MXNet's ``Updater``
 (:class:`kvcli.optim.updater.Updater` adds ``get_states`` / ``set_states``) and what an
-optimizer runs when a store calls it. Below :mod:`kvcli.optim.base`, which uses it."""
+optimizer runs when a store calls it. Below :mod:`kvcli.optim.base`, which uses it.
+
+``states[index]`` is what ``create_state_multi_precision`` made: for kvcli's built-ins numpy
+arrays (None, an array, or tuples of them), which their kernels update in place. With
+``views`` (the MXNet layer's Updater, and a store's updater once MXNet code looks at it as
+``kv._updater``), it holds what MXNet's ``Updater.states`` holds instead: NDArrays in the same
+tuples, each a view of the numpy buffer the kernel updates (no copy per update). MXNet code
+may read them, write them (``states[i][:] = 0``) or replace them (``states[i] = ...``): the
+kernels take whatever ``states[index]`` holds at the next update.
+"""
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,26 +21,58 @@ import numpy as np
 from kvcli.arrays.core import Key
 from kvcli.arrays.sparse import RowSparse
 from kvcli.errors import OptimizerStateError, ShapeMismatchError
-from kvcli.optim.checks import as_numpy, is_row_sparse, leaves
+from kvcli.optim.checks import as_numpy, is_builtin, is_row_sparse, leaves
+from kvcli.optim.dispatch import unwrap_tree, wrap_tree
+from kvcli.optim.views import ArrayViews
 
 if TYPE_CHECKING:
     from kvcli.optim.base import Optimizer
+
+_GONE = object()  # a state the caller deleted (``del updater.states[i]``)
 
 
 class PerIndexStates:
     """``states(index, grad, weight)`` creates each index's state on first use and calls
     ``optimizer.update_multi_precision`` (the core of MXNet's ``Updater``; what an optimizer
-    runs as a store updater)."""
+    runs as a store updater). ``views``: hold the states as NDArray views (MXNet's form)."""
 
-    def __init__(self, optimizer: "Optimizer") -> None:
+    def __init__(self, optimizer: "Optimizer", views: ArrayViews | None = None) -> None:
         self.optimizer = optimizer
         self.states: dict[Key, Any] = {}
         self.states_synced: dict[Key, bool] = {}
         #: Whether each index's state carries a float32 master copy.
         self.multi_precision: dict[Key, bool] = {}
-        #: Named arrays loaded from a file, put into place at the index's next update.
+        #: Named arrays loaded from a file, checked against the weight at the index's next update.
         self.pending: dict[Key, dict[str, np.ndarray]] = {}
         self.aggregate_updates = optimizer.aggregate_num > 0
+        #: The NDArray views ``states`` is shown in (None: the kernels' numpy arrays themselves).
+        self.views = views
+        #: index -> (``states[index]`` as last seen, its numpy form): the kernels' arrays
+        #: without unwrapping the NDArrays at every update.
+        self._kernel: dict[Key, tuple[Any, Any]] = {}
+        #: index -> the state ``states`` shows for a loaded index until its next update.
+        self._loaded: dict[Key, Any] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled or copied, an NDArray's buffer and the numpy array cached for it become two
+        # arrays: the copy unwraps its states again at its first update
+        return {**self.__dict__, "_kernel": {}}
+
+    def take_over(self, other: "PerIndexStates") -> None:
+        """Hold ``other``'s states from now on (the same arrays, shown in this object's form:
+        how a store's updater becomes MXNet's ``kv._updater`` when MXNet code looks at it)."""
+        for table in ("optimizer", "states", "states_synced", "multi_precision", "pending", "_kernel", "_loaded"):
+            setattr(self, table, getattr(other, table))
+        if not self._wraps():
+            return
+        for index, state in list(self.states.items()):
+            cached = self._kernel.get(index)
+            if cached is not None and cached[0] is state:
+                continue  # shown already
+            shown = self._shown(index, unwrap_tree(state), None)
+            if self._loaded.get(index, _GONE) is state:
+                self._loaded[index] = shown
+            self.states[index] = shown
 
     def __call__(self, index: Key | list[Key], grad: Any, weight: Any) -> None:
         """MXNet's ``Updater.__call__``: create the missing states, then call
@@ -51,9 +93,8 @@ class PerIndexStates:
             if self.optimizer.numpy_native:  # a user's class meets MXNet's NDArray rules
                 _check_shapes(idx, g, w, self.optimizer.grad_broadcasts)
             grads[i], weights[i] = self._as_seen(g, w)
-            if idx not in self.states:
-                self.states[idx] = self._create(idx, weights[i])
-                self.states_synced[idx] = True
+            if idx not in self.states or idx in self._loaded:
+                self._start(idx, weights[i], getattr(w, "context", None))
         update: Any = self.optimizer.update_multi_precision  # one index, or tuples of them
         size = self.optimizer.aggregate_num
         # kvcli's own optimizers update one weight alone exactly as in a tuple of one (the
@@ -61,7 +102,7 @@ class PerIndexStates:
         single = len(indices) == 1 and self.optimizer.numpy_native
         if single or not self.aggregate_updates or size <= 0:  # (one set from saved states may not aggregate)
             for idx, g, w in zip(indices, grads, weights):
-                update(idx, w, g, self.states[idx])
+                update(idx, w, g, self._kernel_state(idx))
             return
         by_dtype: dict[Any, list[tuple[Key, Any, Any]]] = {}
         for idx, g, w in zip(indices, grads, weights):
@@ -69,7 +110,7 @@ class PerIndexStates:
         for group in by_dtype.values():
             for start in range(0, len(group), size):
                 chunk_indices, chunk_weights, chunk_grads = zip(*group[start:start + size])
-                update(chunk_indices, chunk_weights, chunk_grads, [self.states[i] for i in chunk_indices])
+                update(chunk_indices, chunk_weights, chunk_grads, [self._kernel_state(i) for i in chunk_indices])
 
     def _as_seen(self, grad: Any, weight: Any) -> tuple[Any, Any]:
         """The gradient and weight as the optimizer takes them: numpy (kvcli's built-ins)
@@ -84,6 +125,32 @@ class PerIndexStates:
         elif not is_row_sparse(grad):
             grad = opt._wrap(np.asarray(as_numpy(grad)))
         return grad, _user_weight(opt, weight_np)
+
+    # -- making a state ------------------------------------------------------------------
+    def _start(self, index: Key, weight: Any, context: Any) -> None:
+        """Give ``index`` its state at its first update: a new one, or the one loaded for it
+        (kept as it is when it fits the weight, else checked and copied into a new one)."""
+        if index in self._loaded:
+            loaded = self._loaded.pop(index)
+            current = self.states.get(index, _GONE)
+            if current is not loaded:  # the caller replaced (or deleted) the loaded state
+                self.pending.pop(index, None)
+                if current is not _GONE:
+                    self.states_synced[index] = True
+                    return  # theirs is the state, as in MXNet
+            elif self._fits(index, weight):
+                self.pending.pop(index, None)
+                self.states_synced[index] = True
+                if context is not None and self._wraps():  # as MXNet: onto the weight's device
+                    self.states[index] = self.sync_state_context(loaded, context)
+                return
+        try:
+            raw = self._create(index, weight)
+        except BaseException:
+            self.states.pop(index, None)  # a loaded state that does not fit is not kept either
+            raise
+        self.states[index] = self._shown(index, raw, context)
+        self.states_synced[index] = True
 
     def _create(self, index: Key, weight: Any) -> Any:
         opt = self.optimizer
@@ -108,6 +175,77 @@ class PerIndexStates:
                 np.copyto(target, array, casting="same_kind")
         return state
 
+    def _fits(self, index: Key, weight: Any) -> bool:
+        """Whether the state loaded for ``index`` is the one a kvcli optimizer keeps for
+        ``weight`` (its arrays, each of the weight's shape and the dtype it would make)."""
+        mp = bool(self.optimizer.multi_precision and weight.dtype == np.float16)
+        if self.multi_precision.get(index, False) != mp:
+            return False
+        template = self._template(index, np.dtype(weight.dtype))
+        kinds = {name: as_numpy(leaf).dtype for name, leaf in self._named(index, template).items()}
+        loaded = self.pending.get(index, {})
+        return set(kinds) == set(loaded) and all(
+            array.shape == tuple(weight.shape) and array.dtype == kinds[name] for name, array in loaded.items())
+
+    def _template(self, index: Key, dtype: np.dtype) -> Any:
+        """The state a kvcli optimizer makes for a 1-element weight of ``dtype``: its layout."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # float16 without multi_precision: MXNet warns at creation only
+            return self.optimizer.create_state_multi_precision(index, np.zeros((1,), dtype))
+
+    def restore(self, pending: dict[Key, dict[str, np.ndarray]], indices: Any = ()) -> None:
+        """Take the named arrays of loaded states (and ``indices`` whose state holds none).
+        As MXNet's ``set_states``, ``states`` shows them at once, in the layout the optimizer
+        makes (a kvcli optimizer's); the arrays are checked against each weight at its next
+        update. A user optimizer's loaded state is made at its next update."""
+        self.pending = pending
+        opt = self.optimizer
+        if not (opt.numpy_native and is_builtin(type(opt))):
+            return  # a user's state may be anything: only its own create_state makes it
+        for index in [*pending, *(i for i in indices if i not in pending)]:
+            arrays = pending.get(index, {})
+            first = next(iter(arrays.values()), None)
+            dtype = np.dtype(first.dtype) if first is not None else np.dtype(np.float32)
+            for candidate in dict.fromkeys((dtype, np.dtype(np.float16))):
+                raw = self._template(index, candidate)
+                mp = bool(opt.multi_precision and candidate == np.float16)
+                names = opt._leaf_names(raw, mp)
+                if {n for n, leaf in zip(names, leaves(raw)) if leaf is not None} == set(arrays):
+                    state = _with_leaves(raw, iter(names), arrays)
+                    self.multi_precision[index] = mp
+                    self.states[index] = self._loaded[index] = self._shown(index, state, None)
+                    self.states_synced[index] = False
+                    break
+
+    # -- what the kernels and MXNet code see ------------------------------------------------
+    def _wraps(self) -> bool:
+        """Whether ``states`` holds views of the kernels' numpy arrays (a user optimizer's
+        states are what its own ``create_state`` made: already NDArrays, kept as they are)."""
+        return self.views is not None and self.optimizer.numpy_native
+
+    def _shown(self, index: Key, raw: Any, context: Any) -> Any:
+        """``raw`` as ``states`` holds it: NDArray views on ``context`` when :attr:`views` is set."""
+        if not self._wraps():
+            return raw
+        assert self.views is not None
+        shown = wrap_tree(raw, context, self.views)
+        self._kernel[index] = (shown, raw)
+        return shown
+
+    def _kernel_state(self, index: Key) -> Any:
+        """``states[index]`` as the optimizer's update takes it: a built-in's numpy arrays (the
+        buffers of the NDArrays shown, or of whatever MXNet code put there since)."""
+        state = self.states[index]
+        if not self._wraps():
+            return state
+        cached = self._kernel.get(index)
+        if cached is not None and cached[0] is state:
+            return cached[1]
+        raw = unwrap_tree(state)
+        if not _has_list(state):  # a list may change in place: unwrapped again at every update
+            self._kernel[index] = (state, raw)
+        return raw
+
     def _named(self, index: Key, raw: Any) -> dict[str, Any]:
         names = self.optimizer._leaf_names(raw, self.multi_precision.get(index, False))
         return {n: leaf for n, leaf in zip(names, leaves(raw)) if leaf is not None}
@@ -120,17 +258,37 @@ class PerIndexStates:
         return out
 
     def forget(self, index: Key) -> None:
-        for table in (self.states, self.states_synced, self.multi_precision, self.pending):
+        for table in (self.states, self.states_synced, self.multi_precision, self.pending, self._kernel, self._loaded):
             table.pop(index, None)
 
+    def clear(self) -> None:
+        """Forget every index's state."""
+        for table in (self.states, self.states_synced, self.multi_precision, self.pending, self._kernel, self._loaded):
+            table.clear()
+
     def sync_state_context(self, state: Any, context: Any) -> Any:
-        """MXNet moves states to the weight's device; kvcli keeps one host copy, so the state
-        is returned as it is (tuples and lists stay what they are)."""
+        """MXNet's: ``state`` on ``context`` (an NDArray on another device is copied there;
+        tuples and lists stay what they are; numpy arrays, kvcli's host copy, are returned)."""
         if isinstance(state, tuple):
             return tuple(self.sync_state_context(s, context) for s in state)
         if isinstance(state, list):
             return [self.sync_state_context(s, context) for s in state]
-        return state
+        move = getattr(state, "as_in_context", None)
+        return move(context) if move is not None else state
+
+
+def _has_list(state: Any) -> bool:
+    return isinstance(state, list) or (isinstance(state, tuple) and any(_has_list(s) for s in state))
+
+
+def _with_leaves(raw: Any, names: Any, arrays: dict[str, np.ndarray]) -> Any:
+    """``raw``'s layout with its leaves, named by ``names`` in order, replaced by ``arrays``."""
+    if isinstance(raw, tuple):
+        return tuple(_with_leaves(r, names, arrays) for r in raw)
+    if isinstance(raw, list):
+        return [_with_leaves(r, names, arrays) for r in raw]
+    name = next(names)
+    return None if raw is None else arrays[name]
 
 
 def _device_id(weight: Any) -> int:

@@ -13,7 +13,7 @@ import inspect
 import math
 from typing import Any
 
-from kvcli.errors import UpdaterError
+from kvcli.errors import OptimizerArgumentError, UpdaterError
 from kvcli.optim.base import Optimizer, check_optimizer
 from kvcli.optim.checks import format_number
 from kvcli.optim.checks import show_value as show_value  # re-exported: the CLI completes defaults with it
@@ -128,8 +128,8 @@ def _kwarg(cls: type[Optimizer], name: str) -> str:
         return name
     try:
         return _param(cls, name, "").kwarg
-    except UpdaterError:
-        raise UpdaterError(
+    except UpdaterError:  # a TypeError too, as MXNet's constructor raises for an unknown keyword
+        raise OptimizerArgumentError(
             f"{cls.__name__.lower()} has no parameter {name!r}: use "
             + ", ".join([*(p.kwarg for p in params_of(cls)), *_OBJECT_KWARGS])
         ) from None

@@ -13,7 +13,8 @@ from kvcli.optim.state import dumps, read_state
 
 class Updater(PerIndexStates):
     """MXNet's ``Updater``: ``updater(index, grad, weight)`` creates each index's state on
-    first use and calls ``optimizer.update_multi_precision``."""
+    first use and calls ``optimizer.update_multi_precision``; ``states`` holds numpy arrays
+    (``kvcli.mx.optimizer.Updater``, ``get_updater``'s, holds NDArray views of them, as MXNet)."""
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
         """The states as bytes: kvcli's pickle-free ``.npz`` format (MXNet pickles); with
@@ -35,5 +36,5 @@ class Updater(PerIndexStates):
             raise OptimizerStateError(f"the states name {saved.spec!r}, which is not an optimizer")
         pending = optimizer._restore(saved.as_state())
         self.optimizer = optimizer
-        self.states, self.states_synced, self.multi_precision = {}, {}, {}
-        self.pending = pending
+        self.clear()
+        self.restore(pending, saved.keys)

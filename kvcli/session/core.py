@@ -198,8 +198,10 @@ class Session:
         return "cluster" if self._live.cluster_address(options) else "private-ray"
 
     # ------------------------------------------------------------------ operations
-    def init(self, keys: Sequence[Key], values: Sequence[Any]) -> list[tuple[KeyEntry, bool]]:
-        """Initialise ``keys`` with ``values`` (one per key); an existing key is reset.
+    def init(self, keys: Sequence[Key], values: Sequence[Any], replace: bool = True) -> list[tuple[KeyEntry, bool]]:
+        """Initialise ``keys`` with ``values`` (one per key); an existing key is reset (its
+        optimizer state and compression residuals start afresh). With ``replace=False`` a key
+        the session has already is refused (nothing changed; the error's ``replaced`` lists them).
 
         Returns each key's new entry and whether it existed before (re-initialised).
         """
@@ -207,6 +209,8 @@ class Session:
         with self._committer.transaction(write=True, create=True) as txn:
             manifest = txn.manifest
             self._check_kinds(manifest, keys)
+            if not replace:
+                self.refuse_replacing(manifest, [key for key in keys if key in manifest.keys], "init")
             import numpy as np
 
             from kvcli.arrays.sparse import ROW_SPARSE, stype_of
@@ -420,6 +424,23 @@ class Session:
                 txn.deleted.append(key)
             txn.dirty = True
         return entries
+
+    def refuse_replacing(self, manifest: Manifest, replaced: Sequence[Key], action: str) -> None:
+        """Raise, when ``replaced`` is not empty, the :class:`SessionError` of a change that
+        would replace those keys' values without ``replace=True``: what it would drop (their
+        values; any optimizer state and compression residuals, when the session keeps them)
+        as its ``problem``, ``remedy`` ``"replace-keys"``, and the keys as ``replaced``."""
+        if not replaced:
+            return
+        plural = "" if len(replaced) == 1 else "s"
+        shown = ", ".join(str(key) for key in replaced[:8]) + (" ..." if len(replaced) > 8 else "")
+        kept = [what for what, there in (("optimizer state", manifest.optimizer_state),
+                                         ("compression residuals", manifest.compression)) if there]
+        state = f" and drop any {' and '.join(kept)} kept for {'it' if plural == '' else 'them'}" if kept else ""
+        found = (f"{action} would replace the value{plural} of {len(replaced)} key{plural} of session {self.name!r} "
+                 f"({shown}){state}")
+        raise SessionError(f"{found}: nothing was changed; pass replace=True to replace them", problem=found,
+                           remedy="replace-keys", replaced=list(replaced))
 
     def _forget_live(self, manifest: Manifest, keys: Sequence[Key], txn: Any) -> None:
         """Drop what the live store holds of ``keys`` (values, optimizer state, compression

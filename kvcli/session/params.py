@@ -137,12 +137,8 @@ def load(session: "Session", path: Path, prefix: str, strip_prefix: Sequence[str
             manifest = txn.manifest
             session._check_kinds(manifest, key_list)
             replaced = [key for key in key_list if key in manifest.keys]
-            if replaced and not replace:
-                found = (f"loading {path} would replace the values of {len(replaced)} key"
-                         f"{'' if len(replaced) == 1 else 's'} of session {session.name!r} "
-                         f"({', '.join(str(k) for k in replaced[:8])}{' ...' if len(replaced) > 8 else ''})")
-                raise SessionError(f"{found}: nothing was changed; pass replace=True to replace them", problem=found,
-                                   remedy="replace-keys", replaced=replaced)
+            if not replace:
+                session.refuse_replacing(manifest, replaced, f"loading {path}")
             session._forget_live(manifest, replaced, txn)
             for key, entry in chosen:
                 old = manifest.keys.get(key)

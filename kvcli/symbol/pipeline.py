@@ -326,6 +326,27 @@ def parse_dtypes(specs: Iterable[str]) -> dict[str, str]:
     return given
 
 
+def output_path(name: str, output: Union[str, "os.PathLike[str]", None]) -> Path:
+    """Where :func:`visualize` of the source ``name`` writes: ``output``, or by default the
+    input's stem with ``.svg`` in the current folder (``Path("-")``: standard output)."""
+    return Path(output) if output is not None else Path.cwd() / (output_stem(name) + ".svg")
+
+
+def replaced_outputs(name: str, output: Union[str, "os.PathLike[str]", None], fmt: Optional[str] = None) -> list[Path]:
+    """The files that exist and that :func:`visualize` of ``name`` would replace: the output,
+    and the ``.dot`` it writes instead when graphviz's ``dot`` is missing. Standard output
+    replaces nothing."""
+    from kvcli.symbol.render import dot_program
+
+    target = output_path(name, output)
+    if str(target) == "-":
+        return []
+    paths = [target]
+    if output_format(target, fmt) not in (".dot", ".gv", ".html") and dot_program() is None:
+        paths.append(target.with_suffix(".dot"))
+    return [path for path in paths if os.path.lexists(path)]
+
+
 def output_format(output: Union[str, "os.PathLike[str]"], fmt: Optional[str] = None) -> str:
     """The format ``visualize`` writes to ``output`` (``".svg"``, ``".html"``, ...), or an error."""
     from kvcli.symbol.render import FORMATS
@@ -351,7 +372,7 @@ def visualize(
     max_nodes: int = 20000, params: Params = None, strict: bool = False,
     allow_unknown_ops: bool = False, layout_timeout: float = 60.0, partial: bool = False,
     find_params: bool = False, values: Optional[int] = DEFAULT_VALUES, on_note: Optional[Callable[[Note], None]] = None,
-    progress: Optional["Progress"] = None,
+    progress: Optional["Progress"] = None, confirm_replace: Optional[Callable[[list[Path]], None]] = None,
 ) -> VizResult:
     """Draw an MXNet symbol graph as ``kvcli viz`` does, and say what was done.
 
@@ -384,7 +405,10 @@ def visualize(
     ``layout_timeout``, graphviz missing (the ``.dot`` file is then written).
 
     ``progress`` shows that graphviz is working (:data:`kvcli.symbol.layout.Progress`; the
-    CLI passes its spinner); without it nothing is drawn on the terminal.
+    CLI passes its spinner); without it nothing is drawn on the terminal. ``confirm_replace``
+    is called with the existing files the drawing would replace (:func:`replaced_outputs`),
+    once the source and the options are checked and before anything is laid out or written:
+    raising there stops with nothing written (the CLI asks its question there).
     """
     from kvcli.symbol.fold import apply_options, fold_for_layout, may_be_slow
     from kvcli.symbol.layout import TRIAL_MAX_BOXES, TRIAL_MAX_WIDTH_COST, TRIAL_SECONDS
@@ -402,7 +426,7 @@ def visualize(
     if values is not None and values < 0:
         raise bad_param(SymbolError, "values", f"{values}: use 0 or more values per tensor (None: all)")
     stem = output_stem(name)
-    target = Path(output) if output is not None else Path.cwd() / (stem + ".svg")
+    target = output_path(name, output)
     to_stdout = str(target) == "-"
     suffix = output_format(target, format)
     notes = _Notes(on_note, strict)
@@ -438,6 +462,10 @@ def visualize(
         base = plan  # before folding: the HTML viewer expands folds into it
         html = suffix == ".html"
         plan = apply_options(plan, collapse, depth, focus, radius)
+        replaced = replaced_outputs(name, output, format) if confirm_replace is not None else []
+        if replaced:
+            assert confirm_replace is not None
+            confirm_replace(replaced)
         count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
 
         def digraph(plan: "Plan", bounded: bool) -> "Digraph":

@@ -117,7 +117,7 @@ def test_shell_completes_files_updaters_and_keys(shell: Shell, tmp_path: Path, m
 
 def test_shell_shows_the_arguments_of_the_command_being_typed(shell: Shell) -> None:
     assert argument_hint(shell, "push ") == "push KEY VALUE... [--devices N] [--dtype DTYPE]"
-    assert argument_hint(shell, "pull 3") == "pull KEY [--devices N] [--output FILE]"
+    assert argument_hint(shell, "pull 3") == "pull KEY [--devices N] [--output FILE] [--yes]"
     assert argument_hint(shell, "sessions delete") == "sessions delete NAME [--yes]"
     assert argument_hint(shell, "shell") == "" and argument_hint(shell, "") == ""
 

@@ -178,8 +178,11 @@ def test_ctrl_c_in_a_real_terminal_leaves_no_spinner_frame(kv: Runner, home: Pat
     env = kvcli_env(home, TERM="xterm")
     env.pop("NO_COLOR", None)
     name = f"kvcli-interrupt-{id(tmp_path)}"
+    # every variable the command needs is given with -e: a tmux server already running (another
+    # terminal test, a person's tmux) starts the window with its own environment, not this one's
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c", str(tmp_path),
-                    *(f"-e{k}={env[k]}" for k in ("KVCLI_HOME", "PYTHONPYCACHEPREFIX", "TERM")), "-ePS1=$ ",
+                    *(f"-e{k}={env[k]}" for k in ("KVCLI_HOME", "KVCLI_TRUST_KEY", "PYTHONPYCACHEPREFIX", "TERM")),
+                    "-ePS1=$ ",
                     "bash", "--norc", "--noprofile"], check=True)
 
     def screen() -> str:
@@ -206,3 +209,31 @@ def test_ctrl_c_in_a_real_terminal_leaves_no_spinner_frame(kv: Runner, home: Pat
             assert lines[-2:] == ["interrupted", "exit=130.$"], lines  # printf's line, then the prompt
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+
+
+def test_a_fast_command_on_a_terminal_imports_no_rich_for_its_spinner() -> None:
+    """The spinner's rich is imported when the work passes STATUS_DELAY, not before: a fast
+    command on a terminal does not pay its import (about 30 ms)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom kvcli.cli import output\n"
+            "with output.status('fast'):\n    pass\nprint('rich.status' in sys.modules, flush=True)\n"
+            "with output.status('slow work'):\n    time.sleep(1.2)\nprint('rich.status' in sys.modules, flush=True)\n")
+    master, slave = pty.openpty()
+    env = dict(os.environ, TERM="xterm")
+    env.pop("NO_COLOR", None)
+    proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=slave, env=env, timeout=60,
+                          text=True)
+    os.close(slave)
+    seen = b""
+    try:
+        while chunk := os.read(master, 4096):
+            seen += chunk
+    except OSError:  # the pty's other end is closed
+        pass
+    os.close(master)
+    assert proc.stdout.split() == ["False", "True"]
+    assert b"slow work" in seen and b"fast" not in seen

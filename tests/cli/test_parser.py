@@ -105,7 +105,8 @@ def test_global_options_before_and_after_the_command(parse: Callable[..., Parsed
     assert parse("-s", "a", "pull", "3", "-s", "b").options.session == "b"  # after the command wins
     assert parse("--type", "DEVICE", "keys").options.store_type == "device"
     parsed = parse("init", "3", "ones(2)", "--json")
-    assert parsed.options.json is True and parsed.values == {"keys": "3", "values": ["ones(2)"], "dtype": None}
+    assert parsed.options.json is True and parsed.values == {"keys": "3", "values": ["ones(2)"], "dtype": None,
+                                                                   "yes": False}
     assert parse("push", "3", "ones(2)", "-d4").values["devices"] == 4
     assert parse("push", "3", "--", "-ones(2)").values["values"] == ["-ones(2)"]
 

@@ -56,7 +56,7 @@ def test_sigkill_mid_push_leaves_old_or_new_value(kv: Runner, home: Path) -> Non
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         out = home / "pulled.npy"
-        result = kv("pull", "big", "-o", str(out))
+        result = kv("pull", "big", "-o", str(out), "--yes")  # the last round's file is replaced
         assert result.code == 0, result.err
         values = np.unique(np.load(out, allow_pickle=False))
         assert len(values) == 1, values[:10]

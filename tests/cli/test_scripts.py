@@ -24,7 +24,7 @@ def test_piped_shell_stops_at_the_first_error(kv: Runner) -> None:
 
 def test_script_file_and_keep_going_count_the_failures(kv: Runner, tmp_path: Path) -> None:
     script = tmp_path / "setup.kv"
-    script.write_text("init k 'zeros(2)'\nbogus\npush k 'ones(2)*3'\npull nope\n# a comment\npull k\n")
+    script.write_text("init k 'zeros(2)' --yes\nbogus\npush k 'ones(2)*3'\npull nope\n# a comment\npull k\n")
     stopped = kv("shell", "--file", str(script))
     assert stopped.code == 1 and f"{script} line 2 failed" in stopped.err
     assert kv("pull", "k").array().tolist() == [0, 0]

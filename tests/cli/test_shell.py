@@ -33,7 +33,7 @@ def test_seed_in_the_shell(session: Session, tmp_path: Path, capfd: pytest.Captu
     lines = [
         "init 3 'ones(3,3)*2'", "pull 3",
         "push 3 'ones(3,3)*8'", "pull 3",
-        "init 3 'zeros(3,3)'", "push 3 'ones(3,3)' --devices 4", "pull 3",
+        "init 3 'zeros(3,3)' --yes", "push 3 'ones(3,3)' --devices 4", "pull 3",
         "set-updater scale-add:2", "push 3 'ones(3,3)'", "pull 3",
         "pull 3 --devices 4",
         "init 5,7,9 'ones(2,2)'", "push 5,7,9 'ones(2,2)'", "pull 7",

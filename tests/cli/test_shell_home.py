@@ -27,7 +27,7 @@ def test_every_session_command_of_the_shell_uses_its_home(tmp_path: Path) -> Non
     script = "\n".join([
         "sessions --json",
         "sessions delete victim --yes",
-        "init k 'ones(2)*7' -s b",
+        "init k 'ones(2)*7' -s b --yes",
         "-s b push k 'ones(2)'",
         "pull k -s b --json",
         "keys -s b",
@@ -37,7 +37,7 @@ def test_every_session_command_of_the_shell_uses_its_home(tmp_path: Path) -> Non
         "pull k --session b --json",
         f"export {tmp_path / 'exported'} -s b",
         "import " + str(tmp_path / "exported") + " -s c",
-        "delete k -s c",
+        "delete k -s c --yes",
         "reset -s b --yes",
         "init fresh 'ones(1)' --session d",
         "pull k --json",

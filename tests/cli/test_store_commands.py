@@ -100,7 +100,13 @@ def test_show_keys_sessions_delete(kv: Runner) -> None:
     assert [k["key"] for k in info["keys"]] == ["a", "b"] and info["updater"] == "sgd:lr=0.1"
     assert kv("keys").out == "a\nb\n"
     assert json.loads(kv("--json", "keys").out) == ["a", "b"]
-    assert kv("delete", "a").code == 0
+    refused = kv("delete", "a")  # no terminal to ask on: nothing changed
+    assert refused.code == 1 and refused.err == (
+        "error: delete drops key a of session 'default' (the value and any optimizer state kept for it): nothing was "
+        "changed (no terminal to ask on: stdin and stderr are not both one): pass --yes to confirm\n")
+    assert kv("keys").out == "a\nb\n"
+    assert kv("delete", "a,nope", "--yes").code == 1 and kv("keys").out == "a\nb\n"  # an unknown key: nothing goes
+    assert kv("delete", "a", "--yes").code == 0
     assert kv("keys").out == "b\n"
     sessions = json.loads(kv("--json", "sessions").out)["sessions"]
     assert [(s["session"], s["keys"]) for s in sessions] == [("default", 1)]
@@ -142,11 +148,25 @@ def test_device_store_type_is_remembered(kv: Runner) -> None:
     assert json.loads(kv("--json", "show").out)["store"]["type"] == "local"
 
 
-def test_reinit_says_so(kv: Runner) -> None:
+def test_reinit_asks_and_says_so(kv: Runner) -> None:
+    """init over a key the session has replaces its value (and drops its optimizer state): a
+    script must say --yes, and the refusal says what would go and changes nothing."""
     assert "initialised key 3" in kv("init", "3", "ones(2)").err
-    again = kv("init", "3", "zeros(2)")
-    assert "re-initialised key 3" in again.err
-    assert json.loads(kv("--json", "init", "3", "zeros(2)").out)["keys"][0]["reinitialised"] is True
+    assert kv("init", "4", "ones(1)").code == 0
+    refused = kv("init", "3,4,5", "zeros(2)")
+    assert refused.code == 1
+    assert refused.err == ("error: init would replace the values of 2 keys of session 'default' (3, 4): nothing was "
+                           "changed (no terminal to ask on: stdin and stderr are not both one): pass --yes to confirm\n")
+    assert kv("pull", "3").array().tolist() == [1, 1] and kv("pull", "5").code == 1  # nothing changed
+    kv("set-updater", "sgd:lr=0.1,momentum=0.9", "--yes")
+    kv("push", "3", "ones(2)")
+    stateful = kv("init", "3", "zeros(2)")
+    assert "(3) and drop any optimizer state kept for it: nothing was changed" in stateful.err
+    again = kv("init", "3", "zeros(2)", "--yes")
+    assert again.code == 0 and "re-initialised key 3" in again.err
+    assert kv("pull", "3").array().tolist() == [0, 0]
+    assert json.loads(kv("--json", "init", "3", "zeros(2)", "-y").out)["keys"][0]["reinitialised"] is True
+    assert kv("init", "6", "ones(2)").code == 0  # a new key asks nothing
 
 
 def test_export_import(kv: Runner, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ Run with MXNet's own interpreter (kvcli never imports MXNet), from anywhere::
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import sys
@@ -19,17 +18,16 @@ from pathlib import Path
 import mxnet as mx
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import program_module  # noqa: E402
+
 OUT = HERE / "mxnet_optimizer_subclass_reference.json"
 PROGRAMS = HERE.parent / "optim" / "subclass_programs.py"
 
 
 def main() -> None:
     logging.disable(logging.WARNING)  # MXNet's storage-fallback notices
-    spec = importlib.util.spec_from_file_location("subclass_programs", PROGRAMS)
-    assert spec is not None and spec.loader is not None
-    programs = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = programs
-    spec.loader.exec_module(programs)
+    programs = program_module.load(PROGRAMS)
     results = {"mxnet_version": mx.__version__, "programs": programs.run_all(mx)}
     OUT.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(results['programs'])} programs)")

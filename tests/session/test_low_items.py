@@ -48,7 +48,7 @@ def test_a_push_past_the_largest_version_is_refused_and_the_session_stays_readab
     assert f"key 'w' has had {LAST:,} writes, the most a session counts; nothing was changed" in stderr
     pulled = run_kvcli("pull", "w", home=tmp_path)  # ... and the session then read as corrupted
     assert pulled.returncode == 0 and "[1. 2.]" in pulled.stdout
-    assert run_kvcli("delete", "w", home=tmp_path).returncode == 0
+    assert run_kvcli("delete", "w", "--yes", home=tmp_path).returncode == 0
     assert run_kvcli("init", "w", "[5, 6]", home=tmp_path).returncode == 0  # its count starts over
     assert run_kvcli("push", "w", "[7, 8]", home=tmp_path).returncode == 0
 

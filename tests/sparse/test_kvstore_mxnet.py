@@ -192,7 +192,8 @@ def test_wrong_shapes_and_row_ids_are_refused(make_kv: Any, ref: dict[str, Any])
     edge = ref["edges"]
     kv = make_kv()
     kv.init("w", rsp(edge["stored"], SHAPE))
-    before = kv.row_sparse_pull("w", row_ids=np.arange(4))
+    before = mx.nd.sparse.zeros("row_sparse", SHAPE)
+    kv.row_sparse_pull("w", out=before, row_ids=np.arange(4))
     # MXNet's local store refuses both; its device store accepts them (recorded: None)
     with pytest.raises(ShapeMismatchError, match=r"push of key 'w': shape \(5, 4\)"):
         kv.push("w", mx.nd.sparse.zeros("row_sparse", (5, 4)))
@@ -210,7 +211,8 @@ def test_wrong_shapes_and_row_ids_are_refused(make_kv: Any, ref: dict[str, Any])
     with pytest.raises(Exception, match="needs row_ids"):
         kv.row_sparse_pull("w", out=good)
     assert good.indices.asnumpy().tolist() == [] and outs[1].indices.asnumpy().tolist() == []
-    after = kv.row_sparse_pull("w", row_ids=np.arange(4))
+    after = mx.nd.sparse.zeros("row_sparse", SHAPE)
+    kv.row_sparse_pull("w", out=after, row_ids=np.arange(4))
     np.testing.assert_array_equal(after.asnumpy(), before.asnumpy())
 
 
@@ -222,7 +224,8 @@ def test_row_wise_sum_matches_mxnet_and_dense_sum(make_kv: Any, ref: dict[str, A
     kv.init("s", mx.nd.sparse.zeros("row_sparse", SHAPE))
     grads = [rsp(g, SHAPE, DEVS[i]) for i, g in enumerate(case["grads"])]
     kv.push("s", grads)
-    out = kv.row_sparse_pull("s", row_ids=np.arange(4))
+    out = mx.nd.sparse.zeros("row_sparse", SHAPE)
+    kv.row_sparse_pull("s", out=out, row_ids=np.arange(4))
     assert out.indices.asnumpy().tolist() == case["out"]["indices"]
     np.testing.assert_array_equal(out.data.asnumpy(), np.asarray(case["out"]["data"], np.float32))  # bit for bit
     dense = [g.asnumpy() for g in grads]

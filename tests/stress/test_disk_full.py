@@ -65,7 +65,7 @@ for i in range(64):
 fill()
 out["keys_filled"] = len(keys)
 out["set_updater_full"] = kv("set-updater", "sum")
-out["delete_full"] = kv("delete", keys[0])
+out["delete_full"] = kv("delete", keys[0], "--yes")
 out["keys_after_delete"] = kv("keys")
 (mount / "filler").unlink()
 fill()

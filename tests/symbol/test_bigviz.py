@@ -183,7 +183,7 @@ def test_spinner_only_on_a_terminal(tmp_path: Path) -> None:
     script.chmod(0o755)
     master, slave = pty.openpty()
     env = dict(os.environ, KVCLI_DOT=str(script), NO_COLOR="1")
-    proc = subprocess.run([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out)], env=env,
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "viz", _mlp(), "-o", str(out), "--yes"], env=env,
                           stdout=subprocess.PIPE, stderr=slave, timeout=60)
     os.close(slave)
     seen = b""
@@ -297,7 +297,7 @@ def test_cli_collapse_depth_focus_options(tmp_path: Path) -> None:
     out = tmp_path / "x.dot"
 
     def labels(*args: str) -> list[str]:
-        result = run_kvcli("viz", str(path), "--shape", "data=1,8", *args, "-o", str(out))
+        result = run_kvcli("viz", str(path), "--shape", "data=1,8", *args, "-o", str(out), "--yes")
         assert result.returncode == 0, result.stderr
         found = re.findall(r'^\t([^\[\n]*) \[label="([^"]*)"', out.read_text(encoding="utf-8"), re.M)
         return sorted(label for ident, label in found if "->" not in ident)  # nodes, not edges

@@ -138,7 +138,7 @@ def test_the_page_names_no_folder_of_the_machine(tmp_path: Path) -> None:
     bad = _params(folder / "bad.params", {"arg:fc_weight": np.ones((3, 3), np.float32)})
     for weights in (params, bad):
         out = tmp_path / "p.html"
-        done = run_kvcli("viz", str(symbol), "--shape", "data=1,2", "--params", str(weights), "-o", str(out))
+        done = run_kvcli("viz", str(symbol), "--shape", "data=1,2", "--params", str(weights), "-o", str(out), "--yes")
         assert done.returncode == 0, done.stderr
         page = out.read_text(encoding="utf-8")
         assert "private-folder-name" not in page and str(tmp_path) not in page

@@ -376,7 +376,11 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
         return NDArray(nd_ops.cast(source, kind), ctx)
     if kind.kind in "iu":
         return NDArray(_python_numbers_to_integers(source, kind), ctx)
-    return NDArray(np.array(source, dtype=kind, copy=True), ctx)
+    try:
+        return NDArray(np.array(source, dtype=kind, copy=True), ctx)
+    except (ValueError, TypeError) as error:  # strings, ragged lists: MXNet's TypeError, not numpy's ValueError
+        raise TypeError(f"nd.array: the values cannot be converted to {kind} ({error}): give numbers in rows of "
+                        f"one length (MXNet: source_array must be array like object)") from None
 
 
 def _python_numbers_to_integers(source: Any, dtype: np.dtype) -> np.ndarray:
