@@ -2,9 +2,12 @@
 MXNet and under ``kvcli.mx`` (only ``import mxnet as mx`` changed), and diff their output.
 
 The programs are small scripts of the kind MXNet users write around the KVStore, the
-optimizers and ``mx.nd`` (pushes of lists from several devices, optimizers and learning-rate
-schedules on a store, optimizer state round trips, row-sparse pulls, gradient compression,
-nd arithmetic in a training loop, the errors a program catches). They print their values
+optimizers, ``mx.nd`` and ``mx.sym`` (pushes of lists from several devices, optimizers and
+learning-rate schedules on a store, optimizer state round trips, row-sparse pulls, gradient
+compression, nd arithmetic in a training loop, the errors a program catches; p10-p17: nd
+arithmetic across dtypes, indexing and shape functions, random seeding rules, optimizer
+multipliers, long schedules, key lists and custom updaters, printing and nd.save / load,
+symbol JSON and print_summary). They print their values
 with full precision (``.asnumpy().tolist()``, ``repr``), so equal output means equal numbers.
 They were written for this check, after the repository's tests and tools, so that they are
 not the cases kvcli was built against.

@@ -22,7 +22,7 @@ import numpy as np
 from kvcli.errors import ArityAssertionError, KeyTypeAssertionError, OptimizerStateAssertionError
 from kvcli.mx.ndarray import NDArray
 from kvcli.mx.ndarray.sparse import wrap as _as_nd
-from kvcli.arrays.core import Key
+from kvcli.arrays.core import Key, is_key, is_value_list, normalise_key
 from kvcli.mx.optimizer import Optimizer, Updater
 from kvcli.store.api import KVStore as _CoreStore
 
@@ -156,10 +156,12 @@ class KVStore(KVStoreBase):
     def num_workers(self) -> int:
         return self._store.num_workers
 
-    def set_updater(self, updater: Callable[[Key, Any, Any], None] | str | None) -> None:
-        """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays."""
+    def set_updater(self, updater: Callable[[Key | bytes, Any, Any], None] | str | None) -> None:
+        """Set the updater; a callable receives ``(key, input, stored)`` as NDArrays, and a
+        str key as bytes (MXNet hands it over as a C string; its own ``Updater`` decodes it)."""
         if callable(updater) and not hasattr(updater, "spec"):
-            updater = _NDArrayUpdater(updater)
+            self._store.set_updater(_NDArrayUpdater(updater))
+            return
         self._store.set_updater(updater)
 
     _set_updater = set_updater
@@ -195,7 +197,10 @@ class KVStore(KVStoreBase):
         self._store.init(key, value)
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
+        """Push as MXNet does: a key listed twice is pushed once with all its values (summed,
+        one update), and keys are updated in MXNet's order (:func:`_grouped`)."""
         _assert_keys("push", key, value)
+        key, value = _grouped(key, value, self._store.keys)
         self._store.push(key, value, priority)
 
     def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
@@ -216,11 +221,16 @@ class KVStore(KVStoreBase):
         self._store.row_sparse_pull(key, out=out, priority=priority, row_ids=row_ids)
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
-        """Push ``value`` and pull the result into ``out`` (into ``value`` without one); None is returned."""
+        """Push ``value`` and pull the result into ``out`` (into ``value`` without one); None is
+        returned. A key listed twice is pushed once, keys in MXNet's order (:func:`_grouped`),
+        the outputs grouped alike."""
         _assert_keys("pushpull", key, value)
         if out is not None:
             _assert_keys("pushpull", key, out)
-        self._store.pushpull(key, value, out=out, priority=priority)
+        grouped_key, grouped_value = _grouped(key, value, self._store.keys)
+        if grouped_key is not key and out is not None:
+            out = _grouped(key, out, self._store.keys)[1]
+        self._store.pushpull(grouped_key, grouped_value, out=out, priority=priority)
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
         self._assert_optimizer("save")
@@ -254,15 +264,48 @@ class KVStore(KVStoreBase):
         return f"<mx.kv.KVStore type={self._store.type!r}>"
 
 
+def _grouped(key: Any, value: Any, initialised: Callable[[], list[Key]]) -> tuple[Any, Any]:
+    """``key`` and ``value`` as MXNet's ``GroupKVPairsPush`` passes them on: the values of a key
+    listed more than once joined into one list (one push: summed, one update), and the keys in
+    MXNet's order (int keys ascending; str keys in the order they were first initialised, the
+    order of the ids MXNet gives them). Anything else -- one key, lists of different lengths, a
+    key not initialised -- comes back as it was, for the store to handle or word the error;
+    ``key`` itself comes back when nothing changes."""
+    if not isinstance(key, (list, tuple)) or not isinstance(value, (list, tuple)) or len(key) != len(value):
+        return key, value
+    if len(key) < 2 or not all(is_key(k) for k in key):
+        return key, value
+    groups: dict[Key, list[Any]] = {}
+    for k, v in zip(key, value):
+        groups.setdefault(normalise_key(k), []).append(v)
+    kinds = {type(k) for k in groups}
+    if kinds == {int}:
+        order = sorted(groups)
+    elif kinds == {str}:
+        rank = {k: i for i, k in enumerate(initialised())}
+        if any(k not in rank for k in groups):
+            return key, value
+        order = sorted(groups, key=rank.__getitem__)
+    else:
+        return key, value
+    if len(order) == len(key) and order == [normalise_key(k) for k in key]:
+        return key, value
+    joined = [vals[0] if len(vals) == 1 else [item for v in vals for item in (v if is_value_list(v) else [v])]
+              for vals in (groups[k] for k in order)]
+    return order, joined
+
+
+
 class _NDArrayUpdater:
     """A user's updater (``kv._set_updater(fn)``), called as MXNet calls it: with NDArrays
     (a row-sparse value stays row-sparse)."""
 
-    def __init__(self, given: Callable[[Key, Any, Any], None]) -> None:
+    def __init__(self, given: Callable[[Key | bytes, Any, Any], None]) -> None:
         self.given = given
 
     def __call__(self, key: Key, merged: np.ndarray, stored: np.ndarray) -> None:
-        self.given(key, _as_nd(merged), _as_nd(stored))
+        given = key.encode() if isinstance(key, str) else key  # MXNet hands a str key over as a C string
+        self.given(given, _as_nd(merged), _as_nd(stored))
 
 
 def _assert_keys(verb: str, key: Any, values: Any) -> None:

@@ -21,9 +21,15 @@ from kvcli.mx.ndarray.context import Context, current_context
 from kvcli.errors import NDArrayError
 from kvcli.mx.scope import guard as _scope_guard
 
-#: MXNet's default tolerances for ``assert_almost_equal`` (``get_rtol`` / ``get_atol``).
+#: MXNet's tolerances for ``almost_equal`` without ``rtol`` / ``atol`` (its float64 defaults).
 DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-20
+#: MXNet's tolerances by dtype for ``assert_almost_equal`` without ``rtol`` / ``atol`` (the
+#: larger of the two operands' is used; integers and bool compare exactly).
+DTYPE_RTOLS: dict[np.dtype, float] = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
+                                      np.dtype(np.float64): 1e-5}
+DTYPE_ATOLS: dict[np.dtype, float] = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+                                      np.dtype(np.float64): 1e-20}
 
 
 def _numpy(value: Any) -> np.ndarray:
@@ -40,23 +46,115 @@ def same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(_numpy(a), _numpy(b)))
 
 
-def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False) -> bool:
-    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere."""
-    rtol = DEFAULT_RTOL if rtol is None else rtol
-    atol = DEFAULT_ATOL if atol is None else atol
-    return bool(np.allclose(_numpy(a), _numpy(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
-                        names: tuple[str, str] = ("a", "b"), equal_nan: bool = False, **_: Any) -> None:
-    """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ."""
-    rtol = DEFAULT_RTOL if rtol is None else rtol
-    atol = DEFAULT_ATOL if atol is None else atol
+def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False,
+                 use_broadcast: bool = True) -> bool:
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (broadcasting unless
+    ``use_broadcast=False``); without tolerances, MXNet's float64 ones whatever the dtype."""
     a, b = _numpy(a), _numpy(b)
+    if not use_broadcast:
+        _check_shapes(a, b)
+    rtol = DEFAULT_RTOL if rtol is None else rtol
+    atol = DEFAULT_ATOL if atol is None else atol
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _check_shapes(a: np.ndarray, b: np.ndarray) -> None:
     if a.shape != b.shape:
-        raise AssertionError(f"{names[0]} has shape {a.shape}, {names[1]} has shape {b.shape}")
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                               err_msg=f"{names[0]} and {names[1]} differ")
+        raise AssertionError(np.testing.build_err_msg(
+            [a, b], err_msg=f"a.shape = {a.shape} and b.shape = {b.shape} are not equal"))
+
+
+def _tolerance(value: Any, given: Any, defaults: dict[np.dtype, float]) -> Any:
+    """MXNet's ``get_tolerance``: a number as given, else by the value's dtype (``given`` may
+    be a dict of dtype -> tolerance); an integer dtype's is the int 0, as MXNet prints it."""
+    if isinstance(given, (int, float, np.number)):
+        return given
+    dtype = np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+    return (given or {}).get(dtype, defaults.get(dtype, 0))
+
+
+def _same_kind_ndarrays(a: Any, b: Any) -> bool:
+    """MXNet compares two NDArrays of one context and dtype with its ``allclose`` operator."""
+    return (hasattr(a, "context") and hasattr(b, "context") and hasattr(a, "asnumpy") and hasattr(b, "asnumpy")
+            and a.context == b.context and a.dtype == b.dtype)
+
+
+def _operator_allclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> bool:
+    """MXNet's ``contrib.allclose`` kernel: ``|a - b| <= atol + rtol * |b|`` in the arrays'
+    type, with float (C ``float``) tolerances; float16 differences rounded to float16."""
+    rtol32, atol32 = np.float32(rtol), np.float32(atol)
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float64:
+            diff, bound = np.abs(a - b), float(atol32) + float(rtol32) * np.abs(b)
+        elif a.dtype.kind == "f":
+            diff = np.abs(a.astype(np.float32) - b.astype(np.float32)).astype(a.dtype).astype(np.float32)
+            bound = atol32 + rtol32 * np.abs(b.astype(np.float32))
+        else:
+            diff = np.where(a > b, a - b, b - a).astype(np.float32)
+            bound = atol32 + rtol32 * np.abs(b.astype(np.float32))
+        close = (a == b) | (diff <= bound)
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    close = np.where(nan_a | nan_b, equal_nan & (nan_a == nan_b), close)
+    return bool(np.all(close))
+
+
+def _max_violation(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> tuple[tuple[int, ...], Any]:
+    with np.errstate(all="ignore"):
+        violation = np.where(np.equal(a, b), 0, np.abs(a - b)) / (atol + rtol * np.abs(b) + 1e-20)
+    index = np.unravel_index(np.argmax(violation), violation.shape)
+    return tuple(int(i) for i in index), np.max(violation)
+
+
+def _location(a: np.ndarray, b: np.ndarray, index: tuple[int, ...], names: tuple[str, str], maximum: bool = False) -> str:
+    return "Location of %serror: %s, %s=%.8f, %s=%.8f" % (
+        "maximum " if maximum else "", index, names[0], a[index], names[1], b[index])
+
+
+def assert_almost_equal(a: Any, b: Any, rtol: Any = None, atol: Any = None, names: tuple[str, str] = ("a", "b"),
+                        equal_nan: bool = False, use_broadcast: bool = True,
+                        mismatches: tuple[int, int] = (10, 10)) -> None:
+    """MXNet's ``assert_almost_equal``: without ``rtol`` / ``atol``, the larger default of the
+    two operands' dtypes (float16 1e-2 / 1e-1, float32 1e-4 / 1e-3, float64 1e-5 / 1e-20,
+    integers 0); two NDArrays of one context and dtype compared in their type. On failure, as
+    MXNet: the worst elements printed, then ``AssertionError`` with numpy's message -- and
+    numpy's print options left at ``threshold=4, suppress=True``, as MXNet leaves them."""
+    if not use_broadcast:
+        _check_shapes(_numpy(a), _numpy(b))
+    rtol, atol = (max(_tolerance(a, rtol, DTYPE_RTOLS), _tolerance(b, rtol, DTYPE_RTOLS)),
+                  max(_tolerance(a, atol, DTYPE_ATOLS), _tolerance(b, atol, DTYPE_ATOLS)))
+    if _same_kind_ndarrays(a, b):
+        a, b = _numpy(a), _numpy(b)
+        if _operator_allclose(a, b, rtol, atol, equal_nan):
+            return
+    else:
+        a, b = (v if isinstance(v, (int, float)) else _numpy(v) for v in (a, b))  # numbers stay numbers, as in MXNet
+        if getattr(a, "dtype", None) == np.bool_ and getattr(b, "dtype", None) == np.bool_:
+            np.testing.assert_equal(a, b)
+            return
+        if almost_equal(a, b, rtol, atol, equal_nan=equal_nan):
+            return
+    index, worst = _max_violation(np.asarray(a), np.asarray(b), rtol, atol)
+    if index != ():
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)  # a numbers' violation has no index
+        print(f"\n*** Maximum errors for vector of size {a.size}:  rtol={rtol}, atol={atol}\n")
+        rest_a, rest_b, count, first = a.copy(), b.copy(), 1, (index, worst)
+        while count <= a.size:
+            if count <= mismatches[0]:
+                print("%3d: Error %f  %s" % (count, worst, _location(a, b, index, names)))
+            rest_a[index] = rest_b[index] = 0
+            if almost_equal(rest_a, rest_b, rtol, atol, equal_nan=equal_nan):
+                break
+            count += 1
+            if count > mismatches[1] > 0:
+                break
+            index, worst = _max_violation(rest_a, rest_b, rtol, atol)
+        degree = "at least " if mismatches[1] > 0 and count > mismatches[1] else ""
+        message = "Error %f exceeds tolerance rtol=%e, atol=%e (mismatch %s%f%%).\n%s" % (
+            first[1], rtol, atol, degree, 100 * count / a.size, _location(a, b, first[0], names, maximum=True))
+    else:
+        message = "Error %f exceeds tolerance rtol=%e, atol=%e.\n" % (worst, rtol, atol)
+    np.set_printoptions(threshold=4, suppress=True)  # MXNet's side effect, kept: later prints are as under MXNet
+    raise AssertionError(np.testing.build_err_msg([a, b], err_msg=message))
 
 
 def rand_ndarray(shape: Any, stype: str = "default", density: float | None = None, dtype: Any = None,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Union
 
 from kvcli.errors import SymbolError, AttrError
-from kvcli.symbol import ops
+from kvcli.symbol import mxjson, ops
 from kvcli.symbol.attrs import Attrs
 
 #: ``mxnet_version`` written into saved files (MXNet 1.9.1, the last release).
@@ -125,25 +125,12 @@ class Graph:
         }
 
     def to_json(self) -> str:
-        """Symbol JSON text in MXNet 1.x layout (UTF-8 names kept as they are).
-
-        One node per line: readable, diff-friendly and a third of ``indent=2``'s size.
-        """
-        doc = self.to_dict()
-
-        def dump(value: Any) -> str:
-            return json.dumps(value, ensure_ascii=False)
-
-        nodes = ",\n    ".join(dump(n) for n in doc["nodes"])
-        return ("{\n  \"nodes\": [\n    " + nodes + "\n  ],\n"
-                f"  \"arg_nodes\": {dump(doc['arg_nodes'])},\n"
-                f"  \"node_row_ptr\": {dump(doc['node_row_ptr'])},\n"
-                f"  \"heads\": {dump(doc['heads'])},\n"
-                f"  \"attrs\": {dump(doc['attrs'])}\n}}")
+        """Symbol JSON text in MXNet 1.x layout, as MXNet 1.9.1 writes it (:mod:`kvcli.symbol.mxjson`)."""
+        return mxjson.dumps(self.to_dict())
 
     def save(self, path: Union[str, os.PathLike[str]]) -> None:
-        """Write :meth:`to_json` to ``path`` (UTF-8)."""
-        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+        """Write :meth:`to_json` to ``path`` (UTF-8, without a final newline, as MXNet does)."""
+        Path(path).write_text(self.to_json(), encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- loading

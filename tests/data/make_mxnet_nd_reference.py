@@ -399,6 +399,57 @@ CASES: list[tuple[str, str, str]] = [
     ("capitalised_reshape", "", "nd.Reshape(a, shape=(3, 2))"), ("capitalised_flatten", "", "nd.Flatten(x)"),
     ("capitalised_concat", "", "nd.Concat(a, b, dim=0)"),
     ("capitalised_slicechannel", "", "nd.SliceChannel(a, num_outputs=3)[0]"),
+    # a number given to an op is a double in MXNet: float16 gets it through float32 (rounded
+    # twice), int64 loses the bits beyond 2**53, integers take it as C converts
+    ("f16_scalar_add_twice_rounded", "", "nd.zeros((2,), dtype='float16') + (1 + 2**-11 + 2**-40)"),
+    ("f16_scalar_rsub_twice_rounded", "", "(1 + 2**-11 + 2**-40) - nd.zeros((2,), dtype='float16')"),
+    ("f16_scalar_mul_twice_rounded", "", "nd.ones((2,), dtype='float16') * (1 + 2**-11 + 2**-40)"),
+    ("f16_scalar_maximum_twice_rounded", "", "nd.maximum(nd.zeros((1,), dtype='float16'), 1 + 2**-11 + 2**-40)"),
+    ("f16_scalar_eq_twice_rounded", "", "nd.ones((1,), dtype='float16') == (1 + 2**-11 + 2**-40)"),
+    ("f16_scalar_lt_twice_rounded", "", "nd.ones((1,), dtype='float16') < (1 + 2**-11 + 2**-40)"),
+    ("f16_full_twice_rounded", "", "nd.full((2,), 1 + 2**-11 + 2**-40, dtype='float16')"),
+    ("f16_setitem_twice_rounded", "y = nd.zeros((3,), dtype='float16')\ny[0] = 1 + 2**-11 + 2**-40\n"
+     "y[1:] = 2049 + 2**-30", "y"),
+    ("f16_setitem_numpy_once_rounded", "y = nd.zeros((2,), dtype='float16')\ny[:] = np.array([1 + 2**-11 + 2**-40] * 2)",
+     "y"),
+    ("i64_scalar_add_through_double", "", "nd.zeros((1,), dtype='int64') + (2**62 + 1)"),
+    ("i64_full_through_double", "", "nd.full((1,), 2**62 + 1, dtype='int64')"),
+    ("i64_setitem_through_double", "y = nd.zeros((2,), dtype='int64')\ny[0] = 2**62 + 1\ny[1] = -(2**55) - 3", "y"),
+    ("u8_setitem_out_of_range", "y = nd.zeros((4,), dtype='uint8')\ny[0] = -1\ny[1] = 300\ny[2] = 7.9\ny[3] = -0.5",
+     "y"),
+    ("i32_setitem_floats", "y = nd.zeros((3,), dtype='int32')\ny[0] = -2.7\ny[1:] = 3.5", "y"),
+    ("i8_setitem_wraps", "y = nd.zeros((2,), dtype='int8')\ny[0] = 200\ny[1] = -129.5", "y"),
+    # MXNet's Cast makes a float16 of a float64 through float32 (astype, copyto, nd.array of
+    # an NDArray, an NDArray assigned); numpy's conversion (nd.array of numpy data) rounds once
+    ("cast_f64_f16_twice_rounded", "", "nd.array([1 + 2**-11 + 2**-40, 2049 + 2**-30], dtype='float64').astype('float16')"),
+    ("array_of_nd_f64_to_f16", "", "nd.array(nd.array([1 + 2**-11 + 2**-40], dtype='float64'), dtype='float16')"),
+    ("array_of_numpy_f64_to_f16", "", "nd.array(np.array([1 + 2**-11 + 2**-40]), dtype='float16')"),
+    ("copyto_f64_to_f16", "y = nd.zeros((1,), dtype='float16')\nnd.array([1 + 2**-11 + 2**-40], dtype='float64').copyto(y)",
+     "y"),
+    ("copyto_f32_to_u8", "y = nd.zeros((3,), dtype='uint8')\nnd.array([-1.0, 300.5, 7.9]).copyto(y)", "y"),
+    ("setitem_nd_f64_into_f16", "y = nd.zeros((2,), dtype='float16')\ny[:] = nd.array([1 + 2**-11 + 2**-40] * 2, "
+     "dtype='float64')", "y"),
+    ("setitem_nd_f32_into_i32", "y = nd.zeros((2,), dtype='int32')\ny[:] = nd.array([-2.7, 3e9])", "y"),
+    # float index arrays (an nd array's asnumpy(), a list of floats) are truncated to integers
+    ("index_numpy_floats", "", "a[np.array([1.7, 0.2])]"),
+    ("index_list_floats", "", "a[[1.0, 0.0, 1.0]]"),
+    ("index_nd_floats_negative", "", "a[nd.array([1.9, -0.5])]"),
+    ("index_numpy_floats_columns", "", "a[:, np.array([2.0, 0.0])]"),
+    ("index_numpy_int_scalars", "", "a[np.int64(1), np.int32(-1)]"),
+    ("setitem_numpy_float_index", "y = a.copy()\ny[np.array([1.2])] = 5", "y"),
+    # boolean indices: MXNet reads a numpy or list mask as the indices 1 and 0 (kvcli refuses)
+    ("bool_index_numpy_mask", "", "a[np.array([True, False])]"),
+    ("bool_index_list_mask", "", "a[[True, False]]"),
+    ("bool_index_numpy_mask_columns", "", "a[:, np.array([True, False, True])]"),
+    ("bool_index_python_true", "", "a[True]"),
+    ("bool_index_setitem_mask", "y = a.copy()\ny[np.array([False, True])] = 5", "y"),
+    # both operands numbers: MXNet computes in Python
+    ("numbers_divide", "", "nd.divide(1, 4)"), ("numbers_maximum", "", "nd.maximum(2, 3)"),
+    ("numbers_minimum_mixed", "", "nd.minimum(2.5, 1)"), ("numbers_modulo", "", "nd.modulo(7, 3)"),
+    ("numbers_modulo_negative", "", "nd.modulo(-7.5, 2)"), ("numbers_power", "", "nd.power(2, 3)"),
+    ("numbers_equal", "", "nd.equal(2, 2.0)"), ("numbers_lesser", "", "nd.lesser(3, 1)"),
+    ("numbers_greater_equal", "", "nd.greater_equal(1.5, 1.5)"), ("numbers_subtract", "", "nd.subtract(1.5, 4)"),
+    ("numbers_multiply", "", "nd.multiply(3, 0.5)"), ("numbers_not_equal", "", "nd.not_equal(1, 2)"),
 ]
 
 

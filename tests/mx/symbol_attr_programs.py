@@ -85,6 +85,18 @@ def pooling_outputs(mx: Any) -> Any:
     return mx.sym.Group(outs)
 
 
+def json_text_layout(mx: Any) -> Any:
+    """What decides the JSON text's layout: names and attributes to escape (quotes, tabs,
+    backslashes, UTF-8), attribute maps of none, one and several keys, operators with more
+    than ten inputs and groups of more than ten heads (their lists go on several lines)."""
+    odd = mx.sym.Variable('x\u00e9"q\\n', attr={"note": "tab\there\r\nand \\ more"})
+    parts = [mx.sym.Variable(f"v{i}") for i in range(11)]
+    many = mx.sym.add_n(*parts, name="sum11")
+    cat = mx.sym.Concat(*parts, dim=1, name="cat11")
+    fc = mx.sym.FullyConnected(odd, num_hidden=2, name="f\u00fc", no_bias=True, flatten=False)
+    return mx.sym.Group([odd, many, cat, fc] + [mx.sym.relu(p, name=f"r{i}") for i, p in enumerate(parts[:8])])
+
+
 PROGRAMS: dict[str, Callable[[Any], Any]] = {
     "dense_with_multipliers": dense_with_multipliers,
     "convolution_net": convolution_net,
@@ -92,6 +104,7 @@ PROGRAMS: dict[str, Callable[[Any], Any]] = {
     "hidden_keys": hidden_keys,
     "set_attr": set_attr,
     "pooling_outputs": pooling_outputs,
+    "json_text_layout": json_text_layout,
 }
 
 
@@ -102,6 +115,7 @@ def describe(mx: Any, sym: Any) -> dict[str, Any]:
     heads = list(sym)
     return {
         "json": json.loads(sym.tojson()),
+        "json_text": sym.tojson(),  # MXNet's layout, byte for byte
         "attr_dict": sym.attr_dict(),
         "list_attr": [h.list_attr() for h in heads],
         "attr": [{k: h.attr(k) for k in ("lr_mult", "__lr_mult__", "wd_mult", "ctx_group", "num_hidden", "shape")}

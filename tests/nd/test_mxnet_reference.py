@@ -49,6 +49,8 @@ TOLERANCES: dict[str, tuple[float, float, str]] = {
 REFUSED: dict[str, str] = {
     r"^norm_int(32|64)$": "MXNet's norm of an integer array is its scaled float loop run in integers "
                           "(int32 gives -2147483648); kvcli asks for a float array",
+    r"^bool_index_": "MXNet 1.9.1's nd has no boolean indexing (its docs say so; an NDArray mask raises) but reads "
+                     "a numpy or list mask, or True, as the indices 1 and 0; kvcli refuses a boolean index",
 }
 
 

@@ -6,8 +6,10 @@ not MXNet's exact numbers (docs/mxnet-layer.md: "Differences from MXNet").
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,10 @@ import pytest
 import kvcli.mx as mx
 from kvcli.mx import nd
 from kvcli.errors import NDArrayError
+
+from . import random_rule_programs
+
+RULES = Path(__file__).resolve().parents[1] / "data" / "mxnet_random_rules.json"
 
 N = 200_000
 
@@ -75,16 +81,32 @@ def test_seed_reproduces_and_different_seeds_differ() -> None:
     assert not np.array_equal(a, c)
 
 
-def test_seed_all_gives_devices_different_streams_seed_ctx_the_same() -> None:
+def test_which_draws_repeat_which_is_mxnets() -> None:
+    """One stream for every CPU context, seed(s, ctx) and seed(s) alike for the samplers,
+    shuffle's own stream (tests/data/make_mxnet_random_rules.py)."""
+    want = json.loads(RULES.read_text())
+    assert want["mxnet"] == "1.9.1"
+    got = random_rule_programs.relations(mx)
+    assert {k: v for k, v in got.items() if want["relations"].get(k) != v} == {}
+    assert set(got) == set(want["relations"])
+
+
+def test_each_gpu_context_has_its_own_stream_seed_ctx_the_same_on_any() -> None:
     mx.random.seed(5)
-    on0 = nd.random.uniform(shape=(20,), ctx=mx.cpu(0)).asnumpy()
-    on1 = nd.random.uniform(shape=(20,), ctx=mx.cpu(1)).asnumpy()
+    on0 = nd.random.uniform(shape=(20,), ctx=mx.gpu(0)).asnumpy()
+    on1 = nd.random.uniform(shape=(20,), ctx=mx.gpu(1)).asnumpy()
     assert not np.array_equal(on0, on1)  # "all": seed and device id
-    mx.random.seed(5, ctx=mx.cpu(0))
+    mx.random.seed(5, ctx=mx.gpu(1))
     mx.random.seed(5, ctx=mx.gpu(3))
     np.testing.assert_array_equal(
-        nd.random.uniform(shape=(20,), ctx=mx.cpu(0)).asnumpy(), nd.random.uniform(shape=(20,), ctx=mx.gpu(3)).asnumpy()
+        nd.random.uniform(shape=(20,), ctx=mx.gpu(1)).asnumpy(), nd.random.uniform(shape=(20,), ctx=mx.gpu(3)).asnumpy()
     )
+
+
+def test_out_without_shape_draws_outs_shape() -> None:
+    out = nd.zeros((2, 5), dtype="float64")
+    assert nd.random.uniform(2, 3, out=out) is out  # MXNet 1.9.1: out's shape, not one value
+    assert out.asnumpy().min() >= 2 and out.asnumpy().std() > 0
 
 
 def test_shuffle_permutes_rows() -> None:

@@ -129,7 +129,7 @@ class NDArray:
             return False
         if other.shape != self.shape:
             raise NDArrayError(f"copyto: shape {self.shape} cannot be copied into shape {other.shape}: the shapes must be equal")
-        other._data[...] = self._data
+        other._data[...] = self._data if other._data.dtype == self._data.dtype else nd_ops.cast(self._data, other._data.dtype)
         return other
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -191,8 +191,12 @@ class NDArray:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         index = _index(index)
+        if isinstance(value, NDArray) and value.dtype != self._data.dtype:  # MXNet: value.astype(self.dtype)
+            value = nd_ops.cast(value._data, self._data.dtype)
         value = _unwrap(value)
-        if not nd_ops.is_scalar(value):
+        if nd_ops.is_scalar(value):  # a double in MXNet, converted to the dtype as a scalar op's
+            value = nd_ops.cast_scalar(value, self._data.dtype)
+        else:
             value = np.asarray(value)
             target_ndim = np.ndim(self._data[index])
             if value.ndim > target_ndim:  # MXNet drops a value's extra leading 1s: b[0] = np.array([4.5])
@@ -230,12 +234,32 @@ class NDArray:
 
 
 def _index(index: Any) -> Any:
-    """An index for numpy: NDArray indices (float32 in MXNet) become integer arrays."""
-    if isinstance(index, NDArray):
-        return index._data.astype(np.int64)
+    """An index for numpy, read as MXNet reads it: NDArray, numpy and list indices become
+    integer arrays (float ones truncated toward zero, as MXNet converts them to int32); a
+    boolean index is refused (MXNet 1.9.1's nd has no boolean indexing: it reads a numpy or
+    list mask as the indices 1 and 0, and refuses an NDArray one)."""
     if isinstance(index, tuple):
         return tuple(_index(part) for part in index)
-    return index
+    if isinstance(index, (bool, np.bool_)):
+        raise _boolean_index(index)
+    given = index
+    if isinstance(index, NDArray):
+        index = index._data
+    elif isinstance(index, list):
+        index = np.asarray(index)
+    if not isinstance(index, np.ndarray) or index.dtype.kind not in "biuf":
+        return given  # anything else is numpy's to read (or refuse)
+    if index.dtype == np.bool_:
+        raise _boolean_index(index)
+    return index if index.dtype.kind in "iu" else index.astype(np.int64)
+
+
+def _boolean_index(index: Any) -> NDArrayError:
+    return NDArrayError(
+        f"a boolean index ({type(index).__name__} of {np.asarray(index).tolist()!r}) is not supported: MXNet 1.9.1's "
+        "nd has no boolean indexing (it reads a numpy or list mask as the indices 1 and 0); index with the "
+        "positions instead: x[np.nonzero(mask)[0]]"
+    )
 
 
 def _binary(name: str, reflected: bool = False) -> Callable[[NDArray, Any], Any]:
@@ -295,7 +319,7 @@ def full(shape: int | Sequence[int], val: float, ctx: Context | None = None, dty
         out._data[...] = nd_ops.cast_scalar(val, out._data.dtype)
         return out
     data = _allocate(shape, ctx, dtype)
-    data.fill(val)
+    data.fill(nd_ops.cast_scalar(val, data.dtype))
     return NDArray(data, ctx)
 
 
@@ -346,8 +370,10 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     if dtype is None:
         dtype = source.dtype if isinstance(source_array, NDArray) else DEFAULT_DTYPE
     kind = np.dtype(dtype)
-    if isinstance(source, np.ndarray):  # numpy's own conversion: C's casts
-        return NDArray(nd_ops.cast(source, kind) if source.dtype != kind else source.copy(), ctx)
+    if isinstance(source, np.ndarray):  # numpy's own conversion: C's casts, a float rounded once
+        if source.dtype == kind or (source.dtype.kind == "f" and kind.kind == "f" and not isinstance(source_array, NDArray)):
+            return NDArray(np.array(source, dtype=kind, copy=True), ctx)
+        return NDArray(nd_ops.cast(source, kind), ctx)
     if kind.kind in "iu":
         return NDArray(_python_numbers_to_integers(source, kind), ctx)
     try:
@@ -473,7 +499,7 @@ def _elementwise(name: str, lhs: Any, rhs: Any) -> Any:
         return NDArray(nd_ops.binary(name, lhs._data, _unwrap(rhs)), lhs.context)
     if isinstance(rhs, NDArray):
         return NDArray(nd_ops.binary(name, rhs._data, lhs, reflected=True), rhs.context)
-    return (nd_ops.ARITHMETIC.get(name) or nd_ops.COMPARISONS[name])(lhs, rhs)
+    return nd_ops.NUMBERS[name](lhs, rhs)
 
 
 def _make_elementwise(name: str, mxnet_name: str) -> Callable[[Any, Any], Any]:

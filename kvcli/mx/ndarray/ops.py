@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -32,10 +33,13 @@ def _divide(x: Any, y: Any) -> Any:
 
 
 def cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """MXNet's ``Cast`` (``astype``): a C conversion (float to integer toward zero; NaN or
-    out of range: the type's minimum, narrower types keep the low bits)."""
+    """MXNet's ``Cast`` (``astype``, ``copyto``): a C conversion (float to integer toward zero;
+    NaN or out of range: the type's minimum, narrower types keep the low bits; float64 to
+    float16 through float32, as mshadow's ``half_t`` takes a float)."""
     if values.dtype.kind == "f" and dtype.kind in "iu":
         return umath.c_cast(values, dtype)
+    if values.dtype == np.float64 and dtype == np.float16:
+        values = values.astype(np.float32)
     with np.errstate(all="ignore"):
         return values.astype(dtype)
 
@@ -92,6 +96,25 @@ COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "ge": np.greater_equal,
 }
 
+#: ``nd.add(2, 3)`` and the like with two numbers: MXNet computes them in Python, so the
+#: result is a Python number (``nd.divide(1, 4)`` is 0.25; comparisons give 1 or 0).
+NUMBERS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "maximum": lambda x, y: x if x > y else y,
+    "minimum": lambda x, y: x if x < y else y,
+    "eq": lambda x, y: 1 if x == y else 0,
+    "ne": lambda x, y: 1 if x != y else 0,
+    "lt": lambda x, y: 1 if x < y else 0,
+    "le": lambda x, y: 1 if x <= y else 0,
+    "gt": lambda x, y: 1 if x > y else 0,
+    "ge": lambda x, y: 1 if x >= y else 0,
+}
+
 
 def is_scalar(value: Any) -> bool:
     """A Python or numpy number (not a bool array, not a string)."""
@@ -99,8 +122,16 @@ def is_scalar(value: Any) -> bool:
 
 
 def cast_scalar(value: Any, dtype: np.dtype) -> Any:
-    """``value`` converted to ``dtype`` as MXNet does before a scalar op (ints truncate, wrap)."""
-    return np.asarray(value).astype(dtype)[()]
+    """``value`` converted to ``dtype`` as MXNet does before a scalar op, a fill or a scalar
+    assignment: MXNet passes the number as a double (an int64 beyond 2**53 loses its low
+    bits), makes a float16 of it through float32 (mshadow's ``half_t``: rounded twice) and an
+    integer as C does (toward zero; out of range as :func:`~kvcli.mx.ndarray.umath.c_cast`)."""
+    wide = np.float64(value)
+    if dtype.kind in "iub":
+        return umath.c_cast(np.asarray(wide), dtype)[()]
+    if dtype == np.float16:
+        return np.float32(wide).astype(np.float16)
+    return np.asarray(wide).astype(dtype)[()]
 
 
 def check_same_dtype(what: str, *arrays: np.ndarray) -> np.dtype:

@@ -1,17 +1,21 @@
 """``nd.random`` / ``mx.random``: sampling and seeding with MXNet's signatures.
 
-Streams are numpy's PCG64, one per context, so **the numbers differ from MXNet's** (which
-uses its own generators per device); what matches is the distribution, the shapes, dtypes
-and the seeding rules:
+Streams are numpy's PCG64 (:mod:`kvcli.arrays.random`), so **the numbers differ from
+MXNet's**; what matches is the distribution, the shapes, dtypes and the seeding rules -- which
+draws repeat which:
 
-* ``seed(s)`` (``ctx='all'``) reseeds every context; each context's stream is derived from
-  ``s`` and the device, so ``cpu(0)`` and ``cpu(1)`` draw different numbers, as in MXNet.
-* ``seed(s, ctx=c)`` reseeds only ``c``, from ``s`` alone: the same sequence on any device.
-* Without any ``seed`` call the streams start from seed 0, so a fresh process is
+* every CPU context draws from one stream (``cpu(1)`` after ``seed(s)`` continues where
+  ``cpu(0)`` left off, as in MXNet); each GPU context has its own;
+* ``seed(s)`` (``ctx='all'``) reseeds every stream; ``seed(s, ctx=c)`` reseeds the CPU
+  stream and ``c``'s, from ``s`` alone; for the samplers on the CPU both give the same
+  stream;
+* ``shuffle`` has a stream of its own, as MXNet's (its numbers do not move the samplers');
+* without any ``seed`` call the streams start from seed 0, so a fresh process is
   reproducible, as MXNet's is.
 
 Parameters may be numbers or NDArrays; with NDArray parameters the result has shape
-``param.shape + shape``, one draw per parameter element (MXNet's rule).
+``param.shape + shape``, one draw per parameter element (MXNet's rule); with ``out=`` and no
+``shape`` the draw takes ``out``'s shape.
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
     streams.seed_device(int(seed_state), _device(as_context(ctx)))
 
 
-def generator(ctx: Context | None = None) -> np.random.Generator:
-    """The stream of ``ctx`` (default: the current context), made on first use."""
-    return streams.stream(_device(as_context(ctx)))
+def generator(ctx: Context | None = None, kind: int = streams.SAMPLE) -> np.random.Generator:
+    """The samplers' stream of ``ctx`` (default: the current context; ``kind=SHUFFLE``:
+    shuffle's), made on first use."""
+    return streams.stream(_device(as_context(ctx)), kind)
 
 
 def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, dtype: Any,
@@ -57,6 +62,8 @@ def _sample(draw: Callable[..., np.ndarray], params: Sequence[Any], shape: Any, 
     arrays = [p for p in params if isinstance(p, NDArray)]
     if arrays and len(arrays) != len(params):
         raise NDArrayError("give every distribution parameter as a number, or every one as an NDArray")
+    if shape is None and out is not None and not arrays:
+        shape = out.shape  # MXNet draws out's shape when no shape is given
     extra = () if shape is None else as_shape(shape)
     if out is not None:
         target_ctx = out.context
@@ -132,7 +139,7 @@ def shuffle(data: NDArray, name: str | None = None) -> NDArray:
     if not isinstance(data, NDArray):
         raise TypeError(f"shuffle takes an NDArray, not {type(data).__name__}")
     values = data.asnumpy()
-    generator(data.context).shuffle(values, axis=0)
+    generator(data.context, streams.SHUFFLE).shuffle(values, axis=0)
     return NDArray(values, data.context)
 
 
