@@ -76,7 +76,7 @@ def main() -> None:
         paired("save-params", f"rm -rf {out} && mkdir {out} && exec {KVCLI} --home {home} save-params {out}/out.params",
                cp_sync, args.runs)
         small = next(name for name, entry in named.items() if entry.nbytes <= 4096)
-        paired("start-up (pull of a small key)", f"{KVCLI} --home {home} pull {small} -o {work}/small.npy", cp_sync,
+        paired("start-up (pull of a small key)", f"{KVCLI} --home {home} pull {small} -o {work}/small.npy --yes", cp_sync,
                args.runs)
         many = work / "many"
         value = f"zeros({','.join(map(str, shape))})"
