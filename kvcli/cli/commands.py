@@ -218,25 +218,25 @@ def run_pull(options: GlobalOptions, keys: str, devices: int = 1, out: Optional[
     key_list = _keys(keys)
     if out is not None and len(key_list) != 1:
         raise SessionError("-o writes one key: pull the keys one at a time")
-    if out is not None and str(out) != "-":
-        _npy_output(out)  # a wrong name is refused before anything is read
+    target = _npy_output(out) if out is not None and str(out) != "-" else None  # refused before anything is read
     with output.status(f"pulling {_key_text(key_list)}", quiet=options.json) as progress:
         with open_session(options, progress) as session:
             pulled = session.pull(key_list, devices)
     # printed after the spinner is gone, so stdout never mixes with its redraws (and a
     # question about a file -o replaces is asked on a clean line)
-    if out is not None and str(out) != "-":
-        confirm_replacing("pull", [_npy_output(out)], yes, options)
-    _print_pulled(options, key_list, pulled, devices, out)
+    if target is not None:
+        confirm_replacing("pull", [target], yes, options)
+    _print_pulled(options, key_list, pulled, devices, out, target)
 
 
-def _print_pulled(options: GlobalOptions, key_list: list[Any], pulled: list[Any], devices: int, out: Optional[Path]) -> None:
+def _print_pulled(options: GlobalOptions, key_list: list[Any], pulled: list[Any], devices: int, out: Optional[Path],
+                  target: Optional[Path]) -> None:
     if out is not None:
         array = pulled[0][0]
-        if str(out) == "-":
+        if target is None:  # -o -
             _write_npy_stdout(array)
             return
-        _write_npy_output(Path(out), array)
+        _write_npy_output(target, array)
         output.note(f"wrote key {key_list[0]} ({array.dtype} {array.shape}) to {out}")
         return
     if options.json:
@@ -276,18 +276,19 @@ class _Writer:
 
 
 def _npy_output(out: Path) -> Path:
+    """The file ``-o`` names, or an error when it is not a ``.npy`` name."""
     path = Path(out).expanduser()
     if path.suffix != ".npy":
         raise SessionError(f"-o {path}: the file name must end in .npy")
     return path
 
 
-def _write_npy_output(out: Path, array: Any) -> None:
+def _write_npy_output(path: Path, array: Any) -> None:
+    """Write ``array`` to ``path`` (checked by :func:`_npy_output`)."""
     import numpy as np
 
     from kvcli.osutil import PLAIN_FILE, atomic_write
 
-    path = _npy_output(out)
     try:  # whole or not at all, even on Ctrl-C; a file the user named gets a plain file's mode
         atomic_write(path, lambda handle: np.save(handle, array, allow_pickle=False), mode=PLAIN_FILE)
     except OSError as error:
@@ -405,9 +406,9 @@ def run_delete(options: GlobalOptions, keys: str, yes: bool = False) -> None:
     with open_session(options) as session:
         held = set(session.peek_keys())
         if all(key in held for key in key_list):  # an unknown key is refused by delete itself, before any question
-            it = "it" if len(key_list) == 1 else "them"
-            confirm(f"delete drops {_key_list(key_list)} of session {session.name!r} (the value{'s' * (it == 'them')} "
-                    f"and any optimizer state kept for {it}):", yes, options)
+            values, them = ("value", "it") if len(key_list) == 1 else ("values", "them")
+            confirm(f"delete drops {_key_list(key_list)} of session {session.name!r} (the {values} and any optimizer "
+                    f"state kept for {them}):", yes, options)
         session.delete(key_list)
         name = session.name
     if options.json:

@@ -462,10 +462,10 @@ def visualize(
         base = plan  # before folding: the HTML viewer expands folds into it
         html = suffix == ".html"
         plan = apply_options(plan, collapse, depth, focus, radius)
-        replaced = replaced_outputs(name, output, format) if confirm_replace is not None else []
-        if replaced:
-            assert confirm_replace is not None
-            confirm_replace(replaced)
+        if confirm_replace is not None:
+            replaced = replaced_outputs(name, output, format)
+            if replaced:
+                confirm_replace(replaced)
         count = plan.drawn_members  # graph nodes drawn (the output-shape labels are not nodes)
 
         def digraph(plan: "Plan", bounded: bool) -> "Digraph":
