@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from kvcli.optim.base import Optimizer
 
 _GONE = object()  # a state the caller deleted (``del updater.states[i]``)
+#: The tables a :class:`PerIndexStates` keeps by index (forgotten, cleared, taken over together).
+_BY_INDEX = ("states", "states_synced", "multi_precision", "pending", "_kernel", "_loaded")
 
 
 class PerIndexStates:
@@ -61,7 +63,7 @@ class PerIndexStates:
     def take_over(self, other: "PerIndexStates") -> None:
         """Hold ``other``'s states from now on (the same arrays, shown in this object's form:
         how a store's updater becomes MXNet's ``kv._updater`` when MXNet code looks at it)."""
-        for table in ("optimizer", "states", "states_synced", "multi_precision", "pending", "_kernel", "_loaded"):
+        for table in ("optimizer", *_BY_INDEX):
             setattr(self, table, getattr(other, table))
         if not self._wraps():
             return
@@ -258,13 +260,13 @@ class PerIndexStates:
         return out
 
     def forget(self, index: Key) -> None:
-        for table in (self.states, self.states_synced, self.multi_precision, self.pending, self._kernel, self._loaded):
-            table.pop(index, None)
+        for table in _BY_INDEX:
+            getattr(self, table).pop(index, None)
 
     def clear(self) -> None:
         """Forget every index's state."""
-        for table in (self.states, self.states_synced, self.multi_precision, self.pending, self._kernel, self._loaded):
-            table.clear()
+        for table in _BY_INDEX:
+            getattr(self, table).clear()
 
     def sync_state_context(self, state: Any, context: Any) -> Any:
         """MXNet's: ``state`` on ``context`` (an NDArray on another device is copied there;
